@@ -1,0 +1,58 @@
+"""Superstep (Pregel / BSP) agent runtime with a LangGraph-style StateGraph API."""
+
+from agent_runtime.checkpoint import BaseCheckpointer, InMemoryCheckpointer, MemorySaver
+from agent_runtime.engine.context import in_grace_step, interrupt, record_action, report_usage
+from agent_runtime.errors import (
+    GraphCompileError,
+    GraphInterrupt,
+    GraphRecursionError,
+    InvalidUpdateError,
+    TopologyError,
+)
+from agent_runtime.graph import StateGraph
+from agent_runtime.pregel import CompiledGraph
+from agent_runtime.report import RunReport
+from agent_runtime.types import (
+    END,
+    START,
+    Command,
+    Interrupt,
+    IsLastStep,
+    Overwrite,
+    RemainingSteps,
+    RetryPolicy,
+    Send,
+    StateSnapshot,
+    StopReason,
+    Terminate,
+)
+
+__all__ = [
+    "END",
+    "START",
+    "BaseCheckpointer",
+    "Command",
+    "CompiledGraph",
+    "GraphCompileError",
+    "GraphInterrupt",
+    "GraphRecursionError",
+    "InMemoryCheckpointer",
+    "Interrupt",
+    "InvalidUpdateError",
+    "IsLastStep",
+    "MemorySaver",
+    "Overwrite",
+    "RemainingSteps",
+    "RetryPolicy",
+    "RunReport",
+    "Send",
+    "StateGraph",
+    "StateSnapshot",
+    "StopReason",
+    "Terminate",
+    "TopologyError",
+    "in_grace_step",
+    "interrupt",
+    "record_action",
+    "report_usage",
+]

@@ -1,0 +1,61 @@
+"""Channel protocol: a named, versioned value that tasks write and the barrier updates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Self
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+class EmptyChannelError(Exception):
+    """`get()` on a channel that holds no value."""
+
+
+class BaseChannel:
+    """Subclasses keep their state in slots; `checkpoint()` returns a snapshot that later updates
+    never mutate (LangGraph #8748 aliasing is avoided by construction)."""
+
+    __slots__ = ()
+
+    def new(self) -> Self:
+        """An empty channel of the same kind and configuration."""
+        raise NotImplementedError
+
+    def from_checkpoint(self, value: Any) -> Self:
+        channel = self.new()
+        if value is not MISSING:
+            channel._restore(value)
+        return channel
+
+    def _restore(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def checkpoint(self) -> Any:
+        raise NotImplementedError
+
+    def get(self) -> Any:
+        raise NotImplementedError
+
+    def is_available(self) -> bool:
+        raise NotImplementedError
+
+    def update(self, values: Sequence[Any]) -> bool:
+        """Apply one superstep's writes; True if the channel changed (it then gets a new version)."""
+        raise NotImplementedError
+
+    def consume(self) -> bool:
+        """Called when a task triggered by this channel ran; True if the channel changed."""
+        return False
+
+    def finish(self) -> bool:
+        """Called when the graph would otherwise go quiet; True if the channel changed."""
+        return False

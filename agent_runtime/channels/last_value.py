@@ -1,0 +1,93 @@
+"""LastValue: a plain state key; at most one write per superstep."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.errors import InvalidUpdateError
+
+
+class LastValue(BaseChannel):
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: str = "") -> None:
+        self.key = key
+        self.value: Any = MISSING
+
+    def new(self) -> Self:
+        return type(self)(self.key)
+
+    def _restore(self, value: Any) -> None:
+        self.value = value
+
+    def checkpoint(self) -> Any:
+        return self.value
+
+    def get(self) -> Any:
+        if self.value is MISSING:
+            raise EmptyChannelError(self.key)
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if len(values) > 1:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': can receive only one value per step; {len(values)} tasks wrote it "
+                "in the same superstep. Use an Annotated key with a reducer to accept several values."
+            )
+        self.value = values[-1]
+        return True
+
+
+class LastValueAfterFinish(BaseChannel):
+    """Trigger of a deferred node: armed by writes, available only once the graph went quiet."""
+
+    __slots__ = ("finished", "key", "value")
+
+    def __init__(self, key: str = "") -> None:
+        self.key = key
+        self.value: Any = MISSING
+        self.finished = False
+
+    def new(self) -> Self:
+        return type(self)(self.key)
+
+    def _restore(self, value: Any) -> None:
+        self.value, self.finished = value
+
+    def checkpoint(self) -> Any:
+        return MISSING if self.value is MISSING else (self.value, self.finished)
+
+    def get(self) -> Any:
+        if self.value is MISSING or not self.finished:
+            raise EmptyChannelError(self.key)
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING and self.finished
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        self.value = values[-1]
+        self.finished = False
+        return True
+
+    def consume(self) -> bool:
+        if self.finished:
+            self.value = MISSING
+            self.finished = False
+            return True
+        return False
+
+    def finish(self) -> bool:
+        if not self.finished and self.value is not MISSING:
+            self.finished = True
+            return True
+        return False

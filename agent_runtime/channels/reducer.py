@@ -1,0 +1,75 @@
+"""BinaryOperatorAggregate: an `Annotated[T, reducer]` key; writes are folded in task order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Self
+
+from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.types import Overwrite
+
+OVERWRITE_KEY = "__overwrite__"
+
+
+def _initial(typ: Any) -> Any:
+    """`T()` when it can be built (list() -> [], int() -> 0), else MISSING (first write is stored)."""
+    origin = getattr(typ, "__origin__", typ)
+    try:
+        return origin()
+    except Exception:
+        return MISSING
+
+
+def _overwrite_value(value: Any) -> tuple[bool, Any]:
+    if isinstance(value, Overwrite):
+        return True, value.value
+    if isinstance(value, dict) and len(value) == 1 and OVERWRITE_KEY in value:
+        return True, value[OVERWRITE_KEY]
+    return False, None
+
+
+class BinaryOperatorAggregate(BaseChannel):
+    __slots__ = ("key", "operator", "typ", "value")
+
+    def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
+        self.key = key
+        self.typ = typ
+        self.operator = operator
+        self.value: Any = _initial(typ)
+
+    def new(self) -> Self:
+        return type(self)(self.typ, self.operator, self.key)
+
+    def _restore(self, value: Any) -> None:
+        self.value = value
+
+    def checkpoint(self) -> Any:
+        return self.value
+
+    def get(self) -> Any:
+        if self.value is MISSING:
+            raise EmptyChannelError(self.key)
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        overwritten = False
+        for value in values:
+            is_overwrite, replacement = _overwrite_value(value)
+            if is_overwrite:
+                if overwritten:
+                    raise InvalidUpdateError(f"At key '{self.key}': can receive only one Overwrite per step")
+                self.value = replacement
+                overwritten = True
+            elif overwritten:
+                continue
+            elif self.value is MISSING:
+                self.value = value
+            else:
+                self.value = self.operator(self.value, value)
+        return True

@@ -1,0 +1,91 @@
+"""Checkpointer protocol and the checkpoint record (one per superstep, plus pending writes per task)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+
+_id_lock = threading.Lock()
+_last_id = 0
+
+
+def new_checkpoint_id() -> str:
+    """Monotonic, sortable id (time-based, strictly increasing within the process)."""
+    global _last_id
+    with _id_lock:
+        _last_id = max(_last_id + 1, time.time_ns())
+        return f"{_last_id:020d}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    id: str
+    ts: str
+    channel_values: dict[str, Any]
+    channel_versions: dict[str, int]
+    versions_seen: dict[str, dict[str, int]]
+    updated_channels: tuple[str, ...] | None = None
+
+
+@dataclass(slots=True)
+class CheckpointTuple:
+    config: dict[str, Any]
+    checkpoint: Checkpoint
+    metadata: dict[str, Any]
+    parent_config: dict[str, Any] | None = None
+    pending_writes: list[tuple[str, str, Any]] = field(default_factory=list)
+
+
+def thread_key(config: dict[str, Any]) -> tuple[str, str]:
+    conf = config.get("configurable", {})
+    if "thread_id" not in conf:
+        raise ValueError(
+            'A checkpointer needs a thread: pass config={"configurable": {"thread_id": "..."}}'
+        )
+    return str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+
+
+def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+class BaseCheckpointer:
+    """Storage of checkpoints per (thread_id, checkpoint_ns).
+
+    `put` receives the full checkpoint plus `new_versions` (the channels whose version changed since
+    the parent); implementations store a channel value once per (channel, version), so a superstep
+    costs a copy of what changed, not of the whole state. Values are copied at save time, so later
+    in-place mutation by the running graph cannot leak into a saved checkpoint (LangGraph #8748).
+    """
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        new_versions: dict[str, int],
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
+        raise NotImplementedError
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        raise NotImplementedError
+
+    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        """Checkpoints of the thread, newest first."""
+        raise NotImplementedError
+
+    def delete_thread(self, thread_id: str) -> None:
+        raise NotImplementedError

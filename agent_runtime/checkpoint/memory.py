@@ -1,0 +1,122 @@
+"""In-memory checkpointer (per process); values are deep-copied in and out."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from agent_runtime.channels import MISSING
+from agent_runtime.checkpoint.base import (
+    BaseCheckpointer,
+    Checkpoint,
+    CheckpointTuple,
+    checkpoint_config,
+    thread_key,
+)
+
+_EMPTY = object()  # a channel version whose value is empty (e.g. a cleared trigger)
+
+
+class InMemoryCheckpointer(BaseCheckpointer):
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (thread, ns) -> checkpoint id -> (checkpoint without values, metadata, parent id)
+        self._checkpoints: dict[tuple[str, str], dict[str, tuple[Checkpoint, dict[str, Any], str | None]]] = {}
+        self._blobs: dict[tuple[str, str, str, int], Any] = {}
+        self._writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, Any]]] = {}
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        new_versions: dict[str, int],
+    ) -> dict[str, Any]:
+        thread_id, ns = thread_key(config)
+        parent_id = config["configurable"].get("checkpoint_id")
+        values = checkpoint.channel_values
+        blobs = {
+            (thread_id, ns, chan, version): copy.deepcopy(values.get(chan, _EMPTY))
+            for chan, version in new_versions.items()
+        }
+        stored = Checkpoint(
+            checkpoint.id,
+            checkpoint.ts,
+            {},
+            dict(checkpoint.channel_versions),
+            {k: dict(v) for k, v in checkpoint.versions_seen.items()},
+            checkpoint.updated_channels,
+        )
+        with self._lock:
+            self._blobs.update(blobs)
+            self._checkpoints.setdefault((thread_id, ns), {})[checkpoint.id] = (
+                stored,
+                copy.deepcopy(metadata),
+                parent_id,
+            )
+        return checkpoint_config(thread_id, ns, checkpoint.id)
+
+    def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
+        thread_id, ns = thread_key(config)
+        key = (thread_id, ns, config["configurable"]["checkpoint_id"])
+        copied = [(task_id, chan, copy.deepcopy(value)) for chan, value in writes]
+        with self._lock:
+            bucket = self._writes.setdefault(key, {})
+            for idx, write in enumerate(copied):
+                bucket[(task_id, idx)] = write
+
+    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple:
+        stored, metadata, parent_id = self._checkpoints[(thread_id, ns)][checkpoint_id]
+        values = {}
+        for chan, version in stored.channel_versions.items():
+            blob = self._blobs.get((thread_id, ns, chan, version), _EMPTY)
+            if blob is not _EMPTY and blob is not MISSING:
+                values[chan] = copy.deepcopy(blob)
+        checkpoint = Checkpoint(
+            stored.id,
+            stored.ts,
+            values,
+            dict(stored.channel_versions),
+            {k: dict(v) for k, v in stored.versions_seen.items()},
+            stored.updated_channels,
+        )
+        writes = self._writes.get((thread_id, ns, checkpoint_id), {})
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=copy.deepcopy(metadata),
+            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
+            pending_writes=[(t, c, copy.deepcopy(v)) for t, c, v in writes.values()],
+        )
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        thread_id, ns = thread_key(config)
+        with self._lock:
+            history = self._checkpoints.get((thread_id, ns))
+            if not history:
+                return None
+            checkpoint_id = config["configurable"].get("checkpoint_id") or max(history)
+            if checkpoint_id not in history:
+                return None
+            return self._tuple(thread_id, ns, checkpoint_id)
+
+    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        thread_id, ns = thread_key(config)
+        with self._lock:
+            ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)[:limit]
+            tuples = [self._tuple(thread_id, ns, i) for i in ids]
+        yield from tuples
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._checkpoints if k[0] == thread_id]:
+                del self._checkpoints[key]
+            for bkey in [k for k in self._blobs if k[0] == thread_id]:
+                del self._blobs[bkey]
+            for wkey in [k for k in self._writes if k[0] == thread_id]:
+                del self._writes[wkey]
+
+
+MemorySaver = InMemoryCheckpointer

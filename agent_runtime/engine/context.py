@@ -1,0 +1,111 @@
+"""Per-task context reachable from inside a node: interrupt(), usage reporting, the guard's view."""
+
+from __future__ import annotations
+
+import hashlib
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_runtime.channels import MISSING
+from agent_runtime.engine.algo import Task
+from agent_runtime.errors import GraphInterrupt
+from agent_runtime.types import Interrupt
+
+
+@dataclass(slots=True)
+class ResumeSource:
+    """Resume values given to a run (`Command(resume=...)`), shared by the tasks of the step."""
+
+    value: Any = MISSING
+    by_id: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StepAction:
+    """A normalised action a node reports for loop detection (e.g. a tool call and its result)."""
+
+    tool: str
+    args: Any
+    result: Any
+    error: bool = False
+    text: str | None = None
+
+
+@dataclass(slots=True)
+class TaskScratch:
+    task: Task
+    step: int
+    stop: int
+    checkpointing: bool
+    resume: ResumeSource
+    grace: bool = False
+    counter: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    actions: list[StepAction] = field(default_factory=list)
+
+
+_CURRENT: ContextVar[TaskScratch | None] = ContextVar("agent_runtime_task", default=None)
+
+
+def current() -> TaskScratch:
+    scratch = _CURRENT.get()
+    if scratch is None:
+        raise RuntimeError("This function can only be called from inside a graph node")
+    return scratch
+
+
+def enter(scratch: TaskScratch) -> Any:
+    return _CURRENT.set(scratch)
+
+
+def leave(token: Any) -> None:
+    _CURRENT.reset(token)
+
+
+def interrupt_id(task_id: str, index: int) -> str:
+    return hashlib.sha1(f"{task_id}|{index}".encode(), usedforsecurity=False).hexdigest()[:32]
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the run and surface `value`; after `invoke(Command(resume=v), cfg)` this returns `v`.
+
+    The node re-runs from its first line on resume, so code before `interrupt()` runs again.
+    """
+    scratch = current()
+    if not scratch.checkpointing:
+        raise RuntimeError("interrupt() needs a checkpointer: compile(checkpointer=InMemoryCheckpointer())")
+    index = scratch.counter
+    scratch.counter += 1
+    task = scratch.task
+    if index < len(task.resume):
+        return task.resume[index]
+    iid = interrupt_id(task.id, index)
+    source = scratch.resume
+    if iid in source.by_id:
+        answer = source.by_id.pop(iid)
+    elif source.value is not MISSING:
+        answer, source.value = source.value, MISSING
+    else:
+        raise GraphInterrupt((Interrupt(value, iid),))
+    task.resume.append(answer)
+    return answer
+
+
+def report_usage(tokens: int = 0, cost: float = 0.0) -> None:
+    """Count LLM usage of the current node against the run's token / cost budget."""
+    scratch = current()
+    scratch.tokens += tokens
+    scratch.cost += cost
+
+
+def record_action(tool: str, args: Any, result: Any, *, error: bool = False, text: str | None = None) -> None:
+    """Report a tool call (or other action) and its result for loop detection at the barrier."""
+    current().actions.append(StepAction(tool, args, result, error, text))
+
+
+def in_grace_step() -> bool:
+    """True while the run is in its single grace step: the node may only finish (routing is dropped)."""
+    scratch = _CURRENT.get()
+    return scratch is not None and scratch.grace

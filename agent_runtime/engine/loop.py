@@ -1,0 +1,457 @@
+"""The superstep loop: one asyncio event loop; a superstep's tasks run concurrently, their writes are
+buffered and applied at the barrier in a deterministic order, then a checkpoint is saved."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
+
+from agent_runtime.channels import MISSING
+from agent_runtime.checkpoint.base import (
+    NULL_TASK_ID,
+    BaseCheckpointer,
+    Checkpoint,
+    checkpoint_config,
+    new_checkpoint_id,
+    now_iso,
+    thread_key,
+)
+from agent_runtime.engine import context
+from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME
+from agent_runtime.engine.tasks import execute, route, state_updates
+from agent_runtime.errors import EmptyInputError, GraphRecursionError
+from agent_runtime.report import RunReport
+from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.guard_rails import GuardRails, GuardSession
+    from agent_runtime.pregel import CompiledGraph
+
+Event = tuple[str, Any]
+
+
+class Run:
+    """One invocation of a compiled graph on one thread."""
+
+    def __init__(
+        self,
+        graph: CompiledGraph,
+        input: Any,
+        config: dict[str, Any],
+        *,
+        modes: frozenset[str],
+        recursion_limit: int,
+        durability: str,
+        executor: Executor | None,
+        guard_rails: GuardRails | None,
+    ) -> None:
+        self.graph = graph
+        self.spec = graph.spec
+        self.input = input
+        self.config = config
+        self.modes = modes
+        self.recursion_limit = recursion_limit
+        self.durability = durability
+        self.executor = executor
+        self.checkpointer: BaseCheckpointer | None = graph.checkpointer
+        self.checkpointing = self.checkpointer is not None
+        self.events: list[Event] = []
+        self.report = RunReport()
+        self.resume_source = context.ResumeSource()
+        self.grace = False
+        self.status = "running"
+        self.interrupts: list[Interrupt] = []
+        self.terminate_status: StopReason | None = None
+        self.lineage = Lineage(self.spec)
+        self.guard: GuardSession | None = guard_rails.session(self) if guard_rails is not None else None
+        self._view: dict[str, Any] | None = None
+        self._state_keys = tuple(self.spec.schema.channels)
+        self._managed = self.spec.schema.managed
+        self._pending_writes: list[tuple[str, str, Any]] = []
+        self._saved_versions: dict[str, int] = {}
+        self._step_index = 0
+
+    # -- reading state ----------------------------------------------------------------------------
+    def step_view(self) -> dict[str, Any]:
+        """Available state values before this superstep's writes (shared by all its tasks)."""
+        view = self._view
+        if view is None:
+            channels = self.state.channels
+            view = {}
+            for key in self._state_keys:
+                channel = channels[key]
+                if channel.is_available():
+                    view[key] = channel.get()
+            self._view = view
+        return view
+
+    def _with_managed(self, values: dict[str, Any]) -> dict[str, Any]:
+        for key, kind in self._managed.items():
+            values[key] = self.step == self.stop - 1 if kind is IsLastStepManager else self.stop - self.step
+        return values
+
+    def task_input(self, task: Task) -> Any:
+        if task.kind:  # PUSH: the Send argument is the whole input
+            return task.input
+        if task.node.fn is None:
+            return self.state.channels[START].get()
+        values = dict(self.step_view())
+        if self._managed:
+            self._with_managed(values)
+        schema = self.spec.schema
+        return schema.coerce(values) if schema.coerces else values
+
+    def local_state(self, own: Sequence[tuple[str, Any]], result: Any) -> Any:
+        """What a conditional edge sees: the pre-step state plus only this task's own writes."""
+        state = dict(self.step_view())
+        if own:
+            grouped: dict[str, list[Any]] = {}
+            for key, value in own:
+                grouped.setdefault(key, []).append(value)
+            for key, values in grouped.items():
+                original = self.state.channels[key]
+                channel = original.from_checkpoint(original.checkpoint())
+                channel.update(values)
+                if channel.is_available():
+                    state[key] = channel.get()
+        if isinstance(result, dict):
+            for key, value in result.items():
+                state.setdefault(key, value)
+        if self._managed:
+            self._with_managed(state)
+        schema = self.spec.schema
+        if schema.coerces:
+            return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})
+        return state
+
+    def output(self) -> dict[str, Any]:
+        return dict(self.step_view())
+
+    def node_config(self, task: Task) -> dict[str, Any]:
+        configurable = dict(self.config.get("configurable", {}))
+        metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
+        return {**self.config, "configurable": configurable, "metadata": metadata}
+
+    def child_config(self, task: Task) -> dict[str, Any]:
+        configurable = dict(self.config.get("configurable", {}))
+        configurable["checkpoint_ns"] = f"{task.name}:{task.id}"
+        configurable.pop("checkpoint_id", None)
+        return {"configurable": configurable, "recursion_limit": self.recursion_limit}
+
+    # -- events -------------------------------------------------------------------------------------
+    def _emit(self, mode: str, payload: Any) -> None:
+        if mode in self.modes:
+            self.events.append((mode, payload))
+
+    def _debug(self, kind: str, payload: Any) -> None:
+        if "debug" in self.modes:
+            self.events.append(("debug", {"step": self.step, "timestamp": now_iso(), "type": kind, "payload": payload}))
+
+    def _drain(self) -> list[Event]:
+        events, self.events = self.events, []
+        return events
+
+    # -- loading and input ----------------------------------------------------------------------------
+    def _load(self) -> bool:
+        spec = self.spec
+        saved = None
+        if self.checkpointer is not None:
+            self.thread_id, self.ns = thread_key(self.config)
+            saved = self.checkpointer.get_tuple(self.config)
+        if saved is None:
+            self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
+            self.checkpoint_id = ""
+            saved_step = -2
+            self.metadata_parents: dict[str, Any] = {}
+        else:
+            checkpoint = saved.checkpoint
+            channels = {
+                k: ch.from_checkpoint(checkpoint.channel_values.get(k, MISSING)) for k, ch in spec.channels.items()
+            }
+            self.state = ChannelState(channels, dict(checkpoint.channel_versions), checkpoint.versions_seen)
+            self.checkpoint_id = checkpoint.id
+            self._saved_versions = dict(checkpoint.channel_versions)
+            self._pending_writes = list(saved.pending_writes)
+            saved_step = int(saved.metadata.get("step", -1))
+        self.step = saved_step + 1
+        self.stop = self.step + self.recursion_limit + 1
+        self.updated: set[str] | None = None
+        return saved is not None
+
+    def _first(self, has_checkpoint: bool) -> None:
+        value = self.input
+        if value is None or isinstance(value, Command):
+            if isinstance(value, Command) and value.resume is not None and not self.checkpointing:
+                raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+            if not has_checkpoint:
+                if value is None:
+                    raise EmptyInputError("Received no input and found no checkpoint to resume from")
+                raise RuntimeError("Cannot resume: no checkpoint for this thread")
+            self._resume(value)
+            return
+        self._fresh_input(value, has_checkpoint)
+
+    def _resume(self, command: Command | None) -> None:
+        state = self.state
+        null_writes = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
+        if command is not None:
+            if command.resume is not None:
+                self._set_resume(command.resume)
+            writes, gotos = state_updates(self.spec.schema, command.update, Task("", "", self.spec.nodes[START], 0, 0, ()))
+            new_writes = writes + (route(self, START, gotos) if gotos else [])
+            if new_writes and self.checkpointer is not None:
+                self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
+            null_writes += new_writes
+        if null_writes:
+            apply_writes(self.spec, state, [((), "__input__", null_writes)])
+        state.seen[INTERRUPT] = dict(state.versions)
+        self._emit("values", self.output())
+
+    def _set_resume(self, resume: Any) -> None:
+        pending = [i for t, c, v in self._pending_writes if c == INTERRUPT for i in v]
+        ids = {i.id for i in pending}
+        if isinstance(resume, dict) and resume and set(resume) <= ids:
+            self.resume_source.by_id = dict(resume)
+        elif len(pending) > 1:
+            raise RuntimeError(
+                "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
+                "Command(resume={interrupt_id: value, ...})"
+            )
+        else:
+            self.resume_source.value = resume
+
+    def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
+        schema = self.spec.schema
+        data = schema.input_dict(value)
+        unknown = [k for k in data if k not in schema.keys]
+        if unknown:
+            warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=4)
+        discarded: list[Task] = []
+        if has_checkpoint:
+            # a new input abandons what the thread had pending: mark those triggers as seen
+            discarded = prepare_tasks(self.spec, self.state, self.step, self.checkpoint_id, None)
+            for task in discarded:
+                task.writes = []
+        self.updated = apply_writes(
+            self.spec, self.state, [*discarded, ((), "__input__", [(START, {k: data[k] for k in data if k in schema.keys})])]
+        )
+        self._pending_writes = []
+        self._save("input")
+        self.step += 1
+
+    # -- checkpoints ------------------------------------------------------------------------------------
+    def _cp_config(self) -> dict[str, Any]:
+        return checkpoint_config(self.thread_id, self.ns, self.checkpoint_id) if self.checkpoint_id else {
+            "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
+        }
+
+    def _save(self, source: str) -> None:
+        if self.checkpointer is None or (self.durability == "exit" and source != "exit"):
+            return
+        state = self.state
+        saved = self._saved_versions
+        new_versions = {c: v for c, v in state.versions.items() if saved.get(c) != v}
+        values = {}
+        for chan in new_versions:
+            snapshot = state.channels[chan].checkpoint()
+            if snapshot is not MISSING:
+                values[chan] = snapshot
+        checkpoint = Checkpoint(
+            new_checkpoint_id(),
+            now_iso(),
+            values,
+            state.versions,
+            state.seen,
+            None if self.updated is None else tuple(sorted(self.updated)),
+        )
+        step = self.step - 1 if source == "exit" else self.step
+        metadata = {"source": "loop" if source == "exit" else source, "step": step, "parents": {}}
+        self.checkpointer.put(self._cp_config(), checkpoint, metadata, new_versions)
+        self.checkpoint_id = checkpoint.id
+        self._saved_versions = dict(state.versions)
+        self._debug("checkpoint", {"id": checkpoint.id, "source": metadata["source"], "values": self.output()})
+
+    def _commit(self, task: Task) -> None:
+        """Persist a finished task's writes at once, so a resume after a crash skips it."""
+        if self.checkpointer is None or self.durability == "exit":
+            return
+        writes: list[tuple[str, Any]] = list(task.writes)
+        if task.interrupts:
+            writes.append((INTERRUPT, list(task.interrupts)))
+        elif task.error is not None:
+            writes = [(ERROR, repr(task.error))]
+        elif not writes:
+            writes = [(NO_WRITES, None)]
+        self.checkpointer.put_writes(self._cp_config(), writes, task.id)
+
+    def _reapply_pending(self, tasks: list[Task]) -> None:
+        """On the first tick of a resume, tasks that finished before keep their saved writes."""
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, chan, value in self._pending_writes:
+            by_task.setdefault(task_id, []).append((chan, value))
+        for task in tasks:
+            saved = by_task.get(task.id)
+            if not saved:
+                continue
+            channels = {c for c, _ in saved}
+            for chan, value in saved:
+                if chan == RESUME:
+                    task.resume = list(value)
+            if INTERRUPT in channels or ERROR in channels:
+                continue
+            task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
+            task.done = True
+        self._pending_writes = []
+
+    # -- running ----------------------------------------------------------------------------------------
+    async def _run_tasks(self, tasks: list[Task]) -> list[context.TaskScratch]:
+        todo = [t for t in tasks if not t.done]
+        if len(todo) == 1:
+            return [await self._run_one(todo[0], inline=True)]
+        futures = [asyncio.ensure_future(self._run_one(t)) for t in todo]
+        try:
+            return list(await asyncio.gather(*futures))
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            await asyncio.gather(*futures, return_exceptions=True)
+            raise
+
+    async def _run_one(self, task: Task, inline: bool = False) -> context.TaskScratch:
+        try:
+            scratch = await execute(self, task, inline)
+        except Exception:
+            self._commit(task)
+            raise
+        self._commit(task)
+        return scratch
+
+    def _should_break(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
+        state = self.state
+        seen = state.seen.get(INTERRUPT, {})
+        if not any(v > seen.get(c, 0) for c, v in state.versions.items()):
+            return False
+        if any(t.name in names for t in tasks):
+            state.seen[INTERRUPT] = dict(state.versions)
+            return True
+        return False
+
+    async def events_iter(self) -> AsyncIterator[Event]:
+        started = time.perf_counter()
+        try:
+            self._first(self._load())
+            for event in self._drain():
+                yield event
+            while True:
+                if self.step > self.stop:
+                    self.status = "out_of_steps"
+                    break
+                tasks = prepare_tasks(self.spec, self.state, self.step, self.checkpoint_id, self.updated)
+                if not tasks:
+                    self.status = "done"
+                    break
+                if self._pending_writes:
+                    self._reapply_pending(tasks)
+                if self.graph.interrupt_before and self._should_break(self.graph.interrupt_before, tasks):
+                    self.status = "interrupt_before"
+                    break
+                if self.guard is not None and self.guard.before_step(tasks):
+                    break
+                self.lineage.tasks_started(self.step, tasks, self.state)
+                self._debug("task", [{"id": t.id, "name": t.name} for t in tasks if not t.node.hidden])
+                scratches = await self._run_tasks(tasks)
+                for event in self._drain():
+                    yield event
+                interrupted = [t for t in tasks if t.interrupts]
+                if interrupted:
+                    self.interrupts = [i for t in interrupted for i in t.interrupts]
+                    self.status = "interrupted"
+                    break
+                self._barrier(tasks, scratches)
+                for event in self._drain():
+                    yield event
+                if self.status != "running":
+                    break
+                if self.graph.interrupt_after and self._should_break(self.graph.interrupt_after, tasks):
+                    self.step += 1
+                    self.status = "interrupt_after"
+                    break
+                self.step += 1
+            self._finish()
+        except asyncio.CancelledError:
+            self.report.stop_reason = StopReason.ABORTED
+            raise
+        except Exception as exc:
+            self.report.stop_reason = StopReason.ERROR
+            self.report.error = repr(exc)
+            if self.durability == "exit":
+                self._save("exit")
+            raise
+        finally:
+            self.report.elapsed_s = time.perf_counter() - started
+            self.graph.last_run_report = self.report
+        for event in self._drain():
+            yield event
+
+    def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
+        ordered = sort_tasks(tasks)
+        for task in ordered:
+            if not task.node.hidden and "updates" in self.modes:
+                updates = {k: v for k, v in task.writes if k in self.spec.schema.keys}
+                self._emit("updates", {task.name: updates or None})
+        self.updated = apply_writes(self.spec, self.state, ordered)
+        self._view = None
+        self.lineage.writes_applied(ordered)
+        self.report.steps.append((self.step, tuple(t.name for t in ordered if not t.node.hidden)))
+        if self.guard is not None:
+            self.guard.after_step(ordered, scratches)
+        else:
+            for scratch in scratches:
+                self.report.tokens += scratch.tokens
+                self.report.cost += scratch.cost
+        for task in ordered:
+            if task.terminate is not None:
+                self.terminate_status = task.terminate.status
+                self.report.message = task.terminate.message
+                self.status = "terminated"
+        if not self.updated.isdisjoint(self.spec.schema.keys):
+            self._emit("values", self.output())
+        self._save("loop")
+        self._debug(
+            "task_result", [{"id": t.id, "name": t.name, "writes": t.writes} for t in ordered if not t.node.hidden]
+        )
+
+    def _finish(self) -> None:
+        report = self.report
+        report.duplicate_runs = self.lineage.duplicates
+        if self.status in ("done", "terminated", "guard"):
+            report.waiting_joins = self.lineage.waiting_joins(self.state)
+        if self.durability == "exit":
+            self._save("exit")
+        if self.status == "done":
+            report.stop_reason = StopReason.GOAL
+        elif self.status == "terminated":
+            report.stop_reason = self.terminate_status or StopReason.GOAL
+        elif self.status.startswith("interrupt"):
+            report.stop_reason = StopReason.INTERRUPTED
+            report.interrupts = list(self.interrupts)
+            self._emit("updates", {INTERRUPT: tuple(self.interrupts)})
+            if self.interrupts:
+                self._emit("values", {**self.output(), INTERRUPT: list(self.interrupts)})
+        elif self.status == "guard":
+            pass  # the guard set the stop reason
+        elif self.status == "out_of_steps":
+            report.stop_reason = StopReason.MAX_STEPS
+            self._debug("run_report", report)
+            raise GraphRecursionError(
+                f"Recursion limit of {self.recursion_limit} reached without hitting a stop condition. "
+                "You can increase the limit by setting the `recursion_limit` config key, or stop cleanly "
+                "with guard rails (GuardRails(max_steps=...))."
+            )
+        self._debug("run_report", report)

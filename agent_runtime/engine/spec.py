@@ -1,0 +1,113 @@
+"""The compiled topology: nodes with their trigger channels and writers (LangGraph's PregelNodes)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent_runtime.channels import BaseChannel
+from agent_runtime.schema import StateSchema
+from agent_runtime.types import END, RetryPolicy
+
+if TYPE_CHECKING:
+    from agent_runtime.pregel import CompiledGraph
+
+TASKS = "__pregel_tasks"
+PUSH_TRIGGER = "__pregel_push"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+ERROR = "__error__"
+NO_WRITES = "__no_writes__"
+RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, "__return__", ERROR})
+
+
+def branch_channel(node: str) -> str:
+    return f"branch:to:{node}"
+
+
+def join_channel(starts: tuple[str, ...], end: str) -> str:
+    return f"join:{'+'.join(starts)}:{end}"
+
+
+def takes_config(fn: Callable[..., Any]) -> bool:
+    """LangGraph passes `config` to a node or path function that declares it."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "config" in params
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
+@dataclass(slots=True)
+class Branch:
+    """A conditional edge: `path(state)` names the next node(s), optionally through `path_map`."""
+
+    source: str
+    path: Callable[..., Any]
+    path_map: Mapping[Hashable, str] | None
+    declared: tuple[str, ...] | None  # destinations known statically (path_map or Literal return)
+    is_async: bool = False
+    takes_config: bool = False
+
+    def __post_init__(self) -> None:
+        self.is_async = is_async_callable(self.path)
+        self.takes_config = takes_config(self.path)
+
+    def known_destinations(self) -> tuple[str, ...] | None:
+        return self.declared
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    name: str
+    fn: Callable[..., Any] | None
+    triggers: tuple[str, ...]
+    static_writes: tuple[tuple[str, Any], ...] = ()
+    branches: tuple[Branch, ...] = ()
+    retry: tuple[RetryPolicy, ...] = ()
+    defer: bool = False
+    subgraph: CompiledGraph | None = None
+    is_async: bool = False
+    takes_config: bool = False
+    destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown
+
+    @property
+    def hidden(self) -> bool:
+        return self.fn is None
+
+
+@dataclass
+class GraphSpec:
+    schema: StateSchema
+    channels: dict[str, BaseChannel]
+    nodes: dict[str, NodeSpec]
+    trigger_to_nodes: dict[str, tuple[str, ...]]
+    finishable: tuple[str, ...]
+    joins: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict)
+    # the builder's edges, kept for diagnostics: (source, target)
+    edges: frozenset[tuple[str, str]] = frozenset()
+    waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+
+    def successor_groups(self, node: str) -> list[tuple[str, tuple[str, ...] | None]]:
+        """Outgoing routes of `node`: one group per static edge / join / branch (kind, targets)."""
+        groups: list[tuple[str, tuple[str, ...] | None]] = []
+        for src, dst in sorted(self.edges):
+            if src == node and dst != END:
+                groups.append(("edge", (dst,)))
+        for starts, dst in sorted(self.waiting_edges):
+            if node in starts:
+                groups.append(("join", (dst,)))
+        for branch in self.nodes[node].branches:
+            dests = branch.known_destinations()
+            groups.append(("branch", None if dests is None else tuple(d for d in dests if d != END)))
+        if self.nodes[node].destinations is None:
+            groups.append(("command", None))
+        elif self.nodes[node].destinations:
+            groups.append(("command", tuple(d for d in self.nodes[node].destinations if d != END)))
+        return groups

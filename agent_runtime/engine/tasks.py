@@ -1,0 +1,158 @@
+"""Running one task: call the node (retrying per its policy), then compute its writes.
+
+Writers run in LangGraph's order: state updates, Command.goto, static edges, joins, conditional edges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agent_runtime.engine import context
+from agent_runtime.engine.algo import Task
+from agent_runtime.engine.spec import RESUME, TASKS, Branch, branch_channel
+from agent_runtime.errors import GraphInterrupt, InvalidUpdateError
+from agent_runtime.schema import StateSchema
+from agent_runtime.types import END, START, Command, Send, Terminate
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.loop import Run
+
+Writes = list[tuple[str, Any]]
+
+
+def _call_sync(scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    token = context.enter(scratch)
+    try:
+        return fn(*args)
+    finally:
+        context.leave(token)
+
+
+async def _call_node(run: Run, task: Task, scratch: context.TaskScratch, inline: bool) -> Any:
+    node = task.node
+    arg = run.task_input(task)
+    if node.fn is None:  # the hidden __start__ task maps the graph input
+        return arg
+    if node.subgraph is not None:
+        return await node.subgraph.ainvoke(arg, config=run.child_config(task))
+    args = (arg, run.node_config(task)) if node.takes_config else (arg,)
+    if node.is_async:
+        token = context.enter(scratch)
+        try:
+            return await node.fn(*args)
+        finally:
+            context.leave(token)
+    if inline:
+        return _call_sync(scratch, node.fn, args)
+    return await asyncio.get_running_loop().run_in_executor(run.executor, _call_sync, scratch, node.fn, args)
+
+
+async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
+    """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set)."""
+    attempts = 0
+    while True:
+        scratch = context.TaskScratch(task, run.step, run.stop, run.checkpointing, run.resume_source, run.grace)
+        try:
+            result = await _call_node(run, task, scratch, inline)
+            writes = await node_writes(run, task, result)
+        except GraphInterrupt as exc:
+            task.interrupts = exc.interrupts
+            task.writes = [(RESUME, list(task.resume))] if task.resume else []
+            return scratch
+        except Exception as exc:
+            policy = next((p for p in task.node.retry if p.matches(exc)), None)
+            attempts += 1
+            if policy is None or attempts >= policy.max_attempts:
+                task.error = exc
+                raise
+            run.report.retries += 1
+            await asyncio.sleep(policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0))
+            continue
+        if task.resume:
+            writes.append((RESUME, list(task.resume)))
+        task.writes = writes
+        task.done = True
+        return scratch
+
+
+def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes, list[str | Send]]:
+    """(state writes, goto targets) of a node's return value."""
+    if result is None:
+        return [], []
+    if isinstance(result, dict):
+        keys = schema.keys
+        return [(k, v) for k, v in result.items() if k in keys], []
+    if isinstance(result, Command):
+        if result.graph == Command.PARENT:
+            raise InvalidUpdateError("Command(graph=Command.PARENT) is not supported by this runtime")
+        writes, _ = _update_payload(schema, result.update, task)
+        return writes, result.goto_targets()
+    if isinstance(result, Terminate):
+        task.terminate = result
+        return _update_payload(schema, result.update, task)
+    if isinstance(result, list | tuple) and any(isinstance(r, Command | Terminate) for r in result):
+        writes, gotos = [], []
+        for item in result:
+            more_writes, more_gotos = state_updates(schema, item, task)
+            writes.extend(more_writes)
+            gotos.extend(more_gotos)
+        return writes, gotos
+    from_object = schema.updates_from_object(result)
+    if from_object is not None:
+        return from_object, []
+    raise InvalidUpdateError(f"Expected dict, got {result!r} (returned by node '{task.name}')")
+
+
+def _update_payload(schema: StateSchema, update: Any, task: Task) -> tuple[Writes, list[str | Send]]:
+    if isinstance(update, list | tuple) and all(isinstance(u, tuple) and len(u) == 2 for u in update):
+        return [(k, v) for k, v in update if k in schema.keys], []
+    return state_updates(schema, update, task)
+
+
+def route(run: Run, source: str, results: Any, path_map: Mapping[Hashable, str] | None = None) -> Writes:
+    """Trigger writes for goto / branch results: a name, a list of names, Sends, or a mix."""
+    items = results if isinstance(results, list | tuple) else [results]
+    writes: Writes = []
+    for item in items:
+        target: Any = item
+        if path_map is not None and not isinstance(item, Send):
+            if item not in path_map:
+                raise ValueError(f"Conditional edge from '{source}' returned {item!r}, not a key of its path map")
+            target = path_map[item]
+        if target is None or target == START:
+            raise ValueError(f"Conditional edge or goto from '{source}' returned {target!r}, not a node name")
+        if isinstance(target, Send):
+            if target.node == END:
+                raise InvalidUpdateError(f"'{source}' sent a Send to END; send to a node")
+            writes.append((TASKS, target))
+        elif target != END:
+            if target not in run.spec.nodes:
+                raise InvalidUpdateError(f"'{source}' routed to unknown node {target!r}")
+            writes.append((branch_channel(target), None))
+    return writes
+
+
+async def _branch_writes(run: Run, task: Task, branch: Branch, own: Writes, result: Any) -> Writes:
+    state = run.local_state(own, result)
+    out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
+    if branch.is_async:
+        out = await out
+    return route(run, task.name, out, branch.path_map)
+
+
+async def node_writes(run: Run, task: Task, result: Any) -> Writes:
+    node = task.node
+    updates, gotos = state_updates(run.spec.schema, result, task)
+    writes = list(updates)
+    if gotos:
+        writes.extend(route(run, task.name, gotos))
+    writes.extend(node.static_writes)
+    for branch in node.branches:
+        writes.extend(await _branch_writes(run, task, branch, updates, result))
+    if run.grace:
+        # the grace step may only finish: routing to further work is dropped
+        writes = [(c, v) for c, v in writes if c in run.spec.schema.keys]
+    return writes

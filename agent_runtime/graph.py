@@ -1,0 +1,317 @@
+"""StateGraph: the LangGraph-compatible builder. `compile()` turns it into channels + nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from agent_runtime.channels import (
+    BaseChannel,
+    EphemeralValue,
+    LastValueAfterFinish,
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+    Topic,
+)
+from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.diagnostics import check_topology
+from agent_runtime.engine.spec import (
+    TASKS,
+    Branch,
+    GraphSpec,
+    NodeSpec,
+    branch_channel,
+    is_async_callable,
+    join_channel,
+    takes_config,
+)
+from agent_runtime.errors import GraphCompileError
+from agent_runtime.pregel import CompiledGraph
+from agent_runtime.schema import StateSchema
+from agent_runtime.types import END, START, Command, RetryPolicy
+
+RESERVED_NAMES = frozenset({START, END})
+
+
+def _literal_targets(annotation: Any) -> tuple[str, ...] | None:
+    """Targets from a `Literal[...]` or `Command[Literal[...]]` return annotation, None if absent."""
+    if get_origin(annotation) is Literal:
+        return tuple(str(a) for a in get_args(annotation))
+    for arg in get_args(annotation):
+        found = _literal_targets(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _return_hint(fn: Callable[..., Any]) -> Any:
+    target = fn if hasattr(fn, "__annotations__") else getattr(fn, "__call__", fn)  # noqa: B004
+    try:
+        return get_type_hints(target).get("return")
+    except Exception:
+        return getattr(target, "__annotations__", {}).get("return")
+
+
+def _mentions_command(annotation: Any) -> bool:
+    if annotation is Command or get_origin(annotation) is Command:
+        return True
+    if isinstance(annotation, str):
+        return "Command" in annotation
+    return any(_mentions_command(a) for a in get_args(annotation))
+
+
+class _NodeDef:
+    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any] | None,
+        subgraph: CompiledGraph | None,
+        defer: bool,
+        retry: tuple[RetryPolicy, ...],
+        destinations: tuple[str, ...] | None,
+    ) -> None:
+        self.fn = fn
+        self.subgraph = subgraph
+        self.defer = defer
+        self.retry = retry
+        self.destinations = destinations
+
+
+class StateGraph:
+    """Nodes read the shared state and return updates; edges decide which nodes run next."""
+
+    def __init__(self, state_schema: type[Any], context_schema: type[Any] | None = None) -> None:
+        self.schema = StateSchema(state_schema)
+        self.nodes: dict[str, _NodeDef] = {}
+        self.edges: set[tuple[str, str]] = set()
+        self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
+        self.branches: dict[str, list[Branch]] = {}
+        self._compiled = False
+
+    # -- building -------------------------------------------------------------------------------
+    def add_node(
+        self,
+        node: str | Callable[..., Any] | CompiledGraph,
+        action: Callable[..., Any] | CompiledGraph | None = None,
+        *,
+        defer: bool = False,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        destinations: Sequence[str] | Mapping[str, str] | None = None,
+        **_ignored: Any,
+    ) -> StateGraph:
+        if not isinstance(node, str):
+            action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
+        if action is None:
+            raise ValueError(f"Node '{node}' needs an action (a function or a compiled graph)")
+        if not node or node in RESERVED_NAMES or ":" in node:
+            raise ValueError(f"Invalid node name {node!r}: empty, reserved ({START}, {END}) or containing ':'")
+        if node in self.nodes:
+            raise ValueError(f"Node '{node}' already present")
+        if node in self.schema.channels or node in self.schema.managed:
+            raise ValueError(f"Node name '{node}' is also a state key; rename one of them")
+        retry = (
+            ()
+            if retry_policy is None
+            else (retry_policy,)
+            if isinstance(retry_policy, RetryPolicy)
+            else tuple(retry_policy)
+        )
+        if isinstance(action, CompiledGraph):
+            self.nodes[node] = _NodeDef(None, action, defer, retry, ())
+            return self
+        if destinations is not None:
+            dests: tuple[str, ...] | None = tuple(destinations)
+        else:
+            hint = _return_hint(action)
+            dests = _literal_targets(hint) if _mentions_command(hint) else ()
+            if dests is None and _mentions_command(hint):
+                dests = None
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests)
+        return self
+
+    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node")
+            if end_key == START:
+                raise ValueError("START cannot be an end node")
+            self.edges.add((start_key, end_key))
+            return self
+        starts = tuple(start_key)
+        if not starts:
+            raise ValueError("add_edge([...], end) needs at least one start node")
+        for start in starts:
+            if start == END:
+                raise ValueError("END cannot be a start node")
+        if end_key in (START, END):
+            raise ValueError(f"A join cannot end at {end_key}")
+        self.waiting_edges.add((starts, end_key))
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        path: Callable[..., Any],
+        path_map: Mapping[Hashable, str] | Sequence[str] | None = None,
+    ) -> StateGraph:
+        mapping: dict[Hashable, str] | None
+        if path_map is None:
+            mapping = None
+            declared = _literal_targets(_return_hint(path))
+        elif isinstance(path_map, Mapping):
+            mapping = dict(path_map)
+            declared = tuple(mapping.values())
+        else:
+            mapping = {name: name for name in path_map}
+            declared = tuple(path_map)
+        self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared))
+        return self
+
+    def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph:
+        previous: str | None = None
+        for item in nodes:
+            if isinstance(item, tuple):
+                self.add_node(item[0], item[1])
+                name = item[0]
+            else:
+                self.add_node(item)
+                name = item if isinstance(item, str) else item.__name__
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> StateGraph:
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(
+        self, path: Callable[..., Any], path_map: Mapping[Hashable, str] | Sequence[str] | None = None
+    ) -> StateGraph:
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> StateGraph:
+        return self.add_edge(key, END)
+
+    # -- compiling ------------------------------------------------------------------------------
+    def _validate(self, interrupts: Sequence[str]) -> None:
+        known = set(self.nodes) | {START}
+        problems: list[str] = []
+        for src, dst in sorted(self.edges):
+            if src not in known:
+                problems.append(f"edge {src!r} -> {dst!r} starts at unknown node {src!r}")
+            if dst not in known and dst != END:
+                problems.append(f"edge {src!r} -> {dst!r} ends at unknown node {dst!r}")
+        for starts, dst in sorted(self.waiting_edges):
+            for src in starts:
+                if src not in known:
+                    problems.append(f"join {list(starts)} -> {dst!r} starts at unknown node {src!r}")
+            if dst not in known:
+                problems.append(f"join {list(starts)} -> {dst!r} ends at unknown node {dst!r}")
+        for source, branches in sorted(self.branches.items()):
+            if source not in known:
+                problems.append(f"conditional edge starts at unknown node {source!r}")
+            for branch in branches:
+                for dst in branch.declared or ():
+                    if dst not in known and dst != END:
+                        problems.append(f"conditional edge from {source!r} leads to unknown node {dst!r}")
+        for name, node in self.nodes.items():
+            for dst in node.destinations or ():
+                if dst not in known and dst != END:
+                    problems.append(f"node {name!r} declares Command destination {dst!r}, which is not a node")
+        for name in interrupts:
+            if name not in self.nodes:
+                problems.append(f"interrupt_before/after names unknown node {name!r}")
+        if not any(src == START for src, _ in self.edges) and START not in self.branches:
+            problems.append("graph has no entry point: add an edge from START, e.g. add_edge(START, 'first_node')")
+        if problems:
+            raise GraphCompileError("Invalid graph: " + "; ".join(problems))
+
+    def _build_spec(self) -> GraphSpec:
+        channels: dict[str, BaseChannel] = {
+            **{k: ch.new() for k, ch in self.schema.channels.items()},
+            START: EphemeralValue(START),
+            TASKS: Topic(TASKS, accumulate=False),
+        }
+        writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*self.nodes, START)}
+        triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in self.nodes}
+        joins: dict[str, tuple[frozenset[str], str]] = {}
+        for name, node in self.nodes.items():
+            chan = branch_channel(name)
+            channels[chan] = LastValueAfterFinish(chan) if node.defer else EphemeralValue(chan, guard=False)
+        for src, dst in sorted(self.edges):
+            if dst != END:
+                writes[src].append((branch_channel(dst), None))
+        for starts, dst in sorted(self.waiting_edges):
+            chan = join_channel(starts, dst)
+            barrier = NamedBarrierValueAfterFinish if self.nodes[dst].defer else NamedBarrierValue
+            channels[chan] = barrier(chan, frozenset(starts))
+            joins[chan] = (frozenset(starts), dst)
+            triggers[dst].append(chan)
+            for src in starts:
+                writes[src].append((chan, src))
+        nodes: dict[str, NodeSpec] = {
+            START: NodeSpec(START, None, (START,), tuple(writes[START]), tuple(self.branches.get(START, ())))
+        }
+        for name, node in self.nodes.items():
+            fn = node.fn
+            nodes[name] = NodeSpec(
+                name=name,
+                fn=fn if fn is not None else _subgraph_marker,
+                triggers=tuple(triggers[name]),
+                static_writes=tuple(writes[name]),
+                branches=tuple(self.branches.get(name, ())),
+                retry=node.retry,
+                defer=node.defer,
+                subgraph=node.subgraph,
+                is_async=fn is not None and is_async_callable(fn),
+                takes_config=fn is not None and takes_config(fn),
+                destinations=node.destinations,
+            )
+        trigger_to_nodes: dict[str, list[str]] = {}
+        for name, spec in nodes.items():
+            for chan in spec.triggers:
+                trigger_to_nodes.setdefault(chan, []).append(name)
+        finishable = tuple(
+            c for c, ch in channels.items() if isinstance(ch, LastValueAfterFinish | NamedBarrierValueAfterFinish)
+        )
+        return GraphSpec(
+            schema=self.schema,
+            channels=channels,
+            nodes=nodes,
+            trigger_to_nodes={c: tuple(sorted(n)) for c, n in trigger_to_nodes.items()},
+            finishable=finishable,
+            joins=joins,
+            edges=frozenset(self.edges),
+            waiting_edges=frozenset(self.waiting_edges),
+        )
+
+    def compile(
+        self,
+        checkpointer: BaseCheckpointer | None = None,
+        *,
+        interrupt_before: Sequence[str] | Literal["*"] | None = None,
+        interrupt_after: Sequence[str] | Literal["*"] | None = None,
+        strict: bool = False,
+        name: str | None = None,
+        guard_rails: Any = None,
+        **_ignored: Any,
+    ) -> CompiledGraph:
+        before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())
+        after = tuple(self.nodes) if interrupt_after == "*" else tuple(interrupt_after or ())
+        self._validate((*before, *after))
+        spec = self._build_spec()
+        check_topology(spec, strict=strict)
+        return CompiledGraph(
+            spec,
+            checkpointer=checkpointer,
+            interrupt_before=before,
+            interrupt_after=after,
+            name=name or "StateGraph",
+            guard_rails=guard_rails,
+        )
+
+
+def _subgraph_marker(state: Any) -> Any:
+    """Placeholder callable of a subgraph node; the runtime calls the subgraph instead."""
+    raise AssertionError("subgraph nodes are run by the engine")

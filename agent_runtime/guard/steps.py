@@ -1,0 +1,431 @@
+"""Steps: the normalised unit every loop detector looks at.
+
+A *step* is one action of the agent: one tool call (an assistant turn with three tool calls gives three
+steps), one plain-text reply, one empty reply or one malformed call. Each step keeps only hashes:
+
+- ``tool`` and ``args_hash``: the tool name and a hash of its arguments as canonical JSON (sorted keys,
+  no whitespace), so ``{"b": 1, "a": 2}`` and ``{"a":2,"b":1}`` are the same call. Arguments may be given
+  as a JSON string or a mapping; a string that does not parse is hashed as text.
+- ``result_hash`` and ``is_error``: what the environment answered. For a tool call that is the tool
+  result; for a text step it is the next user message (the harness's or the human's reply), so a model
+  repeating itself to *different* inputs is not a loop. ``None`` while no answer exists yet.
+- ``text_hash``: the assistant's text (for tool steps: the text of the turn that made the call; it is
+  deliberately not part of the call's identity, since thoughts vary while actions repeat).
+
+Call ids (``tool_call_id`` / ``tool_use_id``) only pair a result with its call; they never enter a hash.
+
+The same two parsers serve the gateway (steps rebuilt from each request's history) and the runtime:
+
+- ``steps_from_openai_messages(messages)``: Chat Completions format (assistant ``tool_calls`` and ``tool``
+  messages; legacy ``function_call`` / ``function`` messages; ``custom`` free-form tool calls).
+- ``steps_from_anthropic_messages(messages)``: Messages API format (``tool_use`` / ``tool_result`` blocks,
+  with ``is_error``; server tools' ``*_tool_result`` blocks).
+
+Kinds: a function call whose arguments are not valid JSON, or a call with no tool name, is
+``MALFORMED`` (the provider or harness could not run it); an assistant turn with no tool call and no
+text is ``EMPTY``.
+
+Error heuristic for results that carry no explicit flag (see ``looks_like_error``): an exit-code marker
+on the first or last line decides (``<returncode>1</returncode>``, ``Exit code: 1``,
+``[Command finished with exit code 1]``: non-zero is an error); otherwise the result is an error when it
+starts with ``error`` (``Error: ...``, ``Error executing tool ...``), ``fatal:``, ``exception:``,
+``Traceback (most recent call last)`` or ``An error occurred``. An explicit flag wins: Anthropic
+``is_error``, and the non-standard ``is_error`` (bool) or ``status: "error"`` (LangChain) keys on an
+OpenAI ``tool`` message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "Step",
+    "StepKind",
+    "StepParser",
+    "canonical_json",
+    "content_text",
+    "digest",
+    "looks_like_error",
+    "make_empty_step",
+    "make_malformed_step",
+    "make_text_step",
+    "make_tool_step",
+    "steps_from_anthropic_messages",
+    "steps_from_openai_messages",
+]
+
+_SUMMARY_CHARS = 80
+
+
+class StepKind(StrEnum):
+    TOOL_CALL = "tool_call"
+    TEXT = "text"
+    EMPTY = "empty"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One agent step, reduced to hashes (see the module docstring for each field's meaning)."""
+
+    kind: StepKind
+    tool: str | None = None
+    args_hash: str | None = None
+    result_hash: str | None = None
+    is_error: bool = False
+    text_hash: str | None = None
+    # Human-readable, for detection details and nudge messages; never compared.
+    summary: str = field(default="", compare=False)
+
+    @property
+    def action(self) -> tuple[str | None, ...]:
+        """What the agent did: the call for a tool step, the text for a text step."""
+        if self.kind is StepKind.TEXT:
+            return (self.kind, self.text_hash)
+        return (self.kind, self.tool, self.args_hash)
+
+    @property
+    def key(self) -> tuple[str | None, ...]:
+        """What the agent did and what came back: equal keys mean the step taught nothing new."""
+        return (*self.action, self.result_hash)
+
+
+def digest(text: str) -> str:
+    """A short stable hash (64-bit BLAKE2b, hex) of a text."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace, so equal arguments always serialise the same."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def content_text(content: Any) -> str:
+    """The text of a message or result content: a string, or a list of parts/blocks.
+
+    Text parts are joined by newlines; any other part (an image, a document) enters as canonical JSON,
+    so two results that differ only in an image still differ.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        content = [content]
+    if not isinstance(content, Iterable):
+        return str(content)
+    parts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+            parts.append(part["text"])
+        elif isinstance(part, Mapping) and part.get("type") == "tool_result":
+            parts.append(content_text(part.get("content")))
+        else:
+            parts.append(canonical_json(part))
+    return "\n".join(parts)
+
+
+_EXIT_CODE = re.compile(
+    r"<returncode>\s*(-?\d+)\s*</returncode>"
+    r"|^\W*(?:process |command )?(?:exited|finished|failed)?\s*with exit (?:code|status)\s*(-?\d+)\W*$"
+    r"|^\W*(?:exit code|exit status|return code|returncode)\s*[:=]?\s*(-?\d+)\W*$",
+    re.IGNORECASE,
+)
+_ERROR_PREFIX = re.compile(
+    r"(?:error\b|(?:fatal|exception)\s*:|traceback \(most recent call last\)|an error occurred)",
+    re.IGNORECASE,
+)
+
+
+def looks_like_error(text: str) -> bool:
+    """Whether a tool result with no explicit error flag reports a failure (heuristic in module doc)."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    first, _, rest = stripped.partition("\n")
+    last = rest.rsplit("\n", 1)[-1] if rest else ""
+    for line in (first, last):
+        match = _EXIT_CODE.search(line)
+        if match:
+            return int(next(group for group in match.groups() if group is not None)) != 0
+    return _ERROR_PREFIX.match(stripped) is not None
+
+
+def _args_text(args: str | Mapping[str, Any] | None) -> tuple[str, bool]:
+    """Canonical text of call arguments, and whether they were valid JSON."""
+    if args is None:
+        return "{}", True
+    if isinstance(args, str):
+        if not args.strip():
+            return "{}", True
+        try:
+            return canonical_json(json.loads(args)), True
+        except ValueError:
+            return args, False
+    return canonical_json(args), True
+
+
+def _summary(text: str) -> str:
+    text = " ".join(text[: 2 * _SUMMARY_CHARS].split())
+    return text if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
+
+
+def _result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
+    if result is None:
+        return None, bool(is_error)
+    text = content_text(result)
+    return digest(text), looks_like_error(text) if is_error is None else is_error
+
+
+def make_tool_step(
+    tool: str | None,
+    args: str | Mapping[str, Any] | None,
+    result: Any = None,
+    *,
+    is_error: bool | None = None,
+    text: str | None = None,
+    freeform: bool = False,
+) -> Step:
+    """A tool-call step.
+
+    ``args``: a JSON string or a mapping (``freeform=True``: free text, e.g. an OpenAI custom tool's
+    input). ``result``: the tool output (string or content parts), ``None`` while pending.
+    ``is_error``: the explicit error flag; ``None`` applies ``looks_like_error`` to the result.
+    ``text``: the assistant text of the turn that made the call. A missing tool name or non-JSON
+    arguments (unless free-form) make the step ``MALFORMED``.
+    """
+    if freeform:
+        args_text, valid = (args if isinstance(args, str) else canonical_json(args)), True
+    else:
+        args_text, valid = _args_text(args)
+    result_hash, error = _result_fields(result, is_error)
+    name = tool or ""
+    return Step(
+        kind=StepKind.TOOL_CALL if valid and name else StepKind.MALFORMED,
+        tool=name,
+        args_hash=digest(args_text),
+        result_hash=result_hash,
+        is_error=error,
+        text_hash=digest(text) if text else None,
+        summary=_summary(f"{name} {args_text}"),
+    )
+
+
+def make_text_step(text: str | None, reply: Any = None) -> Step:
+    """A reply with no tool call; ``reply`` is the next user message, if any. Blank text is ``EMPTY``."""
+    if not text or not text.strip():
+        return make_empty_step(reply)
+    return Step(
+        kind=StepKind.TEXT,
+        text_hash=digest(text),
+        result_hash=None if reply is None else digest(content_text(reply)),
+        summary=_summary(text),
+    )
+
+
+def make_empty_step(reply: Any = None) -> Step:
+    """An assistant turn with neither text nor tool calls."""
+    return Step(
+        kind=StepKind.EMPTY,
+        result_hash=None if reply is None else digest(content_text(reply)),
+        summary="(empty response)",
+    )
+
+
+def make_malformed_step(raw: str = "", reply: Any = None) -> Step:
+    """A response the harness could not use (e.g. an unparsable tool call), for consumers that know."""
+    return Step(
+        kind=StepKind.MALFORMED,
+        text_hash=digest(raw) if raw else None,
+        result_hash=None if reply is None else digest(content_text(reply)),
+        summary=_summary(raw) or "(malformed response)",
+    )
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A step under construction: a call waits for its result, a text step for its reply."""
+
+    kind: StepKind
+    text: str = ""
+    tool: str | None = None
+    args: Any = None
+    freeform: bool = False
+    result: Any = None
+    is_error: bool | None = None
+    reply: str | None = None
+
+    def step(self) -> Step:
+        if self.kind is StepKind.TEXT:
+            return make_text_step(self.text, self.reply)
+        return make_tool_step(
+            self.tool, self.args, self.result, is_error=self.is_error, text=self.text, freeform=self.freeform
+        )
+
+
+def _flag(message: Mapping[str, Any]) -> bool | None:
+    """An explicit error flag on a tool result, if the client sent one."""
+    if isinstance(message.get("is_error"), bool):
+        return bool(message["is_error"])
+    status = message.get("status")
+    return status == "error" if isinstance(status, str) else None
+
+
+def _blocks(content: Any) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, Mapping)]
+
+
+class StepParser:
+    """Incremental conversation parser: ``feed`` messages as the history grows, read ``steps``.
+
+    ``format`` is ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages). Steps before the newest
+    assistant turn are final and parsed once, so a consumer that keeps one parser per session pays only
+    for new messages: ``sync(messages)`` feeds what is new and starts over when the history no longer
+    extends what was fed (checked on its first and last fed messages; a rewrite in between, e.g. by
+    compaction that keeps both ends, is not noticed).
+    """
+
+    def __init__(self, format: str = "openai") -> None:
+        if format not in ("openai", "anthropic"):
+            raise ValueError(f"unknown message format {format!r}")
+        self.format = format
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything fed so far."""
+        self._entries: list[_Entry] = []
+        self._final: list[Step] = []  # steps of self._entries[: len(self._final)]
+        self._by_id: dict[str, _Entry] = {}
+        self._pending: list[_Entry] = []
+        self._first: Any = None
+        self._last: Any = None
+        self.messages_seen = 0
+
+    @property
+    def steps(self) -> list[Step]:
+        """All steps so far (a new list)."""
+        return self._final + [entry.step() for entry in self._entries[len(self._final) :]]
+
+    def feed(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Parse the next messages of the conversation."""
+        handle = self._openai if self.format == "openai" else self._anthropic
+        for message in messages:
+            handle(message)
+            if self.messages_seen == 0:
+                self._first = message
+            self._last = message
+            self.messages_seen += 1
+
+    def sync(self, messages: Sequence[Mapping[str, Any]]) -> list[Step]:
+        """The steps of ``messages``, a later version of the history fed so far (or a new one)."""
+        seen = self.messages_seen
+        if seen and (len(messages) < seen or messages[0] != self._first or messages[seen - 1] != self._last):
+            self.reset()
+            seen = 0
+        self.feed(messages[seen:])
+        return self.steps
+
+    def _turn(self) -> None:
+        """A new assistant turn: every earlier step is complete (unanswered calls stay unanswered)."""
+        self._final.extend(entry.step() for entry in self._entries[len(self._final) :])
+        self._pending.clear()
+        self._by_id.clear()
+
+    def _call(self, call_id: Any, text: str, tool: Any, args: Any, freeform: bool) -> None:
+        name = tool if isinstance(tool, str) else None
+        entry = _Entry(StepKind.TOOL_CALL, text=text, tool=name, args=args, freeform=freeform)
+        self._entries.append(entry)
+        self._pending.append(entry)
+        if isinstance(call_id, str) and call_id:
+            self._by_id[call_id] = entry
+
+    def _result(self, call_id: Any, content: Any, is_error: bool | None) -> None:
+        entry = self._by_id.pop(call_id, None) if isinstance(call_id, str) else None
+        if entry is None or not any(entry is waiting for waiting in self._pending):
+            # No usable id: results answer pending calls in order.
+            if not self._pending:
+                return
+            entry = self._pending[0]
+        self._pending = [waiting for waiting in self._pending if waiting is not entry]
+        entry.result, entry.is_error = content, is_error
+
+    def _user(self, content: Any) -> None:
+        """A user message: the reply to a preceding text step (consecutive user messages join)."""
+        if not self._entries or self._entries[-1].kind is not StepKind.TEXT:
+            return
+        last = self._entries[-1]
+        text = content_text(content)
+        last.reply = text if last.reply is None else f"{last.reply}\n{text}"
+
+    def _openai(self, message: Mapping[str, Any]) -> None:
+        role = message.get("role")
+        if role == "assistant":
+            self._turn()
+            text = content_text(message.get("content"))
+            if isinstance(message.get("refusal"), str):
+                text = f"{text}\n{message['refusal']}" if text else message["refusal"]
+            calls = list(message.get("tool_calls") or [])
+            if isinstance(message.get("function_call"), Mapping):
+                calls.append({"type": "function", "function": message["function_call"]})
+            if not calls:
+                self._entries.append(_Entry(StepKind.TEXT, text))
+            for call in calls:
+                custom = call.get("type") == "custom"
+                spec = call.get("custom" if custom else "function") or {}
+                args = spec.get("input" if custom else "arguments")
+                self._call(call.get("id"), text, spec.get("name"), args, custom)
+        elif role in ("tool", "function"):
+            self._result(message.get("tool_call_id"), message.get("content"), _flag(message))
+        elif role == "user":
+            self._user(message.get("content"))
+
+    def _anthropic_result(self, block: Mapping[str, Any]) -> None:
+        flag = block.get("is_error")
+        self._result(block.get("tool_use_id"), block.get("content"), flag if isinstance(flag, bool) else None)
+
+    def _anthropic(self, message: Mapping[str, Any]) -> None:
+        blocks = _blocks(message.get("content"))
+        if message.get("role") == "assistant":
+            self._turn()
+            text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
+            uses = [b for b in blocks if b.get("type") in ("tool_use", "server_tool_use")]
+            if not uses:
+                self._entries.append(_Entry(StepKind.TEXT, text))
+            for use in uses:
+                self._call(use.get("id"), text, use.get("name"), use.get("input"), False)
+            for block in blocks:
+                if str(block.get("type", "")).endswith("_tool_result"):
+                    self._anthropic_result(block)
+        elif message.get("role") == "user":
+            replies = []
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    self._anthropic_result(block)
+                else:
+                    replies.append(block)
+            if replies:
+                self._user(replies)
+
+
+def steps_from_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[Step]:
+    """Steps of a Chat Completions conversation (see the module docstring)."""
+    parser = StepParser("openai")
+    parser.feed(messages)
+    return parser.steps
+
+
+def steps_from_anthropic_messages(messages: Sequence[Mapping[str, Any]]) -> list[Step]:
+    """Steps of an Anthropic Messages conversation (see the module docstring)."""
+    parser = StepParser("anthropic")
+    parser.feed(messages)
+    return parser.steps

@@ -1,0 +1,270 @@
+"""CompiledGraph: invoke / stream / state API over the superstep loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agent_runtime.checkpoint.base import BaseCheckpointer, CheckpointTuple
+from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks
+from agent_runtime.engine.loop import Run
+from agent_runtime.engine.spec import INTERRUPT, GraphSpec
+from agent_runtime.engine.tasks import node_writes
+from agent_runtime.report import RunReport
+from agent_runtime.types import START, PregelTask, StateSnapshot
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.guard_rails import GuardRails
+
+T = TypeVar("T")
+
+DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
+STREAM_MODES = frozenset({"values", "updates", "debug"})
+
+_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_local = threading.local()
+
+
+def _shared_executor() -> ThreadPoolExecutor:
+    """Sync nodes of concurrent tasks run here; one pool for the process, created on first use."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 8), thread_name_prefix="node")
+        return _executor
+
+
+def _in_running_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's reusable event loop (a fresh loop per call would cost more than a superstep)."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _local.loop = asyncio.new_event_loop()
+    return loop
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code; from inside a running loop, on a helper thread."""
+    if not _in_running_loop():
+        return _thread_loop().run_until_complete(coro)
+    result: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(run_sync(coro))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+class CompiledGraph:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        *,
+        checkpointer: BaseCheckpointer | None,
+        interrupt_before: tuple[str, ...],
+        interrupt_after: tuple[str, ...],
+        name: str,
+        guard_rails: GuardRails | None,
+    ) -> None:
+        self.spec = spec
+        self.checkpointer = checkpointer
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.name = name
+        self.guard_rails = guard_rails
+        # The report of the last run that finished in this process (per graph object): runs on several
+        # threads at once should read `stream_mode="debug"`'s final "run_report" event instead.
+        self.last_run_report: RunReport | None = None
+
+    # -- running --------------------------------------------------------------------------------------
+    def _new_run(
+        self,
+        input: Any,
+        config: dict[str, Any] | None,
+        modes: frozenset[str],
+        durability: str | None,
+        guard_rails: GuardRails | None,
+    ) -> Run:
+        config = dict(config or {})
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        if limit < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        unknown = modes - STREAM_MODES
+        if unknown:
+            raise ValueError(f"Unsupported stream_mode {sorted(unknown)}; use one of {sorted(STREAM_MODES)}")
+        return Run(
+            self,
+            input,
+            config,
+            modes=modes,
+            recursion_limit=limit,
+            durability=durability or "sync",
+            executor=_shared_executor(),
+            guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
+        )
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        durability: str | None = None,
+        guard_rails: GuardRails | None = None,
+        **_ignored: Any,
+    ) -> dict[str, Any]:
+        run = self._new_run(input, config, frozenset(), durability, guard_rails)
+        async for _ in run.events_iter():
+            pass
+        output = run.output()
+        if run.interrupts:
+            output[INTERRUPT] = list(run.interrupts)
+        return output
+
+    def invoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        durability: str | None = None,
+        guard_rails: GuardRails | None = None,
+        **_ignored: Any,
+    ) -> dict[str, Any]:
+        return run_sync(self.ainvoke(input, config, durability=durability, guard_rails=guard_rails))
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] = "values",
+        durability: str | None = None,
+        guard_rails: GuardRails | None = None,
+        **_ignored: Any,
+    ) -> AsyncIterator[Any]:
+        single = isinstance(stream_mode, str)
+        modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
+        run = self._new_run(input, config, modes, durability, guard_rails)
+        async for mode, payload in run.events_iter():
+            yield payload if single else (mode, payload)
+
+    def stream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] = "values",
+        durability: str | None = None,
+        guard_rails: GuardRails | None = None,
+        **_ignored: Any,
+    ) -> Iterator[Any]:
+        agen = self.astream(input, config, stream_mode=stream_mode, durability=durability, guard_rails=guard_rails)
+        if _in_running_loop():
+            # called from async code: run to the end on a helper thread, then hand the events over
+            yield from run_sync(_collect(agen))
+            return
+        loop = _thread_loop()
+        try:
+            while True:
+                try:
+                    item = loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+                yield item
+        finally:
+            loop.run_until_complete(agen.aclose())
+
+    # -- state ------------------------------------------------------------------------------------------
+    def _require_checkpointer(self) -> BaseCheckpointer:
+        if self.checkpointer is None:
+            raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
+        return self.checkpointer
+
+    def _snapshot(self, saved: CheckpointTuple) -> StateSnapshot:
+        run = self._new_run(None, saved.config, frozenset(), None, None)
+        run._load()
+        tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
+        interrupts = tuple(i for _, c, v in saved.pending_writes if c == INTERRUPT for i in v)
+        by_task = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
+        errors = {t: v for t, c, v in saved.pending_writes if c == "__error__"}
+        run._reapply_pending(tasks)
+        finished = [t for t in tasks if t.done]
+        if finished:
+            apply_writes(self.spec, run.state, finished)
+            run._view = None
+        return StateSnapshot(
+            values=run.output(),
+            next=tuple(t.name for t in tasks if not t.done),
+            config=saved.config,
+            metadata=saved.metadata,
+            created_at=saved.checkpoint.ts,
+            parent_config=saved.parent_config,
+            tasks=tuple(
+                PregelTask(t.id, t.name, by_task.get(t.id, ()), errors.get(t.id))
+                for t in tasks
+                if not t.done
+            ),
+            interrupts=interrupts,
+        )
+
+    def get_state(self, config: dict[str, Any]) -> StateSnapshot:
+        saved = self._require_checkpointer().get_tuple(config)
+        if saved is None:
+            return StateSnapshot({}, (), config, {}, "", None)
+        return self._snapshot(saved)
+
+    def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
+        for saved in self._require_checkpointer().list(config, limit=limit):
+            yield self._snapshot(saved)
+
+    def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
+        """Write `values` as if node `as_node` had returned them (its edges fire too); a new checkpoint."""
+        return run_sync(self.aupdate_state(config, values, as_node))
+
+    async def aupdate_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
+        self._require_checkpointer()
+        run = self._new_run(None, config, frozenset(), None, None)
+        run._load()
+        node_name = as_node or self._last_writer(run) or START
+        if node_name not in self.spec.nodes:
+            raise ValueError(f"update_state(as_node={node_name!r}): no such node")
+        if node_name == START:
+            writes: list[tuple[str, Any]] = [(START, self.spec.schema.input_dict(values))]
+        else:
+            task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
+            writes = await node_writes(run, task, values)
+        run.updated = apply_writes(self.spec, run.state, [((INTERRUPT,), node_name, writes)])
+        run._save("update")
+        return run._cp_config()
+
+    def _last_writer(self, run: Run) -> str | None:
+        latest = [
+            (max(seen.values()), name)
+            for name, seen in run.state.seen.items()
+            if name in self.spec.nodes and name != START and seen
+        ]
+        return max(latest)[1] if latest else None
+
+
+async def _collect(agen: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in agen]

@@ -1,0 +1,123 @@
+"""State schemas (TypedDict, dataclass, pydantic): keys -> channels, managed values, coercion."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
+
+from agent_runtime.channels import MISSING, BaseChannel, BinaryOperatorAggregate, LastValue
+from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.types import IsLastStepManager, RemainingStepsManager
+
+Managed = type[RemainingStepsManager] | type[IsLastStepManager]
+
+
+def _is_pydantic(cls: Any) -> bool:
+    return isinstance(cls, type) and hasattr(cls, "model_fields") and hasattr(cls, "model_validate")
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int | None:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return None
+    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+def _channel_for(key: str, hint: Any) -> BaseChannel | Managed:
+    if get_origin(hint) is not Annotated:
+        return LastValue(key)
+    base, *meta = get_args(hint)
+    for item in reversed(meta):
+        if item is RemainingStepsManager or item is IsLastStepManager:
+            return item  # type: ignore[no-any-return]
+        if isinstance(item, BaseChannel):
+            return item.new()
+        if isinstance(item, type) and issubclass(item, BaseChannel):
+            return item(key)  # type: ignore[call-arg]
+        if callable(item):
+            arity = _positional_arity(item)
+            if arity is not None and arity != 2:
+                raise ValueError(
+                    f"Invalid reducer signature for state key '{key}': a reducer takes 2 positional "
+                    f"arguments (current, update), {getattr(item, '__name__', item)!r} takes {arity}"
+                )
+            return BinaryOperatorAggregate(base, item, key)
+    return LastValue(key)
+
+
+class StateSchema:
+    """What the runtime needs to know about a state class."""
+
+    def __init__(self, cls: type[Any]) -> None:
+        self.cls = cls
+        self.is_pydantic = _is_pydantic(cls)
+        self.is_dataclass = dataclasses.is_dataclass(cls)
+        hints = get_type_hints(cls, include_extras=True)
+        if self.is_pydantic:
+            hints = {k: v for k, v in hints.items() if k in cls.model_fields}
+        self.channels: dict[str, BaseChannel] = {}
+        self.managed: dict[str, Managed] = {}
+        for key, hint in hints.items():
+            spec = _channel_for(key, hint)
+            if isinstance(spec, BaseChannel):
+                self.channels[key] = spec
+            else:
+                self.managed[key] = spec
+        self.keys = frozenset(self.channels)
+        self.defaults = self._defaults()
+
+    def _defaults(self) -> dict[str, Any]:
+        if self.is_pydantic:
+            return {
+                k: f.default for k, f in self.cls.model_fields.items() if not f.is_required() and f.default_factory is None
+            }
+        if self.is_dataclass:
+            return {
+                f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING
+            }
+        return {}
+
+    @property
+    def coerces(self) -> bool:
+        return self.is_pydantic or self.is_dataclass
+
+    def coerce(self, values: dict[str, Any]) -> Any:
+        """Node input: a dict for TypedDict states, an instance for dataclass/pydantic states."""
+        if self.is_pydantic:
+            return self.cls.model_validate(values)
+        if self.is_dataclass:
+            return self.cls(**values)
+        return values
+
+    def updates_from_object(self, obj: Any) -> list[tuple[str, Any]] | None:
+        """Writes for a returned state object; None if `obj` is not a schema-like object."""
+        if _is_pydantic(type(obj)):
+            explicitly_set = obj.model_fields_set
+            fields = type(obj).model_fields
+            out = []
+            for key in self.keys:
+                if key not in fields:
+                    continue
+                value = getattr(obj, key)
+                if value is None and key not in explicitly_set and self.defaults.get(key, MISSING) is None:
+                    continue
+                out.append((key, value))
+            return out
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return [(k, getattr(obj, k)) for k in self.keys if hasattr(obj, k)]
+        return None
+
+    def input_dict(self, value: Any) -> dict[str, Any]:
+        """Graph input as a dict of state keys (objects are unpacked)."""
+        if isinstance(value, Mapping):
+            return dict(value)
+        from_object = self.updates_from_object(value)
+        if from_object is None:
+            raise InvalidUpdateError(f"Expected dict or {self.cls.__name__} as graph input, got {value!r}")
+        return dict(from_object)

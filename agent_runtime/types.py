@@ -1,0 +1,156 @@
+"""Public value types: Send, Command, Interrupt, RetryPolicy, Terminate, StopReason, StateSnapshot."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal
+
+START = "__start__"
+END = "__end__"
+
+StreamMode = Literal["values", "updates", "debug"]
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Run `node` in the next superstep with `arg` as its whole input (map-reduce fan-out)."""
+
+    node: str
+    arg: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Returned by a node (update + routing) or passed to invoke (resume an interrupt)."""
+
+    update: Any = None
+    goto: str | Send | Sequence[str | Send] = ()
+    resume: Any = None
+    graph: str | None = None
+
+    PARENT: ClassVar[str] = "__parent__"
+
+    def goto_targets(self) -> list[str | Send]:
+        if isinstance(self.goto, str | Send):
+            return [self.goto]
+        return list(self.goto)
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Write `value` to a reducer channel as is, bypassing the reducer for this superstep."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by `interrupt(value)`; `id` is stable across resumes of the same task."""
+
+    value: Any
+    id: str
+
+
+def default_retry_on(exc: Exception) -> bool:
+    """LangGraph's default: retry everything but programming errors (ConnectionError is retried)."""
+    if isinstance(exc, ConnectionError):
+        return True
+    return not isinstance(
+        exc,
+        ValueError
+        | TypeError
+        | ArithmeticError
+        | ImportError
+        | LookupError
+        | NameError
+        | SyntaxError
+        | RuntimeError
+        | ReferenceError
+        | StopIteration
+        | StopAsyncIteration
+        | OSError,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a failing node is re-run inside the same superstep."""
+
+    initial_interval: float = 0.5
+    backoff_factor: float = 2.0
+    max_interval: float = 128.0
+    max_attempts: int = 3
+    jitter: bool = True
+    retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = default_retry_on
+
+    def matches(self, exc: Exception) -> bool:
+        if isinstance(self.retry_on, type) and issubclass(self.retry_on, Exception):
+            return isinstance(exc, self.retry_on)
+        if isinstance(self.retry_on, Sequence):
+            return isinstance(exc, tuple(self.retry_on))
+        return bool(self.retry_on(exc))
+
+    def delay(self, attempts: int) -> float:
+        return min(self.max_interval, self.initial_interval * self.backoff_factor ** (attempts - 1))
+
+
+class RemainingStepsManager:
+    """Marker for a managed value: the number of supersteps left before the recursion limit."""
+
+
+class IsLastStepManager:
+    """Marker for a managed value: True in the last superstep allowed by the recursion limit."""
+
+
+RemainingSteps = Annotated[int, RemainingStepsManager]
+IsLastStep = Annotated[bool, IsLastStepManager]
+
+
+class StopReason(enum.StrEnum):
+    """Why a run ended; set on every run's report."""
+
+    GOAL = "GOAL"
+    MAX_STEPS = "MAX_STEPS"
+    TIMEOUT = "TIMEOUT"
+    BUDGET = "BUDGET"
+    LOOP = "LOOP"
+    ERROR = "ERROR"
+    ABORTED = "ABORTED"
+    INTERRUPTED = "INTERRUPTED"
+
+
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    """Returned by a node (alone or with an update) to end the run after this superstep."""
+
+    status: StopReason = StopReason.GOAL
+    update: Any = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    """What `get_state` returns: values with finished pending writes applied, and what runs next."""
+
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    created_at: str
+    parent_config: dict[str, Any] | None
+    tasks: tuple[PregelTask, ...] = ()
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+@dataclass(frozen=True)
+class PregelTask:
+    """A task of the next superstep as shown by `get_state`."""
+
+    id: str
+    name: str
+    interrupts: tuple[Interrupt, ...] = ()
+    error: str | None = None
+    result: Any = None
+    path: tuple[Any, ...] = field(default=())

@@ -1,0 +1,1 @@
+"""HTTP surface: proxy endpoints, health, metrics and admin."""

@@ -1,0 +1,60 @@
+"""The gateway's ASGI application."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.middleware.cors import CORSMiddleware
+
+from gateway.api import admin, health, proxy
+from gateway.config import Settings, load_settings
+from gateway.services import Services, create_services
+from gateway.stages import build_pipeline
+
+
+def mount_simulator(app: FastAPI, settings: Settings) -> None:
+    from gateway.sim.app import create_sim_app
+    from gateway.sim.settings import SimSettings
+
+    sim_settings = SimSettings.realistic() if settings.simulator_latency == "realistic" else SimSettings()
+    app.mount("/sim", create_sim_app(sim_settings))
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or load_settings()
+    services: Services = create_services(settings)
+    services.pipeline = build_pipeline(services)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await services.close()
+
+    app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
+    app.state.services = services
+    logging.getLogger("cachegate").setLevel(settings.log_level.upper())
+
+    app.add_api_route("/v1/chat/completions", proxy.chat_completions, methods=["POST"], include_in_schema=True)
+    app.add_api_route("/v1/messages", proxy.messages, methods=["POST"])
+    app.add_api_route("/v1/models", health.models, methods=["GET"])
+    app.add_api_route("/healthz", health.healthz, methods=["GET"])
+    app.add_api_route("/readyz", health.readyz, methods=["GET"])
+    app.add_api_route("/metrics", health.metrics, methods=["GET"])
+    app.include_router(admin.router)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_admin_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": {"type": "invalid_request_error", "message": str(exc.errors())[:1000]}},
+                            status_code=400)
+
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
+                           allow_headers=["*"])
+    if settings.embedded_simulator:
+        mount_simulator(app, settings)
+    return app

@@ -1,0 +1,31 @@
+"""Virtual API keys: the caller's key -> its tenant. Keys are compared by hash; none is kept in clear."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+
+from gateway.config import Settings, TenantConfig, hash_key
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key as OpenAI SDKs (Authorization: Bearer) or Anthropic SDKs (x-api-key) send it."""
+    authorization = headers.get("authorization", "")
+    if authorization.lower().startswith("bearer "):
+        return authorization[7:].strip() or None
+    return headers.get("x-api-key") or None
+
+
+class KeyRing:
+    def __init__(self, settings: Settings) -> None:
+        self.tenants: dict[str, TenantConfig] = {key: t for t in settings.tenants for key in t.keys}
+        self.admin_hashes = list(settings.admin_keys)
+
+    def tenant_for(self, key: str | None) -> TenantConfig | None:
+        return self.tenants.get(hash_key(key)) if key else None
+
+    def is_admin(self, key: str | None) -> bool:
+        if not key:
+            return False
+        digest = hash_key(key)
+        return any(hmac.compare_digest(digest, admin) for admin in self.admin_hashes)

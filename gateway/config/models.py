@@ -1,0 +1,42 @@
+"""Model routing: the public model name a client asks for -> a provider model and how to reach it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+# Providers whose wire format the lean path speaks; any other LiteLLM provider goes through LiteLLM.
+LEAN_WIRE_BY_PROVIDER: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
+
+# The api_base placeholder for the simulator mounted in the gateway's own process (embedded default).
+EMBEDDED_SIM_BASE = "embedded-sim"
+
+
+class ModelConfig(BaseModel):
+    """One routable model."""
+
+    name: str = Field(description="Public model name clients send")
+    provider: str = Field(description="LiteLLM provider: openai, anthropic, bedrock, gemini, ...")
+    model: str = Field(description="Provider model id")
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, description="Env var holding the upstream key")
+    timeout_s: float = 60.0
+    retries: int = 2
+    fallbacks: list[str] = Field(default_factory=list, description="Public names tried after retries")
+    path: Literal["auto", "lean", "litellm"] = "auto"
+    pricing_model: str | None = Field(default=None, description="Cost-map key if not provider/model")
+    context_window: int | None = Field(default=None, description="Override of LiteLLM's max_input_tokens")
+    policy: dict[str, Any] = Field(default_factory=dict, description="Per-model policy overrides")
+
+    @property
+    def lean_wire(self) -> str | None:
+        return LEAN_WIRE_BY_PROVIDER.get(self.provider)
+
+    @property
+    def litellm_model(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None

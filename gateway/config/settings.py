@@ -1,0 +1,78 @@
+"""All gateway settings in one typed place: a YAML file, overridden by CACHEGATE_* environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from gateway.config.models import ModelConfig
+from gateway.config.policy import PolicyConfig
+from gateway.config.tenants import TenantConfig
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "default.yaml"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CACHEGATE_", env_nested_delimiter="__", extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = 4000
+    redis_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("redis_url", "CACHEGATE_REDIS_URL", "REDIS_URL")
+    )
+    redis_timeout_s: float = Field(default=0.25, description="Per-operation Redis timeout before fallback")
+    admin_keys: list[str] = Field(default_factory=list, description="Hashed admin keys: 'sha256:<hex>'")
+    max_body_bytes: int = 8 * 1024 * 1024
+    cors_origins: list[str] = Field(default_factory=list, description="Empty: CORS closed")
+    embedded_simulator: bool = Field(default=False, description="Mount the provider simulator at /sim")
+    simulator_latency: Literal["none", "realistic"] = "none"
+    models: list[ModelConfig] = Field(default_factory=list)
+    tenants: list[TenantConfig] = Field(default_factory=list)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    log_level: str = "info"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
+
+    @model_validator(mode="after")
+    def _check_routes(self) -> Settings:
+        names = [m.name for m in self.models]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"duplicate model names: {sorted(duplicates)}")
+        for model in self.models:
+            unknown = [f for f in model.fallbacks if f not in names]
+            if unknown:
+                raise ValueError(f"model {model.name!r} has unknown fallbacks {unknown}")
+        return self
+
+    def model_by_name(self, name: str) -> ModelConfig | None:
+        return next((m for m in self.models if m.name == name), None)
+
+
+def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
+    """Settings from a YAML file (the embedded default when none is given); env vars and overrides win."""
+    config_file = Path(path) if path else DEFAULT_CONFIG
+    if not config_file.is_file():
+        raise FileNotFoundError(f"config file not found: {config_file}")
+
+    class FileSettings(Settings):
+        model_config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": str(config_file)})
+
+    return FileSettings(**overrides)

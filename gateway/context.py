@@ -1,0 +1,80 @@
+"""The one object every pipeline stage reads and writes for a request."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gateway.config import ModelConfig, PolicyConfig, TenantConfig
+from gateway.usage import Cost, Usage
+from gateway.wire import WireFormat
+from gateway.wire.sse import SSEEvent
+
+if TYPE_CHECKING:
+    from gateway.services import Services
+
+
+@dataclass(eq=False)
+class Reply:
+    """What answers the client: a complete response, or a stream of events in the caller's shape."""
+
+    body: dict[str, Any] | None = None
+    events: AsyncIterator[SSEEvent] | None = None
+    source: str = "upstream"  # upstream | response_cache | guard | gateway
+    provider: str = "none"
+
+
+@dataclass(eq=False)
+class Timings:
+    start: float = field(default_factory=time.perf_counter)
+    upstream_s: float = 0.0  # time spent waiting on the provider (streams: until its first event)
+    first_byte: float | None = None
+
+
+# A stream observer sees each text delta; returning True asks the gateway to end the stream there.
+StreamObserver = Callable[[str], bool]
+
+
+@dataclass(eq=False)
+class RequestContext:
+    wire: WireFormat
+    body: dict[str, Any]
+    headers: Mapping[str, str]
+    services: Services
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    tenant: TenantConfig | None = None
+    session_id: str | None = None
+    route: ModelConfig | None = None
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    reply: Reply | None = None
+    response_body: dict[str, Any] | None = None  # the final response, streams included, for response stages
+    usage: Usage | None = None
+    cost: Cost | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    stream_observers: list[StreamObserver] = field(default_factory=list)
+    timings: Timings = field(default_factory=Timings)
+    notes: dict[str, Any] = field(default_factory=dict)  # per-stage facts for logs and admin views
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def model_name(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def tenant_label(self) -> str:
+        return self.tenant.name if self.tenant else "unknown"
+
+    @property
+    def model_label(self) -> str:
+        return self.route.name if self.route else "unknown"
+
+    @property
+    def session_key(self) -> str | None:
+        """Session id scoped by tenant: tenants never share sessions."""
+        return f"{self.tenant_label}:{self.session_id}" if self.session_id else None

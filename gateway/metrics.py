@@ -1,0 +1,65 @@
+"""Prometheus metrics of the core request path. Stages register their own on the same registry.
+
+Labels are bounded: tenant and model come from config (anything else is 'unknown'), api and provider
+from fixed sets.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
+
+
+class GatewayMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "cachegate_requests", "Requests answered", ["api", "tenant", "model", "provider", "status"], registry=r
+        )
+        self.errors = Counter("cachegate_errors", "Error responses by type", ["api", "type"], registry=r)
+        self.latency = Histogram(
+            "cachegate_request_seconds", "Total request latency", ["api", "model"], buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.ttft = Histogram(
+            "cachegate_ttft_seconds", "Time to first streamed byte", ["api", "model"], buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.overhead = Histogram(
+            "cachegate_overhead_seconds",
+            "Gateway overhead: total minus upstream time (streams: to first byte)",
+            ["api"],
+            buckets=OVERHEAD_BUCKETS,
+            registry=r,
+        )
+        self.upstream_latency = Histogram(
+            "cachegate_upstream_seconds", "Upstream call latency", ["provider", "path"], buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.upstream_retries = Counter(
+            "cachegate_upstream_retries", "Upstream retries and fallbacks", ["model", "reason"], registry=r
+        )
+        self.tokens = Counter("cachegate_tokens", "Tokens by kind", ["tenant", "model", "kind"], registry=r)
+        self.cost = Counter("cachegate_cost_usd", "Spend in USD", ["tenant", "model"], registry=r)
+        self.uncached_cost = Counter(
+            "cachegate_cost_without_cache_usd", "What the same tokens would have cost uncached", ["tenant", "model"],
+            registry=r,
+        )
+        # A gauge, not a counter: prompt-cache savings net of write premiums can be negative.
+        self.saved = Gauge(
+            "cachegate_saved_usd", "USD saved since start, by source, net of write premiums",
+            ["tenant", "model", "source"], registry=r,
+        )
+        self.write_premium = Counter(
+            "cachegate_cache_write_premium_usd", "USD paid above the input price for cache writes", ["tenant", "model"],
+            registry=r,
+        )
+        self.stage_failures = Counter(
+            "cachegate_stage_failures", "Stages that failed open (request proxied as is)", ["stage"], registry=r
+        )
+        self.state_fallbacks = Counter(
+            "cachegate_state_fallbacks", "State operations served by the per-replica fallback", ["operation"],
+            registry=r,
+        )
+        self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)

@@ -1,0 +1,45 @@
+"""Runs the stages over one RequestContext (order: see gateway/app.py build_pipeline)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from gateway.context import RequestContext
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.stages.base import Stage
+
+log = logging.getLogger("cachegate.pipeline")
+
+
+class Pipeline:
+    def __init__(self, request_stages: list[Stage], response_stages: list[Stage], metrics: GatewayMetrics) -> None:
+        self.request_stages = request_stages
+        self.response_stages = response_stages
+        self.metrics = metrics
+
+    async def run_request(self, ctx: RequestContext) -> None:
+        """Stages in order until one answers (the upstream stage always does)."""
+        for stage in self.request_stages:
+            if ctx.reply is not None:
+                return
+            await self._guarded(stage, stage.on_request, ctx)
+
+    async def run_response(self, ctx: RequestContext) -> None:
+        for stage in self.response_stages:
+            await self._guarded(stage, stage.on_response, ctx)
+
+    async def _guarded(
+        self, stage: Stage, hook: Callable[[RequestContext], Awaitable[None]], ctx: RequestContext
+    ) -> None:
+        try:
+            await hook(ctx)
+        except GatewayError:
+            raise
+        except Exception:
+            if stage.fail_closed:
+                raise
+            # Fail open: the request goes on as if the stage were off.
+            self.metrics.stage_failures.labels(stage.name).inc()
+            log.exception("stage %s failed; continuing without it", stage.name)

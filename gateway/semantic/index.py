@@ -1,0 +1,281 @@
+"""In-process vector index for the semantic cache: entries grouped by scope, cosine search inside a scope.
+
+A scope (tenant, model, prompt-settings hash, conversation hash) is usually small, so a scope starts
+as one contiguous float32 matrix searched exactly by brute force (one matmul). A scope that grows past
+``ivf_min_size`` entries becomes an IVF index, so that a lookup over 100,000 entries stays within ~2x of
+one over 1,000 (brute force would be ~100-200x):
+
+- a projection onto the top ``reduced_dim`` (64) principal directions of the scope's vectors; dot
+  products in that space approximate cosines, and a row there is 6x smaller, so the rows a search
+  reads stay in cache (a cold 384-float row costs ~4x a cached one: memory, not arithmetic, bounds it);
+- cells from spherical k-means in the reduced space; a search scores every centroid, scans only the
+  ``nprobe`` nearest cells in the reduced space, and re-scores the ``rerank`` best rows of each cell
+  with the full vectors, so the returned scores are exact cosines.
+
+IVF can miss a neighbour in an unprobed cell or one the reduced space ranks too low; for a cache that
+only costs a miss, and the near-duplicates a cache serves (cosine >= ~0.9) share the query's cell.
+The cells are rebuilt each time the scope doubles (amortised O(1) per add, but that add stalls:
+~0.3 s at 65k entries).
+
+Rows live in matrices with amortised doubling; removal swaps the last row into the hole (O(1)); the
+total size is bounded: adding past ``max_entries`` evicts the least recently used entry (``touch``
+marks an entry used, e.g. when the stage serves it). Not thread-safe: use it from one thread.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_MAX_ENTRIES = 200_000
+DEFAULT_IVF_MIN_SIZE = 4096
+DEFAULT_NPROBE = 4
+DEFAULT_REDUCED_DIM = 64
+DEFAULT_RERANK = 8
+_KMEANS_ITERATIONS = 8
+_KMEANS_SAMPLE_PER_CELL = 32
+_MIN_CELL_SIZE = 16
+
+Match = tuple[str, float]
+
+
+class _Block:
+    """A growable matrix of rows plus the entry id of each row.
+
+    In an IVF scope a row is the full vector followed by its reduced projection, so that both move
+    together on swap-delete.
+    """
+
+    def __init__(self, width: int, capacity: int = 16) -> None:
+        self.rows = np.empty((capacity, width), dtype=np.float32)
+        self.ids: list[str] = []
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def append(self, entry_id: str, row: np.ndarray) -> int:
+        if self.size == len(self.rows):
+            grown = np.empty((2 * len(self.rows), self.rows.shape[1]), dtype=np.float32)
+            grown[: self.size] = self.rows[: self.size]
+            self.rows = grown
+        self.rows[self.size] = row
+        self.ids.append(entry_id)
+        return self.size - 1
+
+    def swap_delete(self, row: int) -> str | None:
+        """Remove ``row`` by moving the last row into it; return the id of the moved entry, if any."""
+        last = self.size - 1
+        moved = None
+        if row != last:
+            self.rows[row] = self.rows[last]
+            moved = self.ids[row] = self.ids[last]
+        self.ids.pop()
+        if 4 * self.size < len(self.rows) and len(self.rows) > 16:  # give memory back
+            self.rows = self.rows[: 2 * max(self.size, 8)].copy()
+        return moved
+
+
+@dataclass
+class _Partition:
+    """The IVF part of a large scope: projection basis (dim x reduced) and unit centroids in that space."""
+
+    basis: np.ndarray
+    centroids: np.ndarray
+
+    def reduce(self, vectors: np.ndarray) -> np.ndarray:
+        return np.asarray(vectors @ self.basis, dtype=np.float32)
+
+    def cell(self, reduced: np.ndarray) -> int:
+        return int(np.argmax(self.centroids @ reduced))
+
+
+@dataclass
+class _Scope:
+    blocks: list[_Block]
+    partition: _Partition | None = None  # None: one block searched exactly by brute force
+    size: int = 0
+    trained_size: int = 0
+
+
+@dataclass(frozen=True)
+class _Location:
+    scope: Hashable
+    block: int
+    row: int
+
+
+def _normalise(vector: np.ndarray) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.sqrt(vector @ vector))
+    return vector / norm if norm > 0 else vector
+
+
+def spherical_kmeans(vectors: np.ndarray, cells: int, seed: int = 0) -> np.ndarray:
+    """Unit-norm centroids of ``cells`` clusters by cosine (k-means on a sample of the rows)."""
+    rng = np.random.default_rng(seed)
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    sample_size = min(len(vectors), cells * _KMEANS_SAMPLE_PER_CELL)
+    sample = vectors[rng.choice(len(vectors), sample_size, replace=False)]
+    centroids = sample[rng.choice(sample_size, cells, replace=False)].copy()
+    for _ in range(_KMEANS_ITERATIONS):
+        assignment = np.argmax(sample @ centroids.T, axis=1)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, assignment, sample)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        empty = norms[:, 0] == 0
+        # An empty cell restarts at a random point rather than staying dead.
+        sums[empty] = sample[rng.choice(sample_size, int(empty.sum()))]
+        norms[empty] = 1.0
+        centroids = (sums / norms).astype(np.float32)
+    return centroids
+
+
+def principal_basis(vectors: np.ndarray, dim: int, seed: int = 0) -> np.ndarray:
+    """The top ``dim`` right singular vectors (uncentred, so dot products are preserved), as columns."""
+    rng = np.random.default_rng(seed)
+    sample = vectors[rng.choice(len(vectors), min(len(vectors), 8192), replace=False)]
+    _, _, vt = np.linalg.svd(sample, full_matrices=False)
+    return np.ascontiguousarray(vt[:dim].T, dtype=np.float32)
+
+
+class VectorIndex:
+    """Cosine nearest-neighbour search over unit vectors, partitioned by scope key."""
+
+    def __init__(
+        self,
+        dim: int = 384,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        ivf_min_size: int = DEFAULT_IVF_MIN_SIZE,
+        nprobe: int = DEFAULT_NPROBE,
+        reduced_dim: int = DEFAULT_REDUCED_DIM,
+        rerank: int = DEFAULT_RERANK,
+    ) -> None:
+        self.dim = dim
+        self.max_entries = max_entries
+        self.ivf_min_size = ivf_min_size
+        self.nprobe = nprobe
+        self.reduced_dim = min(reduced_dim, dim)
+        self.rerank = rerank
+        self._scopes: dict[Hashable, _Scope] = {}
+        self._where: dict[str, _Location] = {}
+        self._recency: OrderedDict[str, None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._where
+
+    def scope_size(self, scope: Hashable) -> int:
+        found = self._scopes.get(scope)
+        return found.size if found else 0
+
+    def add(self, scope: Hashable, entry_id: str, vector: np.ndarray) -> list[str]:
+        """Insert (or replace) an entry; returns the ids evicted to stay within ``max_entries``."""
+        vector = _normalise(vector)
+        if vector.shape != (self.dim,):
+            raise ValueError(f"expected a vector of {self.dim} floats, got {vector.shape}")
+        self.remove(entry_id)
+        target = self._scopes.setdefault(scope, _Scope(blocks=[_Block(self.dim)]))
+        if target.partition is None:
+            block, row = 0, vector
+        else:
+            reduced = target.partition.reduce(vector)
+            block, row = target.partition.cell(reduced), np.concatenate([vector, reduced])
+        self._where[entry_id] = _Location(scope, block, target.blocks[block].append(entry_id, row))
+        self._recency[entry_id] = None
+        target.size += 1
+        if target.size >= self.ivf_min_size and target.size >= 2 * target.trained_size:
+            self._partition(scope, target)
+        evicted: list[str] = []
+        while len(self._where) > self.max_entries:
+            oldest = next(iter(self._recency))
+            self.remove(oldest)
+            evicted.append(oldest)
+        return evicted
+
+    def touch(self, entry_id: str) -> None:
+        """Mark an entry as just used so eviction takes it last."""
+        if entry_id in self._recency:
+            self._recency.move_to_end(entry_id)
+
+    def remove(self, entry_id: str) -> bool:
+        location = self._where.pop(entry_id, None)
+        if location is None:
+            return False
+        del self._recency[entry_id]
+        target = self._scopes[location.scope]
+        moved = target.blocks[location.block].swap_delete(location.row)
+        if moved is not None:
+            self._where[moved] = location
+        target.size -= 1
+        if target.size == 0:
+            del self._scopes[location.scope]
+        return True
+
+    def search(self, scope: Hashable, vector: np.ndarray, k: int = 1) -> list[Match]:
+        """The ``k`` entries of ``scope`` most similar to ``vector``, best first, as (id, cosine)."""
+        target = self._scopes.get(scope)
+        if target is None or k <= 0:
+            return []
+        query = _normalise(vector)
+        if target.partition is None:
+            block = target.blocks[0]
+            return _best(block, block.rows[: block.size] @ query, k)
+        reduced = target.partition.reduce(query)
+        cell_scores = target.partition.centroids @ reduced
+        probe = min(self.nprobe, len(cell_scores))
+        found: list[Match] = []
+        for cell in np.argpartition(-cell_scores, probe - 1)[:probe]:
+            block = target.blocks[cell]
+            if block.size:
+                found.extend(self._search_cell(block, query, reduced, k))
+        found.sort(key=lambda match: match[1], reverse=True)
+        return found[:k]
+
+    def _search_cell(self, block: _Block, query: np.ndarray, reduced: np.ndarray, k: int) -> list[Match]:
+        """Shortlist by the reduced projection, then score the shortlist exactly."""
+        approx = block.rows[: block.size, self.dim :] @ reduced
+        keep = max(k, self.rerank)
+        if block.size > keep:
+            rows = np.argpartition(-approx, keep - 1)[:keep]
+            return [(block.ids[r], s) for r, s in zip(rows, _exact(block, rows, query), strict=True)]
+        return _best(block, block.rows[: block.size, : self.dim] @ query, k)
+
+    def _cell_count(self, size: int) -> int:
+        # A search scores every centroid, then ~nprobe * size / cells rows: about sqrt(nprobe * size)
+        # cells minimise the sum; the scope may double before the next rebuild, hence the 2.
+        return max(1, min(size // _MIN_CELL_SIZE, int(np.sqrt(2 * self.nprobe * size))))
+
+    def _partition(self, scope: Hashable, target: _Scope) -> None:
+        """(Re)build the scope's cells; runs each time the scope doubles, so its cost is amortised."""
+        ids = [i for b in target.blocks for i in b.ids]
+        vectors = np.concatenate([b.rows[: b.size, : self.dim] for b in target.blocks])
+        basis = principal_basis(vectors, self.reduced_dim)
+        reduced = vectors @ basis
+        partition = _Partition(basis, spherical_kmeans(reduced, self._cell_count(len(ids))))
+        assignment = np.argmax(reduced @ partition.centroids.T, axis=1)
+        blocks = [_Block(self.dim + self.reduced_dim) for _ in range(len(partition.centroids))]
+        rows = np.concatenate([vectors, reduced], axis=1)
+        for entry_id, row, cell in zip(ids, rows, assignment, strict=True):
+            self._where[entry_id] = _Location(scope, int(cell), blocks[cell].append(entry_id, row))
+        target.blocks, target.partition, target.trained_size = blocks, partition, len(ids)
+
+
+def _exact(block: _Block, rows: np.ndarray, query: np.ndarray) -> list[float]:
+    return [float(s) for s in block.rows[rows, : len(query)] @ query]
+
+
+def _best(block: _Block, scores: np.ndarray, k: int) -> list[Match]:
+    """The k best (id, score) of a block, best first."""
+    if k == 1:
+        row = int(scores.argmax())
+        return [(block.ids[row], float(scores[row]))]
+    top = np.argpartition(-scores, min(k, len(scores)) - 1)[:k]
+    top = top[np.argsort(-scores[top])]
+    return [(block.ids[r], float(scores[r])) for r in top]

@@ -1,0 +1,65 @@
+"""Long-lived objects shared by every request of one gateway process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from gateway.auth import KeyRing
+from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
+from gateway.metrics import GatewayMetrics
+from gateway.state import StateStore, create_store
+from gateway.upstream.lean import LeanUpstream
+from gateway.upstream.litellm_path import LiteLLMUpstream
+from gateway.upstream.router import Router
+
+if TYPE_CHECKING:
+    from gateway.pipeline import Pipeline
+
+
+@dataclass(eq=False)
+class Services:
+    settings: Settings
+    metrics: GatewayMetrics
+    store: StateStore
+    keys: KeyRing
+    http: httpx.AsyncClient
+    router: Router
+    pipeline: Pipeline | None = None
+    extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
+    _policies: dict[tuple[str, str], PolicyConfig] = field(default_factory=dict)
+
+    def policy_for(self, route: ModelConfig, tenant: TenantConfig | None) -> PolicyConfig:
+        """Global policy, overridden by the model's, then the tenant's; computed once per pair."""
+        cache_key = (route.name, tenant.name if tenant else "")
+        policy = self._policies.get(cache_key)
+        if policy is None:
+            policy = effective_policy(self.settings.policy, route.policy, tenant.policy if tenant else {})
+            self._policies[cache_key] = policy
+        return policy
+
+    async def close(self) -> None:
+        await self.http.aclose()
+        await self.store.close()
+
+
+def self_url(settings: Settings) -> str:
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+def create_services(settings: Settings) -> Services:
+    metrics = GatewayMetrics()
+    store = create_store(
+        settings.redis_url, lambda op: metrics.state_fallbacks.labels(op).inc(), settings.redis_timeout_s
+    )
+    http = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200), timeout=60.0
+    )
+    router = Router(
+        settings, {"lean": LeanUpstream(http), "litellm": LiteLLMUpstream()}, metrics, self_url(settings)
+    )
+    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http,
+                    router=router)

@@ -1,0 +1,125 @@
+"""The parts of one request/response exchange that both APIs share: auth, body, timing, faults."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from gateway.sim.conversation import Turn
+from gateway.sim.errors import ErrorKind, SimError, invalid_request
+from gateway.sim.faults import SimulatedDisconnect
+from gateway.sim.latency import pause
+from gateway.sim.settings import FaultKind, SimSettings
+
+
+def api_key(request: Request, settings: SimSettings, rejection: str) -> str:
+    """The caller's key (Bearer or x-api-key); cache state is kept per key."""
+    authorization = request.headers.get("authorization", "")
+    key = request.headers.get("x-api-key") or authorization.removeprefix("Bearer ").strip()
+    if settings.require_key is not None and key != settings.require_key:
+        raise SimError(401, ErrorKind.AUTHENTICATION, rejection, code="invalid_api_key")
+    return key
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+    try:
+        body = json.loads(await request.body())
+    except ValueError as error:
+        raise invalid_request(f"We could not parse the JSON body of your request. ({error})") from error
+    if not isinstance(body, dict):
+        raise invalid_request("The request body must be a JSON object.")
+    return body
+
+
+def directive_text(grouped: list[list[Turn]]) -> str:
+    """User-written text of the LAST message: directives anywhere else are history, not instructions."""
+    if not grouped:
+        return ""
+    return "\n".join(turn.text for turn in grouped[-1] if turn.kind == "user")
+
+
+def flat_turns(grouped: list[list[Turn]]) -> list[Turn]:
+    return [turn for turns in grouped for turn in turns if turn.kind != "system"]
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    data: str
+    event: str | None = None  # Anthropic names its events; OpenAI sends bare `data:` lines
+    carries_output: bool = False  # paced by the decode time
+
+    def encode(self) -> bytes:
+        head = f"event: {self.event}\n" if self.event else ""
+        return f"{head}data: {self.data}\n\n".encode()
+
+    def broken(self) -> bytes:
+        """The same event cut in the middle of its JSON (a malformed stream)."""
+        head = f"event: {self.event}\n" if self.event else ""
+        return f"{head}data: {self.data[: len(self.data) // 2]}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class Timing:
+    ttft_s: float
+    decode_s: float
+
+
+def stream_response(
+    events: list[SseEvent], timing: Timing, on_start: Callable[[], None], fault: FaultKind | None
+) -> StreamingResponse:
+    """SSE response paced by the latency model; `on_start` runs when the first token is produced."""
+    paced = [event for event in events if event.carries_output]
+    per_event_s = timing.decode_s / len(paced) if paced else 0.0
+
+    async def body() -> AsyncIterator[bytes]:
+        await pause(timing.ttft_s)
+        on_start()
+        outputs = 0
+        for event in events:
+            if event.carries_output:
+                outputs += 1
+                if outputs == 2 and fault is FaultKind.MALFORMED_STREAM:
+                    yield event.broken()
+                    return
+                if outputs == 2 and fault is FaultKind.DISCONNECT:
+                    raise SimulatedDisconnect("simulated disconnect mid-stream")
+                await pause(per_event_s)
+            yield event.encode()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+
+async def json_response(
+    payload: dict[str, Any], timing: Timing, on_start: Callable[[], None], fault: FaultKind | None
+) -> Response:
+    """Non-streaming answer: wait prefill, mark the response started, wait decode, send the body."""
+    await pause(timing.ttft_s)
+    on_start()
+    await pause(timing.decode_s)
+    text = json.dumps(payload)
+    if fault is FaultKind.MALFORMED_STREAM:
+        return Response(text[: len(text) // 2], media_type="application/json")
+    if fault is FaultKind.DISCONNECT:
+        return StreamingResponse(_partial_then_drop(text[: len(text) // 2]), media_type="application/json")
+    return JSONResponse(payload)
+
+
+async def _partial_then_drop(partial: str) -> AsyncIterator[bytes]:
+    yield partial.encode()
+    raise SimulatedDisconnect("simulated disconnect mid-response")
+
+
+def split_text(text: str, words: int) -> list[str]:
+    """Stream deltas of `words` words each (whitespace kept, so the deltas join back to the text)."""
+    pieces = re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
+    return ["".join(pieces[i : i + words]) for i in range(0, len(pieces), words)]
+
+
+def split_json(arguments: str, size: int = 24) -> list[str]:
+    return [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]

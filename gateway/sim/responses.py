@@ -1,0 +1,65 @@
+"""Deterministic replies: directives first, then replay, then a text answer to a tool result, else echo."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+
+from gateway.sim.conversation import Turn
+from gateway.sim.directives import Directives
+from gateway.sim.replay import ReplayIndex
+
+CHANT_SENTENCE = "I will run the same command again to be sure."
+_FILLER_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as both APIs' streams carry it
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    output_tokens: int | None = None  # forced count ([[sim:tokens N]]); None: count the text
+
+
+def new_tool_call_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:24]}"
+
+
+def filler_text(tokens: int) -> str:
+    """About `tokens` tokens of text (each filler word is one token in both encodings)."""
+    return " ".join(_FILLER_WORDS[i % len(_FILLER_WORDS)] for i in range(tokens))
+
+
+def plan_reply(
+    turns: list[Turn],
+    directives: Directives,
+    replay: ReplayIndex | None,
+    *,
+    tool_id_prefix: str,
+) -> Reply:
+    """The answer to a request whose flattened turns are `turns` (newest last)."""
+    last = turns[-1] if turns else Turn("user", "")
+    if directives.tool is not None:
+        name, args = directives.tool
+        call = ToolCall(new_tool_call_id(tool_id_prefix), name, json.dumps(args))
+        return Reply("", (call,))
+    if directives.text is not None:
+        return Reply(directives.text)
+    if directives.chant is not None:
+        return Reply(" ".join([CHANT_SENTENCE] * directives.chant))
+    if directives.tokens is not None:
+        return Reply(filler_text(directives.tokens), output_tokens=directives.tokens)
+    recorded = replay.lookup(turns) if replay is not None else None
+    if recorded is not None:
+        calls = tuple(ToolCall(*call) for call in recorded.tool_calls)
+        return Reply(recorded.text, calls)
+    if last.kind == "tool":
+        return Reply(f"The tool returned: {last.text[:200]}")
+    return Reply(last.text)

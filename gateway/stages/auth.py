@@ -1,0 +1,26 @@
+"""Authentication: the virtual key decides the tenant. Fails closed."""
+
+from __future__ import annotations
+
+from gateway.auth import presented_key
+from gateway.context import RequestContext
+from gateway.errors import ErrorKind, GatewayError
+from gateway.stages.base import Stage
+
+
+class AuthStage(Stage):
+    name = "auth"
+    fail_closed = True
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        key = presented_key(ctx.headers)
+        if key is None:
+            raise GatewayError(
+                ErrorKind.AUTHENTICATION,
+                "Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.",
+                code="missing_api_key",
+            )
+        tenant = ctx.services.keys.tenant_for(key)
+        if tenant is None:
+            raise GatewayError(ErrorKind.AUTHENTICATION, "Invalid API key.", code="invalid_api_key")
+        ctx.tenant = tenant

@@ -1,0 +1,36 @@
+"""Telemetry: the request's metrics and one log line (never a key, a prompt or a response)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from gateway.context import RequestContext
+from gateway.stages.base import Stage
+
+log = logging.getLogger("cachegate.request")
+
+
+class TelemetryStage(Stage):
+    name = "telemetry"
+
+    async def on_response(self, ctx: RequestContext) -> None:
+        metrics = ctx.services.metrics
+        total = time.perf_counter() - ctx.timings.start
+        provider = ctx.reply.provider if ctx.reply else "none"
+        metrics.requests.labels(ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, "ok").inc()
+        metrics.latency.labels(ctx.wire.name, ctx.model_label).observe(total)
+        if ctx.timings.first_byte is not None:
+            metrics.ttft.labels(ctx.wire.name, ctx.model_label).observe(ctx.timings.first_byte - ctx.timings.start)
+            overhead = ctx.timings.first_byte - ctx.timings.start - ctx.timings.upstream_s
+        else:
+            overhead = total - ctx.timings.upstream_s
+        metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
+        if log.isEnabledFor(logging.INFO):
+            usage = ctx.usage
+            log.info(
+                "request=%s tenant=%s model=%s source=%s stream=%s in=%s cached=%s out=%s cost=%s ms=%.1f",
+                ctx.request_id, ctx.tenant_label, ctx.model_label, ctx.reply.source if ctx.reply else "-",
+                ctx.stream, usage.input_total if usage else 0, usage.cache_read if usage else 0,
+                usage.output if usage else 0, f"{ctx.cost.usd:.6f}" if ctx.cost else "-", total * 1000,
+            )

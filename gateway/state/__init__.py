@@ -1,0 +1,18 @@
+"""State layer: one interface, in-process or Redis (with a fallback) behind it."""
+
+from collections.abc import Callable
+
+from gateway.state.base import StateStore, StateUnavailable
+from gateway.state.memory import MemoryStore
+from gateway.state.redis import RedisStore
+from gateway.state.resilient import ResilientStore
+
+
+def create_store(redis_url: str | None, on_fallback: Callable[[str], None], timeout_s: float = 0.25) -> StateStore:
+    """Memory when no Redis is configured; otherwise Redis with a per-replica memory fallback."""
+    if not redis_url:
+        return MemoryStore()
+    return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s), on_fallback)
+
+
+__all__ = ["MemoryStore", "RedisStore", "ResilientStore", "StateStore", "StateUnavailable", "create_store"]

@@ -1,0 +1,93 @@
+"""In-process state: the embedded default, and the per-replica fallback when Redis is down."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from gateway.state.base import StateStore
+
+
+class MemoryStore(StateStore):
+    backend = "memory"
+
+    def __init__(self, max_keys: int = 200_000) -> None:
+        self._data: dict[str, Any] = {}
+        self._expiry: dict[str, float] = {}
+        self._max_keys = max_keys
+
+    def _live(self, key: str) -> Any:
+        deadline = self._expiry.get(key)
+        if deadline is not None and deadline <= time.monotonic():
+            self._data.pop(key, None)
+            self._expiry.pop(key, None)
+        return self._data.get(key)
+
+    def _put(self, key: str, value: Any, ttl_s: float | None) -> None:
+        if key not in self._data and len(self._data) >= self._max_keys:
+            # Bounded memory: drop the oldest inserted key (dicts keep insertion order).
+            oldest = next(iter(self._data))
+            self._data.pop(oldest)
+            self._expiry.pop(oldest, None)
+        self._data[key] = value
+        if ttl_s is not None:
+            self._expiry[key] = time.monotonic() + ttl_s
+
+    async def get(self, key: str) -> bytes | None:
+        value = self._live(key)
+        return value if isinstance(value, bytes) else None
+
+    async def set(self, key: str, value: bytes, ttl_s: float | None = None, *, only_new: bool = False) -> bool:
+        if only_new and self._live(key) is not None:
+            return False
+        self._expiry.pop(key, None)
+        self._put(key, value, ttl_s)
+        return True
+
+    async def delete(self, *keys: str) -> int:
+        removed = 0
+        for key in keys:
+            removed += self._live(key) is not None
+            self._data.pop(key, None)
+            self._expiry.pop(key, None)
+        return removed
+
+    async def incr(self, key: str, amount: int = 1, ttl_s: float | None = None) -> int:
+        value = int(self._live(key) or 0) + amount
+        self._put(key, value, ttl_s if key not in self._expiry else None)
+        return value
+
+    async def incr_float(self, key: str, amount: float, ttl_s: float | None = None) -> float:
+        value = float(self._live(key) or 0.0) + amount
+        self._put(key, value, ttl_s if key not in self._expiry else None)
+        return value
+
+    async def push(self, key: str, *values: bytes, max_len: int | None = None, ttl_s: float | None = None) -> int:
+        items: list[bytes] = list(self._live(key) or [])
+        items.extend(values)
+        if max_len is not None:
+            items = items[-max_len:]
+        self._put(key, items, ttl_s)
+        return len(items)
+
+    async def range(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
+        items: list[bytes] = self._live(key) or []
+        stop = None if end == -1 else end + 1
+        return list(items[start:stop])
+
+    async def hset(self, key: str, mapping: dict[str, bytes], ttl_s: float | None = None) -> None:
+        current: dict[str, bytes] = dict(self._live(key) or {})
+        current.update(mapping)
+        self._put(key, current, ttl_s)
+
+    async def hgetall(self, key: str) -> dict[str, bytes]:
+        return dict(self._live(key) or {})
+
+    async def scan(self, prefix: str) -> AsyncIterator[str]:
+        for key in [k for k in self._data if k.startswith(prefix)]:
+            if self._live(key) is not None:
+                yield key
+
+    async def ping(self) -> bool:
+        return True

@@ -1,0 +1,112 @@
+"""Redis state, shared by every gateway replica (redis-py asyncio)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from gateway.state.base import StateStore, StateUnavailable
+
+T = TypeVar("T")
+
+
+def _ttl_ms(ttl_s: float | None) -> int | None:
+    return max(int(ttl_s * 1000), 1) if ttl_s is not None else None
+
+
+class RedisStore(StateStore):
+    backend = "redis"
+
+    def __init__(self, url: str, *, timeout_s: float = 0.25, prefix: str = "cg:") -> None:
+        self.client: aioredis.Redis = aioredis.Redis.from_url(
+            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, health_check_interval=30
+        )
+        self.prefix = prefix
+
+    def key(self, key: str) -> str:
+        return self.prefix + key
+
+    async def _call(self, operation: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await operation()
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
+
+    async def get(self, key: str) -> bytes | None:
+        value: Any = await self._call(lambda: self.client.get(self.key(key)))
+        return bytes(value) if value is not None else None
+
+    async def set(self, key: str, value: bytes, ttl_s: float | None = None, *, only_new: bool = False) -> bool:
+        done = await self._call(lambda: self.client.set(self.key(key), value, px=_ttl_ms(ttl_s), nx=only_new))
+        return bool(done)
+
+    async def delete(self, *keys: str) -> int:
+        if not keys:
+            return 0
+        return int(await self._call(lambda: self.client.delete(*[self.key(k) for k in keys])))
+
+    async def _with_ttl(self, key: str, ttl_s: float | None, command: Callable[[Any], Any]) -> Any:
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                command(pipe)
+                if ttl_s is not None:
+                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s), nx=True)
+                return (await pipe.execute())[0]
+
+        return await self._call(run)
+
+    async def incr(self, key: str, amount: int = 1, ttl_s: float | None = None) -> int:
+        return int(await self._with_ttl(key, ttl_s, lambda p: p.incrby(self.key(key), amount)))
+
+    async def incr_float(self, key: str, amount: float, ttl_s: float | None = None) -> float:
+        return float(await self._with_ttl(key, ttl_s, lambda p: p.incrbyfloat(self.key(key), amount)))
+
+    async def push(self, key: str, *values: bytes, max_len: int | None = None, ttl_s: float | None = None) -> int:
+        async def run() -> int:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.rpush(self.key(key), *values)
+                if max_len is not None:
+                    pipe.ltrim(self.key(key), -max_len, -1)
+                if ttl_s is not None:
+                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s))
+                length = (await pipe.execute())[0]
+            return min(int(length), max_len) if max_len is not None else int(length)
+
+        return await self._call(run)
+
+    async def range(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
+        values: Any = await self._call(lambda: self.client.lrange(self.key(key), start, end))
+        return [bytes(v) for v in values]
+
+    async def hset(self, key: str, mapping: dict[str, bytes], ttl_s: float | None = None) -> None:
+        async def run() -> None:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hset(self.key(key), mapping=mapping)  # type: ignore[arg-type]
+                if ttl_s is not None:
+                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s))
+                await pipe.execute()
+
+        await self._call(run)
+
+    async def hgetall(self, key: str) -> dict[str, bytes]:
+        values: Any = await self._call(lambda: self.client.hgetall(self.key(key)))
+        return {k.decode(): bytes(v) for k, v in values.items()}
+
+    async def scan(self, prefix: str) -> AsyncIterator[str]:
+        try:
+            async for raw in self.client.scan_iter(match=self.key(prefix) + "*", count=500):
+                yield raw.decode()[len(self.prefix) :]
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self.client.ping())
+        except (RedisError, OSError, TimeoutError):
+            return False
+
+    async def close(self) -> None:
+        await self.client.aclose()

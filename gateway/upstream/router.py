@@ -1,0 +1,92 @@
+"""Which path and which route serve a request: retries with backoff, then the route's fallbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gateway.config import ModelConfig, Settings
+from gateway.config.models import EMBEDDED_SIM_BASE
+from gateway.metrics import GatewayMetrics
+from gateway.upstream.errors import UpstreamError
+from gateway.wire.sse import SSEEvent
+
+DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+MAX_BACKOFF_S = 4.0
+
+
+class UpstreamPath(Protocol):
+    async def complete(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
+                       headers: dict[str, str]) -> dict[str, Any]: ...
+
+    async def open_stream(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
+                          headers: dict[str, str]) -> AsyncIterator[SSEEvent]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamResult:
+    route: ModelConfig
+    path: str
+    body: dict[str, Any] | None = None
+    events: AsyncIterator[SSEEvent] | None = None
+
+
+class Router:
+    def __init__(self, settings: Settings, paths: dict[str, UpstreamPath], metrics: GatewayMetrics,
+                 self_url: str) -> None:
+        self.settings = settings
+        self.paths = paths
+        self.metrics = metrics
+        self.self_url = self_url
+
+    def api_base(self, route: ModelConfig, wire: str) -> str | None:
+        if route.api_base == EMBEDDED_SIM_BASE:
+            sim = f"{self.self_url}/sim"
+            return f"{sim}/v1" if wire == "openai" else sim
+        return route.api_base or DEFAULT_BASES.get(wire)
+
+    def path_for(self, route: ModelConfig, caller_wire: str) -> str:
+        lean_possible = route.lean_wire == caller_wire
+        if route.path == "lean" and lean_possible:
+            return "lean"
+        if route.path == "auto" and lean_possible:
+            return "lean"
+        return "litellm"
+
+    def candidates(self, route: ModelConfig) -> list[ModelConfig]:
+        fallbacks = [self.settings.model_by_name(name) for name in route.fallbacks]
+        return [route, *[f for f in fallbacks if f is not None]]
+
+    async def call(self, caller_wire: str, route: ModelConfig, body: dict[str, Any], headers: dict[str, str],
+                   *, stream: bool) -> UpstreamResult:
+        last_error: UpstreamError | None = None
+        for candidate in self.candidates(route):
+            path = self.path_for(candidate, caller_wire)
+            # The lean path speaks the provider's own wire; LiteLLM wants the provider's api_base.
+            base = self.api_base(candidate, candidate.lean_wire or caller_wire)
+            upstream = self.paths[path]
+            for attempt in range(candidate.retries + 1):
+                started = time.perf_counter()
+                try:
+                    if stream:
+                        events = await upstream.open_stream(caller_wire, candidate, base, body, headers)
+                        return UpstreamResult(candidate, path, events=events)
+                    result = await upstream.complete(caller_wire, candidate, base, body, headers)
+                    return UpstreamResult(candidate, path, body=result)
+                except UpstreamError as exc:
+                    last_error = exc
+                    if not exc.retryable:
+                        raise
+                    if attempt < candidate.retries:
+                        self.metrics.upstream_retries.labels(candidate.name, str(exc.status)).inc()
+                        await asyncio.sleep(min(exc.retry_after or 0.05 * 2**attempt, MAX_BACKOFF_S))
+                finally:
+                    self.metrics.upstream_latency.labels(candidate.provider, path).observe(
+                        time.perf_counter() - started
+                    )
+            self.metrics.upstream_retries.labels(candidate.name, "fallback").inc()
+        assert last_error is not None
+        raise last_error

@@ -1,0 +1,231 @@
+"""Anthropic Messages wire format."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+
+from gateway.errors import ErrorKind, GatewayError, bad_request
+from gateway.usage import Usage
+from gateway.wire.base import StreamAccumulator, WireFormat
+from gateway.wire.checks import check_sampling, optional_type, require_list, require_object, require_str
+from gateway.wire.sse import SSEEvent, encode
+
+ERROR_TYPES: dict[ErrorKind, str] = {
+    ErrorKind.INVALID_REQUEST: "invalid_request_error",
+    ErrorKind.AUTHENTICATION: "authentication_error",
+    ErrorKind.PERMISSION: "permission_error",
+    ErrorKind.NOT_FOUND: "not_found_error",
+    ErrorKind.TOO_LARGE: "request_too_large",
+    ErrorKind.RATE_LIMIT: "rate_limit_error",
+    ErrorKind.UPSTREAM: "api_error",
+    ErrorKind.OVERLOADED: "overloaded_error",
+    ErrorKind.TIMEOUT: "timeout_error",
+    ErrorKind.AGENT_STOPPED: "agent_loop_stopped",
+    ErrorKind.INTERNAL: "api_error",
+}
+
+ZERO_USAGE = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+
+
+def blocks(content: Any) -> list[dict[str, Any]]:
+    """Message content as a list of blocks (a plain string is one text block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _check_message(index: int, message: Any) -> dict[str, Any]:
+    where = f"messages.{index}"
+    if not isinstance(message, dict):
+        raise bad_request(f"{where}: message must be an object.")
+    if message.get("role") not in {"user", "assistant"}:
+        raise bad_request(f"{where}.role: Input should be 'user' or 'assistant'.")
+    content = message.get("content")
+    if not isinstance(content, str | list):
+        raise bad_request(f"{where}.content: must be a string or an array of content blocks.")
+    if isinstance(content, list) and any(not isinstance(b, dict) or "type" not in b for b in content):
+        raise bad_request(f"{where}.content: every content block must be an object with a 'type'.")
+    return message
+
+
+def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
+    """Like the Anthropic API: tool_use ids must be answered by tool_result in the next user message."""
+    pending: set[str] = set()
+    for index, message in enumerate(messages):
+        content = blocks(message["content"])
+        if message["role"] == "user":
+            results = {str(b.get("tool_use_id")) for b in content if b.get("type") == "tool_result"}
+            if unknown := results - pending:
+                raise bad_request(
+                    f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{sorted(unknown)}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message."
+                )
+            if missing := pending - results:
+                raise bad_request(
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {sorted(missing)}. Each `tool_use` block must have a "
+                    "corresponding `tool_result` block in the next message."
+                )
+            pending = set()
+        else:
+            if pending:
+                raise bad_request(
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {sorted(pending)}."
+                )
+            pending = {str(b.get("id")) for b in content if b.get("type") == "tool_use"}
+
+
+class AnthropicMessages(WireFormat):
+    name = "anthropic"
+
+    def validate(self, body: Any) -> None:
+        body = require_object(body)
+        require_str(body, "model")
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise bad_request("max_tokens: Field required (a positive integer).", param="max_tokens")
+        messages = [_check_message(i, m) for i, m in enumerate(require_list(body, "messages"))]
+        check_sampling(body)
+        optional_type(body, "system", (str, list), "a string or an array of text blocks")
+        optional_type(body, "metadata", (dict,), "an object")
+        for index, tool in enumerate(body.get("tools") or []):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                raise bad_request(f"tools.{index}: each tool needs a 'name'.")
+        _check_tool_pairing(messages)
+
+    def error_body(self, error: GatewayError) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": ERROR_TYPES[error.kind], "message": error.message}}
+
+    def session_fallback(self, body: dict[str, Any]) -> str | None:
+        metadata = body.get("metadata")
+        value = metadata.get("user_id") if isinstance(metadata, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    def text_reply(self, model: str, text: str, *, stop_reason: str = "end_turn") -> dict[str, Any]:
+        return {
+            "id": f"msg_cg{uuid.uuid4().hex[:22]}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": dict(ZERO_USAGE),
+        }
+
+    def replay_events(self, response: dict[str, Any], *, include_usage: bool = False) -> list[bytes]:
+        start = {**response, "content": [], "stop_reason": None, "stop_sequence": None}
+        start["usage"] = {**(response.get("usage") or ZERO_USAGE), "output_tokens": 0}
+        events = [encode({"type": "message_start", "message": start}, "message_start")]
+        for index, block in enumerate(response.get("content") or []):
+            kind = block.get("type")
+            if kind == "text":
+                opening, delta = {**block, "text": ""}, {"type": "text_delta", "text": block.get("text", "")}
+            elif kind == "tool_use":
+                opening = {**block, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": orjson.dumps(block.get("input")).decode()}
+            else:
+                opening, delta = block, None
+            events.append(
+                encode({"type": "content_block_start", "index": index, "content_block": opening},
+                       "content_block_start")
+            )
+            if delta is not None:
+                events.append(
+                    encode({"type": "content_block_delta", "index": index, "delta": delta},
+                           "content_block_delta")
+                )
+            events.append(encode({"type": "content_block_stop", "index": index}, "content_block_stop"))
+        closing = {
+            "type": "message_delta",
+            "delta": {"stop_reason": response.get("stop_reason"), "stop_sequence": response.get("stop_sequence")},
+            "usage": {"output_tokens": (response.get("usage") or {}).get("output_tokens", 0)},
+        }
+        events.append(encode(closing, "message_delta"))
+        events.append(encode({"type": "message_stop"}, "message_stop"))
+        return events
+
+    def closing_events(self, partial: dict[str, Any]) -> list[bytes]:
+        events = [
+            encode({"type": "content_block_stop", "index": index}, "content_block_stop")
+            for index in range(len(partial.get("content") or []))[-1:]
+        ]
+        closing = {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": (partial.get("usage") or {}).get("output_tokens", 0)},
+        }
+        return [*events, encode(closing, "message_delta"), encode({"type": "message_stop"}, "message_stop")]
+
+    def stream_error_event(self, error: GatewayError) -> bytes:
+        return encode(self.error_body(error), "error")
+
+    def is_usage_only(self, event: SSEEvent) -> bool:
+        return False
+
+    def accumulator(self) -> StreamAccumulator:
+        return AnthropicStreamAccumulator()
+
+    def usage(self, response: dict[str, Any]) -> Usage:
+        return Usage.from_anthropic(response.get("usage"))
+
+    def with_zero_usage(self, response: dict[str, Any]) -> dict[str, Any]:
+        return {**response, "usage": dict(ZERO_USAGE)}
+
+    def is_stream_done(self, event: SSEEvent) -> bool:
+        return event.event == "message_stop"
+
+
+class AnthropicStreamAccumulator(StreamAccumulator):
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.partial_json: dict[int, list[str]] = {}
+
+    def feed(self, event: SSEEvent) -> str:
+        data = event.json()
+        kind = data.get("type")
+        if kind == "message_start":
+            self.message = dict(data.get("message") or {})
+        elif kind == "content_block_start":
+            self.blocks[data["index"]] = dict(data.get("content_block") or {})
+        elif kind == "content_block_delta":
+            return self._apply_delta(data["index"], data.get("delta") or {})
+        elif kind == "content_block_stop":
+            parts = self.partial_json.pop(data["index"], None)
+            if parts is not None:
+                self.blocks[data["index"]]["input"] = orjson.loads("".join(parts) or "{}")
+        elif kind == "message_delta":
+            self.message.update(data.get("delta") or {})
+            self.message["usage"] = {**(self.message.get("usage") or {}), **(data.get("usage") or {})}
+        return ""
+
+    def _apply_delta(self, index: int, delta: dict[str, Any]) -> str:
+        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta.get("text", "")
+            return str(delta.get("text", ""))
+        if kind == "input_json_delta":
+            self.partial_json.setdefault(index, []).append(delta.get("partial_json", ""))
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature", "")
+        return ""
+
+    def result(self) -> dict[str, Any]:
+        return {**self.message, "content": [self.blocks[i] for i in sorted(self.blocks)]}
+
+
+ANTHROPIC = AnthropicMessages()

@@ -1,0 +1,70 @@
+"""What the gateway needs to know about one client-facing API shape (OpenAI Chat, Anthropic Messages)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from gateway.errors import GatewayError
+from gateway.usage import Usage
+from gateway.wire.sse import SSEEvent
+
+
+class StreamAccumulator(ABC):
+    """Rebuilds the final response from a stream's events while they pass through."""
+
+    @abstractmethod
+    def feed(self, event: SSEEvent) -> str:
+        """Take one event; return the text it adds (for stream observers), '' if none."""
+
+    @abstractmethod
+    def result(self) -> dict[str, Any]:
+        """The response as the non-streaming API would have returned it."""
+
+
+class WireFormat(ABC):
+    name: str
+
+    @abstractmethod
+    def validate(self, body: Any) -> None:
+        """Raise a GatewayError (400) naming the first problem in a request body."""
+
+    @abstractmethod
+    def error_body(self, error: GatewayError) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def session_fallback(self, body: dict[str, Any]) -> str | None:
+        """The agent session id carried in the body when no x-session-id header is sent."""
+
+    @abstractmethod
+    def text_reply(self, model: str, text: str, *, stop_reason: str = "stop") -> dict[str, Any]:
+        """A complete assistant response with only text, made by the gateway itself."""
+
+    @abstractmethod
+    def replay_events(self, response: dict[str, Any], *, include_usage: bool = False) -> list[bytes]:
+        """A complete response as the SSE events of its stream, for answers the gateway gives itself."""
+
+    @abstractmethod
+    def closing_events(self, partial: dict[str, Any]) -> list[bytes]:
+        """Events that end a stream cut short by the gateway (after `partial`, the response so far)."""
+
+    @abstractmethod
+    def stream_error_event(self, error: GatewayError) -> bytes:
+        """An error that happens after the stream started, as this API reports it in-stream."""
+
+    @abstractmethod
+    def is_usage_only(self, event: SSEEvent) -> bool:
+        """A usage event the gateway asked for on the client's behalf (dropped unless requested)."""
+
+    @abstractmethod
+    def accumulator(self) -> StreamAccumulator: ...
+
+    @abstractmethod
+    def usage(self, response: dict[str, Any]) -> Usage: ...
+
+    @abstractmethod
+    def with_zero_usage(self, response: dict[str, Any]) -> dict[str, Any]:
+        """The response with usage reset: nothing reached a provider."""
+
+    @abstractmethod
+    def is_stream_done(self, event: SSEEvent) -> bool: ...

@@ -1,0 +1,225 @@
+"""OpenAI Chat Completions wire format."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from gateway.errors import ErrorKind, GatewayError, bad_request
+from gateway.usage import Usage
+from gateway.wire.base import StreamAccumulator, WireFormat
+from gateway.wire.checks import check_sampling, optional_type, require_list, require_object, require_str
+from gateway.wire.sse import SSEEvent, encode
+
+ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+ERROR_TYPES: dict[ErrorKind, str] = {
+    ErrorKind.INVALID_REQUEST: "invalid_request_error",
+    ErrorKind.AUTHENTICATION: "authentication_error",
+    ErrorKind.PERMISSION: "permission_error",
+    ErrorKind.NOT_FOUND: "invalid_request_error",
+    ErrorKind.TOO_LARGE: "invalid_request_error",
+    ErrorKind.RATE_LIMIT: "rate_limit_error",
+    ErrorKind.UPSTREAM: "api_error",
+    ErrorKind.OVERLOADED: "api_error",
+    ErrorKind.TIMEOUT: "timeout_error",
+    ErrorKind.AGENT_STOPPED: "agent_loop_stopped",
+    ErrorKind.INTERNAL: "server_error",
+}
+
+
+def _check_message(index: int, message: Any) -> dict[str, Any]:
+    where = f"messages[{index}]"
+    if not isinstance(message, dict):
+        raise bad_request(f"{where} must be an object.", param=where)
+    role = message.get("role")
+    if role not in ROLES:
+        raise bad_request(f"{where}.role must be one of {sorted(ROLES)}.", param=f"{where}.role")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str | list):
+        raise bad_request(f"{where}.content must be a string or an array of parts.", param=where)
+    if content is None and role not in {"assistant", "function"}:
+        raise bad_request(f"{where}.content is required for role '{role}'.", param=where)
+    return message
+
+
+def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
+    """Like the OpenAI API: tool calls must be answered by tool messages right after them."""
+    pending: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                raise bad_request(
+                    f"messages[{index}] with role 'tool' must be a response to a preceding message "
+                    f"with 'tool_calls' (tool_call_id {call_id!r} not found).",
+                    param=f"messages[{index}].tool_call_id",
+                )
+            pending.discard(call_id)
+            continue
+        if pending:
+            raise bad_request(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding "
+                f"to each 'tool_call_id'. Missing responses for: {sorted(pending)}.",
+                param=f"messages[{index}]",
+            )
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls is not None:
+            if not isinstance(calls, list):
+                raise bad_request(f"messages[{index}].tool_calls must be an array.", param="tool_calls")
+            pending = {str(c.get("id")) for c in calls if isinstance(c, dict)}
+
+
+class OpenAIChat(WireFormat):
+    name = "openai"
+
+    def validate(self, body: Any) -> None:
+        body = require_object(body)
+        require_str(body, "model")
+        messages = [_check_message(i, m) for i, m in enumerate(require_list(body, "messages"))]
+        check_sampling(body)
+        optional_type(body, "max_tokens", (int,), "an integer")
+        optional_type(body, "max_completion_tokens", (int,), "an integer")
+        optional_type(body, "n", (int,), "an integer")
+        for index, tool in enumerate(body.get("tools") or []):
+            if not isinstance(tool, dict) or not isinstance((tool.get("function") or {}).get("name"), str):
+                raise bad_request(f"tools[{index}] must be {{type: 'function', function: {{name, ...}}}}.")
+        _check_tool_pairing(messages)
+
+    def error_body(self, error: GatewayError) -> dict[str, Any]:
+        return {
+            "error": {
+                "message": error.message,
+                "type": ERROR_TYPES[error.kind],
+                "param": error.param,
+                "code": error.code,
+            }
+        }
+
+    def session_fallback(self, body: dict[str, Any]) -> str | None:
+        value = body.get("prompt_cache_key") or body.get("user")
+        return value if isinstance(value, str) and value else None
+
+    def text_reply(self, model: str, text: str, *, stop_reason: str = "stop") -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-cg-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": stop_reason,
+                }
+            ],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }
+
+    def replay_events(self, response: dict[str, Any], *, include_usage: bool = False) -> list[bytes]:
+        base = {
+            "id": response.get("id", f"chatcmpl-cg-{uuid.uuid4().hex[:24]}"),
+            "object": "chat.completion.chunk",
+            "created": response.get("created", int(time.time())),
+            "model": response.get("model", ""),
+        }
+
+        def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return encode({**base, "choices": [choice]})
+
+        events: list[bytes] = []
+        for choice in response.get("choices", []):
+            index, message = choice.get("index", 0), choice.get("message") or {}
+            events.append(chunk(index, {"role": "assistant", "content": ""}))
+            text = message.get("content") or ""
+            events.extend(chunk(index, {"content": text[i : i + 64]}) for i in range(0, len(text), 64))
+            for position, call in enumerate(message.get("tool_calls") or []):
+                delta = {"tool_calls": [{"index": position, **call}]}
+                events.append(chunk(index, delta))
+            events.append(chunk(index, {}, choice.get("finish_reason") or "stop"))
+        if include_usage:
+            events.append(encode({**base, "choices": [], "usage": response.get("usage")}))
+        events.append(b"data: [DONE]\n\n")
+        return events
+
+    def closing_events(self, partial: dict[str, Any]) -> list[bytes]:
+        chunk = {
+            "id": partial.get("id"),
+            "object": "chat.completion.chunk",
+            "created": partial.get("created"),
+            "model": partial.get("model"),
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+        }
+        return [encode(chunk), b"data: [DONE]\n\n"]
+
+    def stream_error_event(self, error: GatewayError) -> bytes:
+        return encode(self.error_body(error))
+
+    def is_usage_only(self, event: SSEEvent) -> bool:
+        return b'"choices":[]' in event.raw or b'"choices": []' in event.raw
+
+    def accumulator(self) -> StreamAccumulator:
+        return OpenAIStreamAccumulator()
+
+    def usage(self, response: dict[str, Any]) -> Usage:
+        return Usage.from_openai(response.get("usage"))
+
+    def with_zero_usage(self, response: dict[str, Any]) -> dict[str, Any]:
+        return {**response, "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+    def is_stream_done(self, event: SSEEvent) -> bool:
+        return event.data == "[DONE]"
+
+
+class OpenAIStreamAccumulator(StreamAccumulator):
+    def __init__(self) -> None:
+        self.head: dict[str, Any] = {}
+        self.texts: dict[int, list[str]] = {}
+        self.calls: dict[int, dict[int, dict[str, Any]]] = {}
+        self.finish: dict[int, str | None] = {}
+        self.usage: dict[str, Any] | None = None
+
+    def feed(self, event: SSEEvent) -> str:
+        if event.data == "[DONE]":
+            return ""
+        chunk = event.json()
+        if not self.head:
+            self.head = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        added = []
+        for choice in chunk.get("choices") or []:
+            index, delta = choice.get("index", 0), choice.get("delta") or {}
+            if text := delta.get("content"):
+                self.texts.setdefault(index, []).append(text)
+                added.append(text)
+            for call in delta.get("tool_calls") or []:
+                slot = self.calls.setdefault(index, {}).setdefault(
+                    call.get("index", 0), {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+                )
+                slot["id"] = call.get("id") or slot["id"]
+                function = call.get("function") or {}
+                slot["function"]["name"] += function.get("name") or ""
+                slot["function"]["arguments"] += function.get("arguments") or ""
+            if choice.get("finish_reason"):
+                self.finish[index] = choice["finish_reason"]
+            self.texts.setdefault(index, [])
+        return "".join(added)
+
+    def result(self) -> dict[str, Any]:
+        choices = []
+        for index in sorted(self.texts):
+            message: dict[str, Any] = {"role": "assistant", "content": "".join(self.texts[index]) or None}
+            if index in self.calls:
+                message["tool_calls"] = [self.calls[index][i] for i in sorted(self.calls[index])]
+            choices.append(
+                {"index": index, "message": message, "logprobs": None, "finish_reason": self.finish.get(index)}
+            )
+        return {**self.head, "object": "chat.completion", "choices": choices, "usage": self.usage}
+
+
+OPENAI = OpenAIChat()

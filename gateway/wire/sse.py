@@ -1,0 +1,52 @@
+"""Server-sent events: split a byte stream into events, and encode events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    raw: bytes  # the event exactly as received, terminator included, for pass-through
+    event: str | None
+    data: str
+
+    def json(self) -> Any:
+        return orjson.loads(self.data)
+
+
+def parse_event(raw: bytes) -> SSEEvent:
+    event: str | None = None
+    data_lines: list[str] = []
+    for line in raw.decode("utf-8").splitlines():
+        if line.startswith("data:"):
+            data_lines.append(line[5:].lstrip(" "))
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+    return SSEEvent(raw=raw, event=event, data="\n".join(data_lines))
+
+
+async def iter_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SSEEvent]:
+    """Yield complete events; comments and blank keep-alives are skipped."""
+    buffer = b""
+    async for chunk in chunks:
+        buffer += chunk.replace(b"\r\n", b"\n")
+        while (end := buffer.find(b"\n\n")) >= 0:
+            raw, buffer = buffer[: end + 2], buffer[end + 2 :]
+            if raw.strip() and not raw.startswith(b":"):
+                yield parse_event(raw)
+    if buffer.strip() and not buffer.startswith(b":"):
+        yield parse_event(buffer + b"\n\n")
+
+
+def encode(data: Any, event: str | None = None) -> bytes:
+    body = b"data: " + orjson.dumps(data) + b"\n\n"
+    return b"event: " + event.encode() + b"\n" + body if event else body
+
+
+def comment(text: str) -> bytes:
+    return b": " + text.encode() + b"\n\n"

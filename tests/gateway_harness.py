@@ -1,0 +1,82 @@
+"""A real gateway for tests: uvicorn on a loopback port, the simulator mounted in-process, real SDKs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+
+from gateway.app import create_app
+from gateway.config import Settings, hash_key
+from gateway.services import Services
+from tests.servers import free_socket, serve_on_socket
+
+TENANT_KEYS = {"acme": "sk-acme-test", "globex": "sk-globex-test"}
+ADMIN_KEY = "sk-admin-test"
+REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
+
+
+def gateway_settings(path: str = "auto", **overrides: Any) -> dict[str, Any]:
+    """Settings for tests; `path` forces the lean or the LiteLLM upstream path for every model."""
+    models = [
+        {"name": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
+         "path": path, "retries": 2},
+        {"name": "claude-sonnet-4-5", "provider": "anthropic", "model": "claude-sonnet-4-5",
+         "api_base": "embedded-sim", "path": path, "retries": 2},
+        {"name": "flaky", "provider": "openai", "model": "gpt-4.1-mini", "api_base": "embedded-sim",
+         "path": path, "retries": 1, "fallbacks": ["gpt-4o-mini"]},
+        {"name": "slow", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
+         "path": path, "retries": 0, "timeout_s": 1.0},
+    ]
+    base: dict[str, Any] = {
+        "embedded_simulator": True,
+        "models": models,
+        "tenants": [{"name": name, "keys": [hash_key(key)]} for name, key in TENANT_KEYS.items()],
+        "admin_keys": [hash_key(ADMIN_KEY)],
+        "max_body_bytes": 256 * 1024,
+    }
+    return {**base, **overrides}
+
+
+@dataclass
+class RunningGateway:
+    url: str
+    services: Services
+
+    @property
+    def sim_url(self) -> str:
+        return f"{self.url}/sim"
+
+    def openai(self, tenant: str = "acme", **kwargs: Any) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=TENANT_KEYS[tenant], max_retries=0, **kwargs)
+
+    def anthropic(self, tenant: str = "acme", **kwargs: Any) -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=self.url, api_key=TENANT_KEYS[tenant], max_retries=0, **kwargs)
+
+    def reset_sim(self) -> None:
+        httpx.post(f"{self.sim_url}/sim/reset").raise_for_status()
+
+    def queue_faults(self, *faults: str, model: str | None = None) -> None:
+        httpx.post(f"{self.sim_url}/sim/faults", json={"faults": list(faults), "model": model}).raise_for_status()
+
+    def sim_stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = httpx.get(f"{self.sim_url}/sim/stats").json()
+        return stats
+
+    def metrics(self) -> str:
+        return httpx.get(f"{self.url}/metrics").text
+
+
+@contextmanager
+def running_gateway(**settings: Any) -> Iterator[RunningGateway]:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    config = Settings(**{**gateway_settings(), "port": port, **settings})
+    app = create_app(config)
+    with serve_on_socket(app, sock) as url:
+        yield RunningGateway(url=url, services=app.state.services)
