@@ -1,7 +1,14 @@
 """Superstep (Pregel / BSP) agent runtime with a LangGraph-style StateGraph API."""
 
-from agent_runtime.checkpoint import BaseCheckpointer, InMemoryCheckpointer, MemorySaver
-from agent_runtime.engine.context import in_grace_step, interrupt, record_action, report_usage
+from agent_runtime.checkpoint import (
+    BaseCheckpointer,
+    InMemoryCheckpointer,
+    MemorySaver,
+    RedisCheckpointer,
+    SqliteCheckpointer,
+)
+from agent_runtime.engine.context import in_grace_step, interrupt, pending_nudge, record_action, report_usage
+from agent_runtime.engine.guard_rails import GuardEvent, GuardRails
 from agent_runtime.errors import (
     GraphCompileError,
     GraphInterrupt,
@@ -34,6 +41,8 @@ __all__ = [
     "Command",
     "CompiledGraph",
     "GraphCompileError",
+    "GuardEvent",
+    "GuardRails",
     "GraphInterrupt",
     "GraphRecursionError",
     "InMemoryCheckpointer",
@@ -42,10 +51,12 @@ __all__ = [
     "IsLastStep",
     "MemorySaver",
     "Overwrite",
+    "RedisCheckpointer",
     "RemainingSteps",
     "RetryPolicy",
     "RunReport",
     "Send",
+    "SqliteCheckpointer",
     "StateGraph",
     "StateSnapshot",
     "StopReason",
@@ -53,6 +64,7 @@ __all__ = [
     "TopologyError",
     "in_grace_step",
     "interrupt",
+    "pending_nudge",
     "record_action",
     "report_usage",
 ]

@@ -52,6 +52,29 @@ def _return_hint(fn: Callable[..., Any]) -> Any:
         return getattr(target, "__annotations__", {}).get("return")
 
 
+def _code_mentions_command(fn: Callable[..., Any]) -> bool:
+    """True if the function's code refers to a name `Command` (it may route with Command(goto=...)).
+    Callables without inspectable code count as yes: unknown routes only disable checks."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        if "Command" in current.co_names:
+            return True
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+    return False
+
+
+def _command_destinations(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    """Command goto targets of a node: () if it never returns Command, None if unknown."""
+    hint = _return_hint(fn)
+    if hint is not None and _mentions_command(hint):
+        return _literal_targets(hint)
+    return None if _code_mentions_command(fn) else ()
+
+
 def _mentions_command(annotation: Any) -> bool:
     if annotation is Command or get_origin(annotation) is Command:
         return True
@@ -120,13 +143,7 @@ class StateGraph:
         if isinstance(action, CompiledGraph):
             self.nodes[node] = _NodeDef(None, action, defer, retry, ())
             return self
-        if destinations is not None:
-            dests: tuple[str, ...] | None = tuple(destinations)
-        else:
-            hint = _return_hint(action)
-            dests = _literal_targets(hint) if _mentions_command(hint) else ()
-            if dests is None and _mentions_command(hint):
-                dests = None
+        dests = tuple(destinations) if destinations is not None else _command_destinations(action)
         self.nodes[node] = _NodeDef(action, None, defer, retry, dests)
         return self
 
@@ -276,6 +293,8 @@ class StateGraph:
             c for c, ch in channels.items() if isinstance(ch, LastValueAfterFinish | NamedBarrierValueAfterFinish)
         )
         return GraphSpec(
+            step_sensitive=tuple(c for c, ch in channels.items() if ch.STEP_SENSITIVE),
+            consumable=frozenset(c for c, ch in channels.items() if type(ch).consume is not BaseChannel.consume),
             schema=self.schema,
             channels=channels,
             nodes=nodes,

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent_runtime.checkpoint.base import BaseCheckpointer, CheckpointTuple
-from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks
+from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
+from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.loop import Run
-from agent_runtime.engine.spec import INTERRUPT, GraphSpec
-from agent_runtime.engine.tasks import node_writes
+from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
+from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, PregelTask, StateSnapshot
 
@@ -200,42 +200,48 @@ class CompiledGraph:
             raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
         return self.checkpointer
 
-    def _snapshot(self, saved: CheckpointTuple) -> StateSnapshot:
+    def _snapshot(self, saved: CheckpointTuple, *, live: bool) -> StateSnapshot:
+        """`live` (get_state of the latest checkpoint): finished tasks' writes applied and only the
+        tasks still to run in `next`. Otherwise (history): the step as recorded, values at its start."""
         run = self._new_run(None, saved.config, frozenset(), None, None)
         run._load()
+        null_writes = [(c, v) for t, c, v in saved.pending_writes if t == NULL_TASK_ID and c not in RESERVED]
+        if null_writes:
+            apply_writes(self.spec, run.state, [Task.pseudo("__input__", null_writes)])
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
-        interrupts = tuple(i for _, c, v in saved.pending_writes if c == INTERRUPT for i in v)
-        by_task = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
-        errors = {t: v for t, c, v in saved.pending_writes if c == "__error__"}
+        interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
+        errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
         run._reapply_pending(tasks)
-        finished = [t for t in tasks if t.done]
-        if finished:
-            apply_writes(self.spec, run.state, finished)
-            run._view = None
+        shown = tasks
+        if live:
+            finished = [t for t in tasks if t.done]
+            if finished:
+                apply_writes(self.spec, run.state, sort_tasks(finished))
+            shown = [t for t in tasks if not t.done]
+        run._view = None
         return StateSnapshot(
             values=run.output(),
-            next=tuple(t.name for t in tasks if not t.done),
+            next=tuple(t.name for t in shown),
             config=saved.config,
             metadata=saved.metadata,
-            created_at=saved.checkpoint.ts,
+            created_at=iso(saved.checkpoint.ts),
             parent_config=saved.parent_config,
             tasks=tuple(
-                PregelTask(t.id, t.name, by_task.get(t.id, ()), errors.get(t.id))
-                for t in tasks
-                if not t.done
+                PregelTask(t.id, t.name, interrupts.get(t.id, ()), errors.get(t.id), t.writes if t.done else None)
+                for t in shown
             ),
-            interrupts=interrupts,
+            interrupts=tuple(i for t in shown for i in interrupts.get(t.id, ())),
         )
 
     def get_state(self, config: dict[str, Any]) -> StateSnapshot:
         saved = self._require_checkpointer().get_tuple(config)
         if saved is None:
             return StateSnapshot({}, (), config, {}, "", None)
-        return self._snapshot(saved)
+        return self._snapshot(saved, live=not config.get("configurable", {}).get("checkpoint_id"))
 
     def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
         for saved in self._require_checkpointer().list(config, limit=limit):
-            yield self._snapshot(saved)
+            yield self._snapshot(saved, live=False)
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
         """Write `values` as if node `as_node` had returned them (its edges fire too); a new checkpoint."""
@@ -252,8 +258,8 @@ class CompiledGraph:
             writes: list[tuple[str, Any]] = [(START, self.spec.schema.input_dict(values))]
         else:
             task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
-            writes = await node_writes(run, task, values)
-        run.updated = apply_writes(self.spec, run.state, [((INTERRUPT,), node_name, writes)])
+            writes = await node_writes_async(run, task, values)
+        run.updated = apply_writes(self.spec, run.state, [Task.pseudo(node_name, writes, (INTERRUPT,))])
         run._save("update")
         return run._cp_config()
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 START = "__start__"
 END = "__end__"
 
 StreamMode = Literal["values", "updates", "debug"]
+N = TypeVar("N")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Send:
 
 
 @dataclass(frozen=True, slots=True)
-class Command:
+class Command(Generic[N]):
     """Returned by a node (update + routing) or passed to invoke (resume an interrupt)."""
 
     update: Any = None

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.middleware.cors import CORSMiddleware
 
-from gateway.api import admin, health, proxy
+from gateway.api import admin, admin_cache, admin_state, health, proxy
 from gateway.config import Settings, load_settings
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
@@ -46,15 +46,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_api_route("/readyz", health.readyz, methods=["GET"])
     app.add_api_route("/metrics", health.metrics, methods=["GET"])
     app.include_router(admin.router)
+    app.include_router(admin_cache.router)
+    app.include_router(admin_state.router)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_admin_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"error": {"type": "invalid_request_error", "message": str(exc.errors())[:1000]}},
-                            status_code=400)
+        return JSONResponse(
+            {"error": {"type": "invalid_request_error", "message": str(exc.errors())[:1000]}}, status_code=400
+        )
 
     if settings.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
-                           allow_headers=["*"])
+        app.add_middleware(
+            CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"], allow_headers=["*"]
+        )
     if settings.embedded_simulator:
         mount_simulator(app, settings)
     return app

@@ -16,10 +16,12 @@ def serve(args: argparse.Namespace) -> None:
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
-    print(f"cachegate listening on http://{settings.host}:{settings.port} "
-          f"({'config ' + args.config if args.config else 'embedded default'})", file=sys.stderr)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning",
-                access_log=False)
+    print(
+        f"cachegate listening on http://{settings.host}:{settings.port} "
+        f"({'config ' + args.config if args.config else 'embedded default'})",
+        file=sys.stderr,
+    )
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", access_log=False)
 
 
 def sim(args: argparse.Namespace) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ class RequestContext:
     body: dict[str, Any]
     headers: Mapping[str, str]
     services: Services
+    read_body: Callable[[], Awaitable[Any]] | None = None  # the raw JSON body, read after authentication
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     tenant: TenantConfig | None = None
     session_id: str | None = None

@@ -24,7 +24,11 @@ class GatewayMetrics:
             "cachegate_request_seconds", "Total request latency", ["api", "model"], buckets=LATENCY_BUCKETS, registry=r
         )
         self.ttft = Histogram(
-            "cachegate_ttft_seconds", "Time to first streamed byte", ["api", "model"], buckets=LATENCY_BUCKETS, registry=r
+            "cachegate_ttft_seconds",
+            "Time to first streamed byte",
+            ["api", "model"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.overhead = Histogram(
             "cachegate_overhead_seconds",
@@ -34,7 +38,10 @@ class GatewayMetrics:
             registry=r,
         )
         self.upstream_latency = Histogram(
-            "cachegate_upstream_seconds", "Upstream call latency", ["provider", "path"], buckets=LATENCY_BUCKETS,
+            "cachegate_upstream_seconds",
+            "Upstream call latency",
+            ["provider", "path"],
+            buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.upstream_retries = Counter(
@@ -43,23 +50,31 @@ class GatewayMetrics:
         self.tokens = Counter("cachegate_tokens", "Tokens by kind", ["tenant", "model", "kind"], registry=r)
         self.cost = Counter("cachegate_cost_usd", "Spend in USD", ["tenant", "model"], registry=r)
         self.uncached_cost = Counter(
-            "cachegate_cost_without_cache_usd", "What the same tokens would have cost uncached", ["tenant", "model"],
+            "cachegate_cost_without_cache_usd",
+            "What the same tokens would have cost uncached",
+            ["tenant", "model"],
             registry=r,
         )
         # A gauge, not a counter: prompt-cache savings net of write premiums can be negative.
         self.saved = Gauge(
-            "cachegate_saved_usd", "USD saved since start, by source, net of write premiums",
-            ["tenant", "model", "source"], registry=r,
+            "cachegate_saved_usd",
+            "USD saved since start, by source, net of write premiums",
+            ["tenant", "model", "source"],
+            registry=r,
         )
         self.write_premium = Counter(
-            "cachegate_cache_write_premium_usd", "USD paid above the input price for cache writes", ["tenant", "model"],
+            "cachegate_cache_write_premium_usd",
+            "USD paid above the input price for cache writes",
+            ["tenant", "model"],
             registry=r,
         )
         self.stage_failures = Counter(
             "cachegate_stage_failures", "Stages that failed open (request proxied as is)", ["stage"], registry=r
         )
         self.state_fallbacks = Counter(
-            "cachegate_state_fallbacks", "State operations served by the per-replica fallback", ["operation"],
+            "cachegate_state_fallbacks",
+            "State operations served by the per-replica fallback",
+            ["operation"],
             registry=r,
         )
         self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)

@@ -13,7 +13,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.state import StateStore, create_store
 from gateway.upstream.lean import LeanUpstream
 from gateway.upstream.litellm_path import LiteLLMUpstream
-from gateway.upstream.router import Router
+from gateway.upstream.router import Router, UpstreamPath
 
 if TYPE_CHECKING:
     from gateway.pipeline import Pipeline
@@ -55,11 +55,7 @@ def create_services(settings: Settings) -> Services:
     store = create_store(
         settings.redis_url, lambda op: metrics.state_fallbacks.labels(op).inc(), settings.redis_timeout_s
     )
-    http = httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200), timeout=60.0
-    )
-    router = Router(
-        settings, {"lean": LeanUpstream(http), "litellm": LiteLLMUpstream()}, metrics, self_url(settings)
-    )
-    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http,
-                    router=router)
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200), timeout=60.0)
+    paths: dict[str, UpstreamPath] = {"lean": LeanUpstream(http), "litellm": LiteLLMUpstream()}
+    router = Router(settings, paths, metrics, self_url(settings))
+    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http, router=router)

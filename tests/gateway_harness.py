@@ -24,14 +24,40 @@ REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
 def gateway_settings(path: str = "auto", **overrides: Any) -> dict[str, Any]:
     """Settings for tests; `path` forces the lean or the LiteLLM upstream path for every model."""
     models = [
-        {"name": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
-         "path": path, "retries": 2},
-        {"name": "claude-sonnet-4-5", "provider": "anthropic", "model": "claude-sonnet-4-5",
-         "api_base": "embedded-sim", "path": path, "retries": 2},
-        {"name": "flaky", "provider": "openai", "model": "gpt-4.1-mini", "api_base": "embedded-sim",
-         "path": path, "retries": 1, "fallbacks": ["gpt-4o-mini"]},
-        {"name": "slow", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
-         "path": path, "retries": 0, "timeout_s": 1.0},
+        {
+            "name": "gpt-4o-mini",
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "api_base": "embedded-sim",
+            "path": path,
+            "retries": 2,
+        },
+        {
+            "name": "claude-sonnet-4-5",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "api_base": "embedded-sim",
+            "path": path,
+            "retries": 2,
+        },
+        {
+            "name": "flaky",
+            "provider": "openai",
+            "model": "gpt-4.1-mini",
+            "api_base": "embedded-sim",
+            "path": path,
+            "retries": 1,
+            "fallbacks": ["gpt-4o-mini"],
+        },
+        {
+            "name": "slow",
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "api_base": "embedded-sim",
+            "path": path,
+            "retries": 0,
+            "timeout_s": 1.0,
+        },
     ]
     base: dict[str, Any] = {
         "embedded_simulator": True,

@@ -11,6 +11,7 @@ from agent_runtime.errors import InvalidUpdateError
 
 class NamedBarrierValue(BaseChannel):
     __slots__ = ("key", "names", "seen")
+    STEP_SENSITIVE = False
 
     def __init__(self, key: str = "", names: frozenset[str] = frozenset()) -> None:
         self.key = key

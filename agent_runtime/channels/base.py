@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 
 class _Missing:
@@ -25,6 +25,10 @@ class BaseChannel:
     never mutate (LangGraph #8748 aliasing is avoided by construction)."""
 
     __slots__ = ()
+
+    # False when `update([])` can never change the channel, so the barrier's new-step
+    # notification can skip it (unknown channel kinds are notified, to be safe).
+    STEP_SENSITIVE: ClassVar[bool] = True
 
     def new(self) -> Self:
         """An empty channel of the same kind and configuration."""
@@ -51,6 +55,13 @@ class BaseChannel:
     def update(self, values: Sequence[Any]) -> bool:
         """Apply one superstep's writes; True if the channel changed (it then gets a new version)."""
         raise NotImplementedError
+
+    def preview(self, values: Sequence[Any]) -> Any:
+        """The value `update(values)` would produce, without changing this channel (MISSING if empty).
+        Conditional edges see their own task's writes this way."""
+        channel = self.from_checkpoint(self.checkpoint())
+        channel.update(values)
+        return channel.get() if channel.is_available() else MISSING
 
     def consume(self) -> bool:
         """Called when a task triggered by this channel ran; True if the channel changed."""

@@ -11,6 +11,7 @@ from agent_runtime.errors import InvalidUpdateError
 
 class LastValue(BaseChannel):
     __slots__ = ("key", "value")
+    STEP_SENSITIVE = False
 
     def __init__(self, key: str = "") -> None:
         self.key = key
@@ -44,11 +45,17 @@ class LastValue(BaseChannel):
         self.value = values[-1]
         return True
 
+    def preview(self, values: Sequence[Any]) -> Any:
+        if len(values) > 1:
+            self.update(values)  # raises the conflict error
+        return values[-1] if values else self.value
+
 
 class LastValueAfterFinish(BaseChannel):
     """Trigger of a deferred node: armed by writes, available only once the graph went quiet."""
 
     __slots__ = ("finished", "key", "value")
+    STEP_SENSITIVE = False
 
     def __init__(self, key: str = "") -> None:
         self.key = key

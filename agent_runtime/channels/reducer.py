@@ -31,6 +31,7 @@ def _overwrite_value(value: Any) -> tuple[bool, Any]:
 
 class BinaryOperatorAggregate(BaseChannel):
     __slots__ = ("key", "operator", "typ", "value")
+    STEP_SENSITIVE = False
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         self.key = key

@@ -2,5 +2,15 @@
 
 from agent_runtime.checkpoint.base import BaseCheckpointer, Checkpoint, CheckpointTuple
 from agent_runtime.checkpoint.memory import InMemoryCheckpointer, MemorySaver
+from agent_runtime.checkpoint.redis import RedisCheckpointer
+from agent_runtime.checkpoint.sqlite import SqliteCheckpointer
 
-__all__ = ["BaseCheckpointer", "Checkpoint", "CheckpointTuple", "InMemoryCheckpointer", "MemorySaver"]
+__all__ = [
+    "BaseCheckpointer",
+    "Checkpoint",
+    "CheckpointTuple",
+    "InMemoryCheckpointer",
+    "MemorySaver",
+    "RedisCheckpointer",
+    "SqliteCheckpointer",
+]

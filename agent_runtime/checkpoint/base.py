@@ -27,10 +27,17 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
 @dataclass(slots=True)
 class Checkpoint:
+    """One superstep's saved state. After `put`, the saver owns `channel_versions` and
+    `versions_seen` (the engine hands over copies whose inner dicts it never mutates)."""
+
     id: str
-    ts: str
+    ts: float  # epoch seconds (formatted only when read: a superstep is shorter than a strftime)
     channel_values: dict[str, Any]
     channel_versions: dict[str, int]
     versions_seen: dict[str, dict[str, int]]

@@ -17,6 +17,12 @@ from agent_runtime.checkpoint.base import (
 )
 
 _EMPTY = object()  # a channel version whose value is empty (e.g. a cleared trigger)
+_ATOMIC = frozenset({int, float, str, bool, bytes, type(None)})
+
+
+def _copy(value: Any) -> Any:
+    """Deep copy, skipping the common immutable scalars (most trigger and counter values)."""
+    return value if type(value) in _ATOMIC else copy.deepcopy(value)
 
 
 class InMemoryCheckpointer(BaseCheckpointer):
@@ -38,22 +44,22 @@ class InMemoryCheckpointer(BaseCheckpointer):
         parent_id = config["configurable"].get("checkpoint_id")
         values = checkpoint.channel_values
         blobs = {
-            (thread_id, ns, chan, version): copy.deepcopy(values.get(chan, _EMPTY))
+            (thread_id, ns, chan, version): _copy(values[chan]) if chan in values else _EMPTY
             for chan, version in new_versions.items()
         }
         stored = Checkpoint(
             checkpoint.id,
             checkpoint.ts,
             {},
-            dict(checkpoint.channel_versions),
-            {k: dict(v) for k, v in checkpoint.versions_seen.items()},
+            checkpoint.channel_versions,
+            checkpoint.versions_seen,
             checkpoint.updated_channels,
         )
         with self._lock:
             self._blobs.update(blobs)
             self._checkpoints.setdefault((thread_id, ns), {})[checkpoint.id] = (
                 stored,
-                copy.deepcopy(metadata),
+                dict(metadata),
                 parent_id,
             )
         return checkpoint_config(thread_id, ns, checkpoint.id)
@@ -61,7 +67,7 @@ class InMemoryCheckpointer(BaseCheckpointer):
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = (thread_id, ns, config["configurable"]["checkpoint_id"])
-        copied = [(task_id, chan, copy.deepcopy(value)) for chan, value in writes]
+        copied = [(task_id, chan, _copy(value)) for chan, value in writes]
         with self._lock:
             bucket = self._writes.setdefault(key, {})
             for idx, write in enumerate(copied):

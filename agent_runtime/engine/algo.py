@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent_runtime.channels import BaseChannel
@@ -19,43 +19,74 @@ logger = logging.getLogger(__name__)
 PULL = 0
 PUSH = 1
 _EMPTY: tuple[Any, ...] = ()
+_NO_SEEN: dict[str, int] = {}
 
 
 @dataclass(slots=True)
 class ChannelState:
-    """The mutable state of a run: channel values, their versions and what each node has seen."""
+    """The mutable state of a run: channel values, their versions and what each node has seen.
+
+    Inner `seen` dicts are replaced, never mutated, so a checkpoint can share them safely."""
 
     channels: dict[str, BaseChannel]
     versions: dict[str, int]
     seen: dict[str, dict[str, int]]
+    max_version: int = 0
 
-    def snapshot_values(self) -> dict[str, Any]:
-        from agent_runtime.channels import MISSING
-
-        out = {}
-        for key, channel in self.channels.items():
-            value = channel.checkpoint()
-            if value is not MISSING:
-                out[key] = value
-        return out
+    def __post_init__(self) -> None:
+        self.max_version = max(self.versions.values(), default=0)
 
 
-@dataclass(slots=True)
 class Task:
-    name: str
-    id: str
-    node: NodeSpec
-    kind: int  # PULL or PUSH
-    index: int  # Send index for PUSH tasks
-    triggers: tuple[str, ...]
-    input: Any = None  # the Send arg for PUSH tasks; filled lazily for PULL tasks
-    writes: list[tuple[str, Any]] = field(default_factory=list)
-    done: bool = False  # True once the writes are final (ran, or re-applied from a checkpoint)
-    interrupts: tuple[Interrupt, ...] = ()
-    resume: list[Any] = field(default_factory=list)
-    error: BaseException | None = None
-    terminate: Any = None  # a Terminate returned by the node
-    record: Any = None  # lineage record (which tasks triggered this one), for run-time diagnostics
+    """One node run in one superstep (a PULL task triggered by channels, or a PUSH task from a Send)."""
+
+    __slots__ = (
+        "done",
+        "error",
+        "id",
+        "index",
+        "input",
+        "interrupts",
+        "kind",
+        "name",
+        "node",
+        "record",
+        "resume",
+        "terminate",
+        "triggers",
+        "writes",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        id: str,
+        node: NodeSpec | None,
+        kind: int,
+        index: int,
+        triggers: tuple[str, ...],
+        input: Any = None,
+        writes: list[tuple[str, Any]] | None = None,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.node = node
+        self.kind = kind  # PULL or PUSH
+        self.index = index  # Send index for PUSH tasks
+        self.triggers = triggers
+        self.input = input  # the Send argument of a PUSH task
+        self.writes: list[tuple[str, Any]] = writes if writes is not None else []
+        self.done = False  # writes are final (the task ran, or its saved writes were re-applied)
+        self.interrupts: tuple[Interrupt, ...] = ()
+        self.resume: list[Any] = []
+        self.error: BaseException | None = None
+        self.terminate: Any = None  # a Terminate returned by the node
+        self.record: Any = None  # lineage record (which tasks triggered this one)
+
+    @classmethod
+    def pseudo(cls, name: str, writes: list[tuple[str, Any]], triggers: tuple[str, ...] = ()) -> Task:
+        """Writes that do not come from a node run: graph input, update_state, resume commands."""
+        return cls(name, "", None, PULL, 0, triggers, writes=writes)
 
 
 def task_id(checkpoint_id: str, step: int, name: str, kind: int, index: int) -> str:
@@ -109,89 +140,80 @@ def prepare_tasks(
     return tasks
 
 
-def apply_writes(
-    spec: GraphSpec,
-    state: ChannelState,
-    tasks: Sequence[Task] | Sequence[tuple[tuple[str, ...], str, Sequence[tuple[str, Any]]]],
-    *,
-    bump_step: bool | None = None,
-) -> set[str]:
-    """The barrier. `tasks` are Task objects, or (triggers, name, writes) tuples for pseudo-tasks
-    (graph input, update_state, resume commands) which have no triggers and so do not bump the step."""
-    items = _normalise(tasks)
-    if bump_step is None:
-        bump_step = any(triggers for triggers, _, _ in items)
+def apply_writes(spec: GraphSpec, state: ChannelState, tasks: Sequence[Task]) -> set[str]:
+    """The barrier; `tasks` must be in barrier order (`sort_tasks`). Pseudo-tasks without triggers
+    (input, update_state, resume) do not count as a superstep: nothing is cleared or finished."""
     channels = state.channels
     versions = state.versions
-    # 1-3: tasks are sorted by the caller's key; mark the pre-write trigger versions as seen
-    for triggers, name, _ in items:
-        if triggers and triggers[0] != PUSH_TRIGGER:
-            seen = state.seen.get(name)
-            if seen is None:
-                seen = state.seen[name] = {}
-            for chan in triggers:
-                if chan in versions:
-                    seen[chan] = versions[chan]
+    bump_step = False
+    # 1-3: mark the pre-write versions of each task's triggers as seen
+    for task in tasks:
+        triggers = task.triggers
+        if triggers:
+            bump_step = True
+            if triggers[0] != PUSH_TRIGGER:
+                seen = dict(state.seen.get(task.name, _NO_SEEN))
+                for chan in triggers:
+                    if chan in versions:
+                        seen[chan] = versions[chan]
+                state.seen[task.name] = seen
     # 4: one shared new version for everything bumped in this step
-    next_version = (max(versions.values()) if versions else 0) + 1
-    # 5: consume the triggers that fired
-    consumed = {c for triggers, _, _ in items for c in triggers if c not in RESERVED and c in channels}
-    for chan in consumed:
-        if channels[chan].consume():
-            versions[chan] = next_version
+    next_version = state.max_version + 1
+    changed = False
+    # 5: consume the triggers that fired (resets joins, disarms deferred triggers)
+    consumable = spec.consumable
+    if consumable:
+        for chan in {c for task in tasks for c in task.triggers if c in consumable}:
+            if channels[chan].consume():
+                versions[chan] = next_version
+                changed = True
     # 6: group writes by channel, in task order
     grouped: dict[str, list[Any]] = {}
-    for _, name, writes in items:
-        for chan, value in writes:
-            if chan in RESERVED:
-                continue
-            if chan not in channels:
-                logger.warning("Task %s wrote to unknown channel %s, ignoring it", name, chan)
-                continue
+    for task in tasks:
+        for chan, value in task.writes:
             bucket = grouped.get(chan)
-            if bucket is None:
-                grouped[chan] = [value]
-            else:
+            if bucket is not None:
                 bucket.append(value)
+            elif chan in channels:
+                grouped[chan] = [value]
+            elif chan not in RESERVED:
+                logger.warning("Task %s wrote to unknown channel %s, ignoring it", task.name, chan)
     # 7: apply (LastValue raises InvalidUpdateError on 2+ writes)
     updated: set[str] = set()
     for chan, values in grouped.items():
         channel = channels[chan]
         if channel.update(values):
             versions[chan] = next_version
+            changed = True
             if channel.is_available():
                 updated.add(chan)
-    if not bump_step:
-        return updated
-    # 8: new-step notification: ephemeral signals and consumed Sends are cleared
-    for chan, channel in channels.items():
-        if chan not in updated and channel.is_available() and channel.update(_EMPTY):
-            versions[chan] = next_version
-            if channel.is_available():
-                updated.add(chan)
-    # 9: nothing triggers a PULL task next: finish() arms deferred nodes
-    if spec.finishable and updated.isdisjoint(spec.trigger_to_nodes):
-        for chan in spec.finishable:
+    if bump_step:
+        # 8: new-step notification: ephemeral signals and consumed Sends are cleared
+        for chan in spec.step_sensitive:
             channel = channels[chan]
-            if channel.finish():
+            if chan not in updated and channel.is_available() and channel.update(_EMPTY):
                 versions[chan] = next_version
+                changed = True
                 if channel.is_available():
                     updated.add(chan)
+        # 9: nothing triggers a PULL task next: finish() arms deferred nodes
+        if spec.finishable and updated.isdisjoint(spec.trigger_to_nodes):
+            for chan in spec.finishable:
+                channel = channels[chan]
+                if channel.finish():
+                    versions[chan] = next_version
+                    changed = True
+                    if channel.is_available():
+                        updated.add(chan)
+    if changed:
+        state.max_version = next_version
     return updated
 
 
-def _normalise(
-    tasks: Sequence[Task] | Sequence[tuple[tuple[str, ...], str, Sequence[tuple[str, Any]]]],
-) -> list[tuple[tuple[str, ...], str, Sequence[tuple[str, Any]]]]:
-    out: list[tuple[tuple[str, ...], str, Sequence[tuple[str, Any]]]] = []
-    for task in tasks:
-        if isinstance(task, Task):
-            out.append((task.triggers, task.name, task.writes))
-        else:
-            out.append(task)
-    return out
+def _barrier_key(task: Task) -> tuple[int, str, int]:
+    return (task.kind, task.name if task.kind == PULL else "", task.index)
 
 
-def sort_tasks(tasks: Iterable[Task]) -> list[Task]:
+def sort_tasks(tasks: list[Task]) -> list[Task]:
     """Barrier order: PULL tasks by node name, then Send tasks by index (decides reducer order)."""
-    return sorted(tasks, key=lambda t: (t.kind, t.name if t.kind == PULL else "", t.index))
+    return sorted(tasks, key=_barrier_key) if len(tasks) > 1 else tasks

@@ -32,18 +32,21 @@ class StepAction:
     text: str | None = None
 
 
-@dataclass(slots=True)
 class TaskScratch:
-    task: Task
-    step: int
-    stop: int
-    checkpointing: bool
-    resume: ResumeSource
-    grace: bool = False
-    counter: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    actions: list[StepAction] = field(default_factory=list)
+    """What a running node can reach through `interrupt()`, `report_usage()`, `record_action()`."""
+
+    __slots__ = ("actions", "checkpointing", "cost", "counter", "grace", "guard", "resume", "task", "tokens")
+
+    def __init__(self, task: Task, checkpointing: bool, resume: ResumeSource, grace: bool, guard: Any) -> None:
+        self.task = task
+        self.guard = guard  # the run's GuardSession, or None
+        self.checkpointing = checkpointing
+        self.resume = resume
+        self.grace = grace
+        self.counter = 0  # interrupt() calls so far in this attempt
+        self.tokens = 0
+        self.cost = 0.0
+        self.actions: list[StepAction] = []
 
 
 _CURRENT: ContextVar[TaskScratch | None] = ContextVar("agent_runtime_task", default=None)
@@ -103,6 +106,13 @@ def report_usage(tokens: int = 0, cost: float = 0.0) -> None:
 def record_action(tool: str, args: Any, result: Any, *, error: bool = False, text: str | None = None) -> None:
     """Report a tool call (or other action) and its result for loop detection at the barrier."""
     current().actions.append(StepAction(tool, args, result, error, text))
+
+
+def pending_nudge() -> str | None:
+    """The guard's nudge for the model (a possible loop was detected), once; None otherwise.
+    An agent node appends it to the conversation before its next LLM call."""
+    scratch = current()
+    return None if scratch.guard is None else scratch.guard.take_nudge()  # type: ignore[no-any-return]
 
 
 def in_grace_step() -> bool:

@@ -112,7 +112,7 @@ class Lineage:
             self.last_run[task.name] = record
 
     def _check(self, first: Record, second: Record) -> None:
-        if id(first) in _ancestors(second, first.step):
+        if first in second.parents or id(first) in _ancestors(second, first.step):
             return  # a loop: the second run descends from the first
         first_line = _ancestors(first, 0)
         stack, visited = [second], set()

@@ -75,7 +75,9 @@ class Run:
         self._managed = self.spec.schema.managed
         self._pending_writes: list[tuple[str, str, Any]] = []
         self._saved_versions: dict[str, int] = {}
-        self._step_index = 0
+        self._tasks: list[Task] = []
+        self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
+        self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
 
     # -- reading state ----------------------------------------------------------------------------
     def step_view(self) -> dict[str, Any]:
@@ -99,13 +101,12 @@ class Run:
     def task_input(self, task: Task) -> Any:
         if task.kind:  # PUSH: the Send argument is the whole input
             return task.input
-        if task.node.fn is None:
+        if task.node.fn is None:  # type: ignore[union-attr]
             return self.state.channels[START].get()
         values = dict(self.step_view())
         if self._managed:
             self._with_managed(values)
-        schema = self.spec.schema
-        return schema.coerce(values) if schema.coerces else values
+        return self._coerce(values) if self._coerce is not None else values
 
     def local_state(self, own: Sequence[tuple[str, Any]], result: Any) -> Any:
         """What a conditional edge sees: the pre-step state plus only this task's own writes."""
@@ -114,12 +115,11 @@ class Run:
             grouped: dict[str, list[Any]] = {}
             for key, value in own:
                 grouped.setdefault(key, []).append(value)
+            channels = self.state.channels
             for key, values in grouped.items():
-                original = self.state.channels[key]
-                channel = original.from_checkpoint(original.checkpoint())
-                channel.update(values)
-                if channel.is_available():
-                    state[key] = channel.get()
+                value = channels[key].preview(values)
+                if value is not MISSING:
+                    state[key] = value
         if isinstance(result, dict):
             for key, value in result.items():
                 state.setdefault(key, value)
@@ -203,15 +203,16 @@ class Run:
         if command is not None:
             if command.resume is not None:
                 self._set_resume(command.resume)
-            writes, gotos = state_updates(self.spec.schema, command.update, Task("", "", self.spec.nodes[START], 0, 0, ()))
+            writes, gotos = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
             new_writes = writes + (route(self, START, gotos) if gotos else [])
             if new_writes and self.checkpointer is not None:
                 self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
             null_writes += new_writes
         if null_writes:
-            apply_writes(self.spec, state, [((), "__input__", null_writes)])
+            apply_writes(self.spec, state, [Task.pseudo("__input__", null_writes)])
         state.seen[INTERRUPT] = dict(state.versions)
-        self._emit("values", self.output())
+        if "values" in self.modes:
+            self._emit("values", self.output())
 
     def _set_resume(self, resume: Any) -> None:
         pending = [i for t, c, v in self._pending_writes if c == INTERRUPT for i in v]
@@ -239,7 +240,7 @@ class Run:
             for task in discarded:
                 task.writes = []
         self.updated = apply_writes(
-            self.spec, self.state, [*discarded, ((), "__input__", [(START, {k: data[k] for k in data if k in schema.keys})])]
+            self.spec, self.state, [*discarded, Task.pseudo("__input__", [(START, {k: data[k] for k in data if k in schema.keys})])]
         )
         self._pending_writes = []
         self._save("input")
@@ -247,9 +248,16 @@ class Run:
 
     # -- checkpoints ------------------------------------------------------------------------------------
     def _cp_config(self) -> dict[str, Any]:
-        return checkpoint_config(self.thread_id, self.ns, self.checkpoint_id) if self.checkpoint_id else {
-            "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
-        }
+        """Config naming the current checkpoint (the parent of the next one)."""
+        cached = self._cp_config_cache
+        if cached is None or cached[0] != self.checkpoint_id:
+            config = (
+                checkpoint_config(self.thread_id, self.ns, self.checkpoint_id)
+                if self.checkpoint_id
+                else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+            )
+            cached = self._cp_config_cache = (self.checkpoint_id, config)
+        return cached[1]
 
     def _save(self, source: str) -> None:
         if self.checkpointer is None or (self.durability == "exit" and source != "exit"):
@@ -262,22 +270,24 @@ class Run:
             snapshot = state.channels[chan].checkpoint()
             if snapshot is not MISSING:
                 values[chan] = snapshot
+        versions = dict(state.versions)
         checkpoint = Checkpoint(
             new_checkpoint_id(),
-            now_iso(),
+            time.time(),
             values,
-            state.versions,
-            state.seen,
-            None if self.updated is None else tuple(sorted(self.updated)),
+            versions,
+            dict(state.seen),
+            None if self.updated is None else tuple(self.updated),
         )
         step = self.step - 1 if source == "exit" else self.step
         metadata = {"source": "loop" if source == "exit" else source, "step": step, "parents": {}}
         self.checkpointer.put(self._cp_config(), checkpoint, metadata, new_versions)
         self.checkpoint_id = checkpoint.id
-        self._saved_versions = dict(state.versions)
-        self._debug("checkpoint", {"id": checkpoint.id, "source": metadata["source"], "values": self.output()})
+        self._saved_versions = versions
+        if "debug" in self.modes:
+            self._debug("checkpoint", {"id": checkpoint.id, "source": metadata["source"], "values": self.output()})
 
-    def _commit(self, task: Task) -> None:
+    def commit(self, task: Task) -> None:
         """Persist a finished task's writes at once, so a resume after a crash skips it."""
         if self.checkpointer is None or self.durability == "exit":
             return
@@ -313,8 +323,8 @@ class Run:
     async def _run_tasks(self, tasks: list[Task]) -> list[context.TaskScratch]:
         todo = [t for t in tasks if not t.done]
         if len(todo) == 1:
-            return [await self._run_one(todo[0], inline=True)]
-        futures = [asyncio.ensure_future(self._run_one(t)) for t in todo]
+            return [await execute(self, todo[0], inline=True)]
+        futures = [asyncio.ensure_future(execute(self, t)) for t in todo]
         try:
             return list(await asyncio.gather(*futures))
         except BaseException:
@@ -322,15 +332,6 @@ class Run:
                 future.cancel()
             await asyncio.gather(*futures, return_exceptions=True)
             raise
-
-    async def _run_one(self, task: Task, inline: bool = False) -> context.TaskScratch:
-        try:
-            scratch = await execute(self, task, inline)
-        except Exception:
-            self._commit(task)
-            raise
-        self._commit(task)
-        return scratch
 
     def _should_break(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         state = self.state
@@ -364,7 +365,13 @@ class Run:
                 if self.guard is not None and self.guard.before_step(tasks):
                     break
                 self.lineage.tasks_started(self.step, tasks, self.state)
-                self._debug("task", [{"id": t.id, "name": t.name} for t in tasks if not t.node.hidden])
+                if "debug" in self.modes:
+                    for t in tasks:
+                        if not t.node.hidden:
+                            self._debug("task", {"id": t.id, "name": t.name, "triggers": t.triggers})
+                for event in self._drain():
+                    yield event
+                self._tasks = tasks
                 scratches = await self._run_tasks(tasks)
                 for event in self._drain():
                     yield event
@@ -405,12 +412,15 @@ class Run:
             if not task.node.hidden and "updates" in self.modes:
                 updates = {k: v for k, v in task.writes if k in self.spec.schema.keys}
                 self._emit("updates", {task.name: updates or None})
+        before = self.step_view()
         self.updated = apply_writes(self.spec, self.state, ordered)
         self._view = None
         self.lineage.writes_applied(ordered)
-        self.report.steps.append((self.step, tuple(t.name for t in ordered if not t.node.hidden)))
+        names = tuple(t.name for t in ordered if not t.node.hidden)
+        if names:
+            self.report.steps.append((self.step, names))
         if self.guard is not None:
-            self.guard.after_step(ordered, scratches)
+            self.guard.after_step(ordered, scratches, before)
         else:
             for scratch in scratches:
                 self.report.tokens += scratch.tokens
@@ -420,12 +430,13 @@ class Run:
                 self.terminate_status = task.terminate.status
                 self.report.message = task.terminate.message
                 self.status = "terminated"
-        if not self.updated.isdisjoint(self.spec.schema.keys):
+        if "values" in self.modes and not self.updated.isdisjoint(self.spec.schema.keys):
             self._emit("values", self.output())
         self._save("loop")
-        self._debug(
-            "task_result", [{"id": t.id, "name": t.name, "writes": t.writes} for t in ordered if not t.node.hidden]
-        )
+        if "debug" in self.modes:
+            for t in ordered:
+                if not t.node.hidden:
+                    self._debug("task_result", {"id": t.id, "name": t.name, "result": t.writes})
 
     def _finish(self) -> None:
         report = self.report
@@ -444,6 +455,12 @@ class Run:
             self._emit("updates", {INTERRUPT: tuple(self.interrupts)})
             if self.interrupts:
                 self._emit("values", {**self.output(), INTERRUPT: list(self.interrupts)})
+                # like LangGraph: one last "values" with the finished siblings' writes applied (not saved)
+                if any(t.writes for t in self._tasks) and not apply_writes(
+                    self.spec, self.state, sort_tasks(self._tasks)
+                ).isdisjoint(self.spec.schema.keys):
+                    self._view = None
+                    self._emit("values", self.output())
         elif self.status == "guard":
             pass  # the guard set the stop reason
         elif self.status == "out_of_steps":

@@ -76,10 +76,14 @@ class NodeSpec:
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown
+    async_branches: bool = False  # derived: any conditional edge has an async path function
 
     @property
     def hidden(self) -> bool:
         return self.fn is None
+
+    def __post_init__(self) -> None:
+        self.async_branches = any(b.is_async for b in self.branches)
 
 
 @dataclass
@@ -90,6 +94,8 @@ class GraphSpec:
     trigger_to_nodes: dict[str, tuple[str, ...]]
     finishable: tuple[str, ...]
     joins: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict)
+    step_sensitive: tuple[str, ...] = ()  # channels the new-step notification may change
+    consumable: frozenset[str] = frozenset()  # channels whose consume() does something
     # the builder's edges, kept for diagnostics: (source, target)
     edges: frozenset[tuple[str, str]] = frozenset()
     waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()

@@ -31,42 +31,48 @@ def _call_sync(scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple
         context.leave(token)
 
 
-async def _call_node(run: Run, task: Task, scratch: context.TaskScratch, inline: bool) -> Any:
-    node = task.node
-    arg = run.task_input(task)
-    if node.fn is None:  # the hidden __start__ task maps the graph input
-        return arg
-    if node.subgraph is not None:
-        return await node.subgraph.ainvoke(arg, config=run.child_config(task))
-    args = (arg, run.node_config(task)) if node.takes_config else (arg,)
-    if node.is_async:
-        token = context.enter(scratch)
-        try:
-            return await node.fn(*args)
-        finally:
-            context.leave(token)
-    if inline:
-        return _call_sync(scratch, node.fn, args)
-    return await asyncio.get_running_loop().run_in_executor(run.executor, _call_sync, scratch, node.fn, args)
-
-
 async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
-    """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set)."""
+    """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
+    commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
+    node = task.node
+    assert node is not None
     attempts = 0
     while True:
-        scratch = context.TaskScratch(task, run.step, run.stop, run.checkpointing, run.resume_source, run.grace)
+        scratch = context.TaskScratch(task, run.checkpointing, run.resume_source, run.grace, run.guard)
         try:
-            result = await _call_node(run, task, scratch, inline)
-            writes = await node_writes(run, task, result)
+            arg = run.task_input(task)
+            if node.fn is None:  # the hidden __start__ task maps the graph input
+                result = arg
+            elif node.subgraph is not None:
+                result = await node.subgraph.ainvoke(arg, config=run.child_config(task))
+            else:
+                args = (arg, run.node_config(task)) if node.takes_config else (arg,)
+                if node.is_async:
+                    token = context.enter(scratch)
+                    try:
+                        result = await node.fn(*args)
+                    finally:
+                        context.leave(token)
+                elif inline:
+                    result = _call_sync(scratch, node.fn, args)
+                else:
+                    loop = asyncio.get_running_loop()
+                    result = await loop.run_in_executor(run.executor, _call_sync, scratch, node.fn, args)
+            if node.async_branches:
+                writes = await node_writes_async(run, task, result)
+            else:
+                writes = node_writes(run, task, result)
         except GraphInterrupt as exc:
             task.interrupts = exc.interrupts
             task.writes = [(RESUME, list(task.resume))] if task.resume else []
+            run.commit(task)
             return scratch
         except Exception as exc:
-            policy = next((p for p in task.node.retry if p.matches(exc)), None)
+            policy = next((p for p in node.retry if p.matches(exc)), None)
             attempts += 1
             if policy is None or attempts >= policy.max_attempts:
                 task.error = exc
+                run.commit(task)
                 raise
             run.report.retries += 1
             await asyncio.sleep(policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0))
@@ -75,6 +81,7 @@ async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScr
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
+        run.commit(task)
         return scratch
 
 
@@ -135,24 +142,41 @@ def route(run: Run, source: str, results: Any, path_map: Mapping[Hashable, str] 
     return writes
 
 
-async def _branch_writes(run: Run, task: Task, branch: Branch, own: Writes, result: Any) -> Writes:
-    state = run.local_state(own, result)
-    out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
-    if branch.is_async:
-        out = await out
-    return route(run, task.name, out, branch.path_map)
-
-
-async def node_writes(run: Run, task: Task, result: Any) -> Writes:
+def _base_writes(run: Run, task: Task, result: Any) -> tuple[Writes, Writes]:
+    """(all writes but the conditional edges', the state updates alone)."""
     node = task.node
+    assert node is not None
     updates, gotos = state_updates(run.spec.schema, result, task)
     writes = list(updates)
     if gotos:
         writes.extend(route(run, task.name, gotos))
     writes.extend(node.static_writes)
-    for branch in node.branches:
-        writes.extend(await _branch_writes(run, task, branch, updates, result))
+    return writes, updates
+
+
+def _finish_writes(run: Run, writes: Writes) -> Writes:
     if run.grace:
         # the grace step may only finish: routing to further work is dropped
-        writes = [(c, v) for c, v in writes if c in run.spec.schema.keys]
+        return [(c, v) for c, v in writes if c in run.spec.schema.keys]
     return writes
+
+
+def node_writes(run: Run, task: Task, result: Any) -> Writes:
+    writes, updates = _base_writes(run, task, result)
+    for branch in task.node.branches:  # type: ignore[union-attr]
+        state = run.local_state(updates, result)
+        out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
+        writes.extend(route(run, task.name, out, branch.path_map))
+    return _finish_writes(run, writes)
+
+
+async def node_writes_async(run: Run, task: Task, result: Any) -> Writes:
+    """Same as `node_writes`, for nodes with at least one async path function."""
+    writes, updates = _base_writes(run, task, result)
+    for branch in task.node.branches:  # type: ignore[union-attr]
+        state = run.local_state(updates, result)
+        out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
+        if branch.is_async:
+            out = await out
+        writes.extend(route(run, task.name, out, branch.path_map))
+    return _finish_writes(run, writes)

@@ -25,7 +25,7 @@ Once tripped, ``feed`` keeps returning the same detection until ``reset()``.
 from __future__ import annotations
 
 import re
-from collections import deque
+from itertools import pairwise
 
 from .detection import Detection, StopReason
 
@@ -70,13 +70,13 @@ class ChantDetector:
         self._text = ""  # tracked prose, self._base is the stream offset of its first character
         self._base = 0
         self._next = 0  # next window start (relative to self._base) to examine
-        self._seen: dict[str, deque[int]] = {}
+        self._seen: dict[str, list[int]] = {}
 
     def feed(self, delta: str) -> Detection | None:
         """Add the next piece of streamed text; returns a detection once the stream chants."""
         if self.detection is not None:
             return self.detection
-        for part in _LINE_PARTS.split(delta):
+        for part in _LINE_PARTS.split(delta) if "\n" in delta else (delta,):
             if part:
                 self._feed_line_part(part)
                 self._offset += len(part)
@@ -115,30 +115,36 @@ class ChantDetector:
         if not self._text:
             self._base = end - len(text)
         self._text += text
-        size = self.chunk_size
-        while self._next + size <= len(self._text) and self.detection is None:
-            self._check(self._text[self._next : self._next + size], self._next)
-            self._next += 1
-        if len(self._text) > 2 * self._keep:
+        text, size, seen = self._text, self.chunk_size, self._seen
+        # The hot loop (one pass per streamed character): a new window is only remembered.
+        for position in range(self._next, len(text) - size + 1):
+            chunk = text[position : position + size]
+            positions = seen.get(chunk)
+            if positions is None:
+                seen[chunk] = [position]
+            elif self._repeats(chunk, positions, position):
+                break
+        self._next = max(self._next, len(text) - size + 1)
+        if len(text) > 2 * self._keep:
             self._trim()
 
-    def _check(self, chunk: str, position: int) -> None:
-        positions = self._seen.get(chunk)
-        if positions is None:
-            self._seen[chunk] = deque([position], maxlen=self.threshold)
-            return
+    def _repeats(self, chunk: str, positions: list[int], position: int) -> bool:
+        """Record another occurrence of ``chunk``; trips the detector when it is chanting."""
         positions.append(position)
+        if len(positions) > self.threshold:
+            del positions[0]
         if len(positions) < self.threshold:
-            return
+            return False
         first, last = positions[0], positions[-1]
         if (last - first) / (self.threshold - 1) > self.max_mean_gap:
-            return
-        gaps = {self._text[a:b] for a, b in zip(positions, list(positions)[1:], strict=False)}
+            return False
+        gaps = {self._text[a:b] for a, b in pairwise(positions)}
         if len(gaps) > self.max_distinct_gaps:
-            return
+            return False
         span = last - first
         detail = f'the text "{chunk.strip()}" repeated {len(positions)} times within {span} characters'
         self.detection = Detection(StopReason.LOOP, "chanting", detail, len(positions), self._base + first)
+        return True
 
     def _trim(self) -> None:
         """Drop tracked text older than any window that could still trip (bounded memory)."""
@@ -146,9 +152,9 @@ class ChantDetector:
         self._text = self._text[cut:]
         self._base += cut
         self._next -= cut
-        trimmed: dict[str, deque[int]] = {}
+        trimmed: dict[str, list[int]] = {}
         for chunk, positions in self._seen.items():
             kept = [p - cut for p in positions if p >= cut]
             if kept:
-                trimmed[chunk] = deque(kept, maxlen=self.threshold)
+                trimmed[chunk] = kept
         self._seen = trimmed

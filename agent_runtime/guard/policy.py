@@ -101,9 +101,9 @@ class GuardPolicy:
 
     @property
     def lookback_steps(self) -> int:
-        """How many trailing steps decide: ``evaluate`` on ``steps[-n:]`` trips exactly when on ``steps``.
-
-        Counts in details (and the consecutive-error limit beyond this) may be capped by such a slice.
+        """How many trailing tool calls decide: a tail of ``steps`` holding this many tool calls (plus
+        the text steps between them) trips exactly like the whole sequence; only the counts reported in
+        details may be capped by the slice.
         """
         t = self.thresholds
         needs = [
@@ -246,4 +246,3 @@ def evaluate(
         steps, policy.thresholds
     )
     return escalate(detection, strikes, here, policy)
-

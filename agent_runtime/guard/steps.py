@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 _SUMMARY_CHARS = 80
+_EDGE_CHARS = 512
 
 
 class StepKind(StrEnum):
@@ -147,16 +148,17 @@ _ERROR_PREFIX = re.compile(
 
 def looks_like_error(text: str) -> bool:
     """Whether a tool result with no explicit error flag reports a failure (heuristic in module doc)."""
-    stripped = text.strip()
-    if not stripped:
+    # Only the first and last lines matter: look at bounded ends, outputs can be megabytes.
+    head = text[:_EDGE_CHARS].lstrip()
+    if not head:
         return False
-    first, _, rest = stripped.partition("\n")
-    last = rest.rsplit("\n", 1)[-1] if rest else ""
+    first = head.split("\n", 1)[0]
+    last = text[-_EDGE_CHARS:].rstrip().rsplit("\n", 1)[-1]
     for line in (first, last):
         match = _EXIT_CODE.search(line)
         if match:
             return int(next(group for group in match.groups() if group is not None)) != 0
-    return _ERROR_PREFIX.match(stripped) is not None
+    return _ERROR_PREFIX.match(head) is not None
 
 
 def _args_text(args: str | Mapping[str, Any] | None) -> tuple[str, bool]:

@@ -21,10 +21,11 @@ def require_admin(request: Request) -> Services:
 
 
 router = APIRouter(prefix="/admin", tags=["admin"])
+AdminServices = Depends(require_admin)
 
 
 @router.get("/config")
-async def config_summary(services: Services = Depends(require_admin)) -> dict[str, object]:
+async def config_summary(services: Services = AdminServices) -> dict[str, object]:
     """The routing and policy in force, without keys or key hashes."""
     settings = services.settings
     return {

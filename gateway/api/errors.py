@@ -10,11 +10,13 @@ from gateway.metrics import GatewayMetrics
 from gateway.wire import WireFormat
 
 
-def error_response(wire: WireFormat, error: GatewayError, metrics: GatewayMetrics,
-                   headers: dict[str, str] | None = None) -> Response:
+def error_response(
+    wire: WireFormat, error: GatewayError, metrics: GatewayMetrics, headers: dict[str, str] | None = None
+) -> Response:
     metrics.errors.labels(wire.name, error.kind.value).inc()
     out = dict(headers or {})
     if error.retry_after is not None:
         out["retry-after"] = str(int(error.retry_after + 0.999))
-    return Response(orjson.dumps(wire.error_body(error)), status_code=error.status,
-                    media_type="application/json", headers=out)
+    return Response(
+        orjson.dumps(wire.error_body(error)), status_code=error.status, media_type="application/json", headers=out
+    )

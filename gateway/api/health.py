@@ -21,8 +21,9 @@ async def readyz(request: Request) -> Response:
     if services.settings.redis_url:
         checks["redis"] = "ok" if await services.store.ping() else "unreachable"
     ready = all(v == "ok" for v in checks.values())
-    return JSONResponse({"status": "ready" if ready else "degraded", "checks": checks},
-                        status_code=200 if ready else 503)
+    return JSONResponse(
+        {"status": "ready" if ready else "degraded", "checks": checks}, status_code=200 if ready else 503
+    )
 
 
 async def metrics(request: Request) -> Response:
@@ -34,10 +35,23 @@ async def models(request: Request) -> Response:
     services: Services = request.app.state.services
     created = int(time.time())
     data = [
-        {"id": m.name, "object": "model", "created": created, "owned_by": m.provider,
-         "type": "model", "display_name": m.name, "created_at": "1970-01-01T00:00:00Z"}
+        {
+            "id": m.name,
+            "object": "model",
+            "created": created,
+            "owned_by": m.provider,
+            "type": "model",
+            "display_name": m.name,
+            "created_at": "1970-01-01T00:00:00Z",
+        }
         for m in services.settings.models
     ]
-    return JSONResponse({"object": "list", "data": data, "has_more": False,
-                         "first_id": data[0]["id"] if data else None,
-                         "last_id": data[-1]["id"] if data else None})
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": data,
+            "has_more": False,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
+    )

@@ -38,30 +38,35 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
     streaming = False
     ctx: RequestContext | None = None
     try:
-        body = await read_json(request, services.settings.max_body_bytes)
-        wire.validate(body)
-        ctx = RequestContext(wire=wire, body=body, headers=request.headers, services=services)
+        ctx = RequestContext(
+            wire=wire,
+            body={},
+            headers=request.headers,
+            services=services,
+            read_body=lambda: read_json(request, services.settings.max_body_bytes),
+        )
         await services.pipeline.run_request(ctx)
         assert ctx.reply is not None
         if ctx.reply.events is not None:
             streaming = True
-            return StreamingResponse(relay(ctx), media_type="text/event-stream",
-                                     headers={**SSE_HEADERS, **ctx.response_headers})
+            return StreamingResponse(
+                relay(ctx), media_type="text/event-stream", headers={**SSE_HEADERS, **ctx.response_headers}
+            )
         ctx.response_body = ctx.reply.body
         await services.pipeline.run_response(ctx)
         assert ctx.response_body is not None
         if ctx.stream:
             events = wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx))
-            return StreamingResponse(_iterate(events), media_type="text/event-stream",
-                                     headers={**SSE_HEADERS, **ctx.response_headers})
-        return Response(orjson.dumps(ctx.response_body), media_type="application/json",
-                        headers=ctx.response_headers)
+            return StreamingResponse(
+                _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **ctx.response_headers}
+            )
+        return Response(orjson.dumps(ctx.response_body), media_type="application/json", headers=ctx.response_headers)
     except GatewayError as error:
         return error_response(wire, error, services.metrics, ctx.response_headers if ctx else None)
     except Exception:
         log.exception("unexpected error while proxying")
-        error = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
-        return error_response(wire, error, services.metrics)
+        internal = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
+        return error_response(wire, internal, services.metrics)
     finally:
         if not streaming:
             services.metrics.in_flight.dec()
@@ -99,8 +104,9 @@ async def relay(ctx: RequestContext) -> AsyncIterator[bytes]:
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
         yield comment("cachegate " + orjson.dumps(ctx.response_headers).decode())
-    except UpstreamError as exc:
-        error = exc.to_gateway_error()
+    except (UpstreamError, ValueError) as exc:  # ValueError: a malformed event from the provider
+        upstream = exc if isinstance(exc, UpstreamError) else UpstreamError(502, "the provider sent a malformed stream")
+        error = upstream.to_gateway_error()
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
         yield wire.stream_error_event(error)
     finally:

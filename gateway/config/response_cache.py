@@ -1,9 +1,43 @@
-"""Response cache policy, exact and semantic tiers (stage: gateway/stages/response_cache.py)."""
+"""Response cache policy, exact and semantic tiers (stage: gateway/stages/response_cache.py).
+
+Defaults: the exact tier serves any request that does not opt out; the semantic tier only serves
+requests where a near-duplicate answer is what a caller expects — explicit temperature 0 (an omitted
+temperature is the provider default 1), no tool results in the conversation, text-only last user turn.
+Per-model (`models[].policy.response_cache`) and per-tenant (`tenants[].policy.response_cache`) overrides
+use the same fields. `max_entries` and `sync_log_max_len` size shared structures, so only the global
+policy's values count.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+DEFAULT_SIMILARITY_THRESHOLD = 0.9
 
 
 class ResponseCacheConfig(BaseModel):
     enabled: bool = True
+    exact: bool = Field(default=True, description="Serve byte-identical canonical requests")
+    semantic: bool = Field(default=True, description="Serve near-duplicate last user turns (when eligible)")
+    ttl_s: float = Field(default=3600.0, gt=0, description="Entry lifetime unless x-cachegate-cache-ttl says less")
+    max_ttl_s: float = Field(default=86400.0, gt=0, description="Cap on a caller-requested TTL")
+    namespace: str = Field(default="default", description="Namespace when no x-cachegate-cache-namespace")
+    similarity_threshold: float = Field(
+        default=DEFAULT_SIMILARITY_THRESHOLD, ge=0, le=1, description="Minimum cosine for a semantic candidate"
+    )
+    verify: bool = Field(default=True, description="Check numbers/negations/entities/identifiers agree")
+    semantic_max_temperature: float = Field(
+        default=0.0, ge=0, description="Above it, semantic hits need the caller's opt-in"
+    )
+    allow_opt_in: bool = Field(default=True, description="Honour x-cachegate-cache-semantic: on")
+    semantic_with_tool_results: bool = Field(
+        default=False, description="Semantic hits for requests carrying tool results"
+    )
+    cache_tool_calls: bool = Field(default=False, description="Store answers that call tools")
+    max_prompt_chars: int = Field(default=4000, gt=0, description="Longer last user turns skip the semantic tier")
+    max_response_bytes: int = Field(default=1_000_000, gt=0, description="Larger answers are not stored")
+    embed_timeout_s: float = Field(default=0.5, gt=0, description="Embedding slower than this is a miss")
+    max_entries: int = Field(default=100_000, gt=0, description="Stored entries before the oldest are evicted")
+    sync_log_max_len: int = Field(
+        default=100_000, gt=0, description="Index-sync log length in Redis; a replica further behind reloads"
+    )

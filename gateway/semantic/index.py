@@ -34,7 +34,6 @@ DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_IVF_MIN_SIZE = 4096
 DEFAULT_NPROBE = 4
 DEFAULT_REDUCED_DIM = 64
-DEFAULT_RERANK = 8
 _KMEANS_ITERATIONS = 8
 _KMEANS_SAMPLE_PER_CELL = 32
 _MIN_CELL_SIZE = 16
@@ -43,26 +42,20 @@ Match = tuple[str, float]
 
 
 class _Block:
-    """A growable matrix of rows plus the entry id of each row.
+    """A growable matrix of rows plus the entry id of each row."""
 
-    In an IVF scope a row is the full vector followed by its reduced projection, so that both move
-    together on swap-delete.
-    """
-
-    def __init__(self, width: int, capacity: int = 16) -> None:
-        self.rows = np.empty((capacity, width), dtype=np.float32)
+    def __init__(self, dim: int, capacity: int = 16) -> None:
+        self.vectors = np.empty((capacity, dim), dtype=np.float32)
         self.ids: list[str] = []
 
     @property
     def size(self) -> int:
         return len(self.ids)
 
-    def append(self, entry_id: str, row: np.ndarray) -> int:
-        if self.size == len(self.rows):
-            grown = np.empty((2 * len(self.rows), self.rows.shape[1]), dtype=np.float32)
-            grown[: self.size] = self.rows[: self.size]
-            self.rows = grown
-        self.rows[self.size] = row
+    def append(self, entry_id: str, vector: np.ndarray) -> int:
+        if self.size == len(self.vectors):
+            self._resize(2 * len(self.vectors))
+        self.vectors[self.size] = vector
         self.ids.append(entry_id)
         return self.size - 1
 
@@ -71,12 +64,17 @@ class _Block:
         last = self.size - 1
         moved = None
         if row != last:
-            self.rows[row] = self.rows[last]
+            self.vectors[row] = self.vectors[last]
             moved = self.ids[row] = self.ids[last]
         self.ids.pop()
-        if 4 * self.size < len(self.rows) and len(self.rows) > 16:  # give memory back
-            self.rows = self.rows[: 2 * max(self.size, 8)].copy()
+        if 4 * self.size < len(self.vectors) and len(self.vectors) > 16:  # give memory back
+            self._resize(2 * max(self.size, 8))
         return moved
+
+    def _resize(self, capacity: int) -> None:
+        grown = np.empty((capacity, self.vectors.shape[1]), dtype=np.float32)
+        grown[: self.size] = self.vectors[: self.size]
+        self.vectors = grown
 
 
 @dataclass
@@ -86,11 +84,11 @@ class _Partition:
     basis: np.ndarray
     centroids: np.ndarray
 
-    def reduce(self, vectors: np.ndarray) -> np.ndarray:
-        return np.asarray(vectors @ self.basis, dtype=np.float32)
+    def cell_scores(self, vector: np.ndarray) -> np.ndarray:
+        return self.centroids @ (vector @ self.basis)
 
-    def cell(self, reduced: np.ndarray) -> int:
-        return int(np.argmax(self.centroids @ reduced))
+    def cell(self, vector: np.ndarray) -> int:
+        return int(np.argmax(self.cell_scores(vector)))
 
 
 @dataclass
@@ -153,14 +151,12 @@ class VectorIndex:
         ivf_min_size: int = DEFAULT_IVF_MIN_SIZE,
         nprobe: int = DEFAULT_NPROBE,
         reduced_dim: int = DEFAULT_REDUCED_DIM,
-        rerank: int = DEFAULT_RERANK,
     ) -> None:
         self.dim = dim
         self.max_entries = max_entries
         self.ivf_min_size = ivf_min_size
         self.nprobe = nprobe
         self.reduced_dim = min(reduced_dim, dim)
-        self.rerank = rerank
         self._scopes: dict[Hashable, _Scope] = {}
         self._where: dict[str, _Location] = {}
         self._recency: OrderedDict[str, None] = OrderedDict()
@@ -182,12 +178,8 @@ class VectorIndex:
             raise ValueError(f"expected a vector of {self.dim} floats, got {vector.shape}")
         self.remove(entry_id)
         target = self._scopes.setdefault(scope, _Scope(blocks=[_Block(self.dim)]))
-        if target.partition is None:
-            block, row = 0, vector
-        else:
-            reduced = target.partition.reduce(vector)
-            block, row = target.partition.cell(reduced), np.concatenate([vector, reduced])
-        self._where[entry_id] = _Location(scope, block, target.blocks[block].append(entry_id, row))
+        block = 0 if target.partition is None else target.partition.cell(vector)
+        self._where[entry_id] = _Location(scope, block, target.blocks[block].append(entry_id, vector))
         self._recency[entry_id] = None
         target.size += 1
         if target.size >= self.ivf_min_size and target.size >= 2 * target.trained_size:
@@ -226,49 +218,34 @@ class VectorIndex:
         query = _normalise(vector)
         if target.partition is None:
             block = target.blocks[0]
-            return _best(block, block.rows[: block.size] @ query, k)
-        reduced = target.partition.reduce(query)
-        cell_scores = target.partition.centroids @ reduced
+            return _best(block, block.vectors[: block.size] @ query, k)
+        cell_scores = target.partition.cell_scores(query)
         probe = min(self.nprobe, len(cell_scores))
         found: list[Match] = []
         for cell in np.argpartition(-cell_scores, probe - 1)[:probe]:
             block = target.blocks[cell]
             if block.size:
-                found.extend(self._search_cell(block, query, reduced, k))
+                found.extend(_best(block, block.vectors[: block.size] @ query, k))
         found.sort(key=lambda match: match[1], reverse=True)
         return found[:k]
-
-    def _search_cell(self, block: _Block, query: np.ndarray, reduced: np.ndarray, k: int) -> list[Match]:
-        """Shortlist by the reduced projection, then score the shortlist exactly."""
-        approx = block.rows[: block.size, self.dim :] @ reduced
-        keep = max(k, self.rerank)
-        if block.size > keep:
-            rows = np.argpartition(-approx, keep - 1)[:keep]
-            return [(block.ids[r], s) for r, s in zip(rows, _exact(block, rows, query), strict=True)]
-        return _best(block, block.rows[: block.size, : self.dim] @ query, k)
 
     def _cell_count(self, size: int) -> int:
         # A search scores every centroid, then ~nprobe * size / cells rows: about sqrt(nprobe * size)
         # cells minimise the sum; the scope may double before the next rebuild, hence the 2.
-        return max(1, min(size // _MIN_CELL_SIZE, int(np.sqrt(2 * self.nprobe * size))))
+        return max(1, min(size // _MIN_CELL_SIZE, int(np.sqrt(8 * self.nprobe * size))))
 
     def _partition(self, scope: Hashable, target: _Scope) -> None:
         """(Re)build the scope's cells; runs each time the scope doubles, so its cost is amortised."""
         ids = [i for b in target.blocks for i in b.ids]
-        vectors = np.concatenate([b.rows[: b.size, : self.dim] for b in target.blocks])
+        vectors = np.concatenate([b.vectors[: b.size] for b in target.blocks])
         basis = principal_basis(vectors, self.reduced_dim)
         reduced = vectors @ basis
         partition = _Partition(basis, spherical_kmeans(reduced, self._cell_count(len(ids))))
         assignment = np.argmax(reduced @ partition.centroids.T, axis=1)
-        blocks = [_Block(self.dim + self.reduced_dim) for _ in range(len(partition.centroids))]
-        rows = np.concatenate([vectors, reduced], axis=1)
-        for entry_id, row, cell in zip(ids, rows, assignment, strict=True):
-            self._where[entry_id] = _Location(scope, int(cell), blocks[cell].append(entry_id, row))
+        blocks = [_Block(self.dim) for _ in range(len(partition.centroids))]
+        for entry_id, vector, cell in zip(ids, vectors, assignment, strict=True):
+            self._where[entry_id] = _Location(scope, int(cell), blocks[cell].append(entry_id, vector))
         target.blocks, target.partition, target.trained_size = blocks, partition, len(ids)
-
-
-def _exact(block: _Block, rows: np.ndarray, query: np.ndarray) -> list[float]:
-    return [float(s) for s in block.rows[rows, : len(query)] @ query]
 
 
 def _best(block: _Block, scores: np.ndarray, k: int) -> list[Match]:

@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from gateway.sim.anthropic_cache import AnthropicCachePlan, min_cacheable_tokens, prompt_blocks
 from gateway.sim.conversation import anthropic_turns
@@ -27,9 +27,9 @@ from gateway.sim.exchange import (
 )
 from gateway.sim.faults import FAULT_HEADER, raise_error_fault
 from gateway.sim.latency import decode_time, time_to_first_token
-from gateway.sim.responses import Reply, plan_reply
+from gateway.sim.responses import Reply, limit_reply, output_tokens, plan_reply
 from gateway.sim.state import SimState
-from gateway.sim.tokens import ANTHROPIC_ENCODING, count_tokens
+from gateway.sim.tokens import ANTHROPIC_ENCODING
 from gateway.sim.validation import check_anthropic_request
 
 
@@ -56,17 +56,26 @@ def _tool_input(arguments: str) -> dict[str, Any]:
 
 
 def _content(reply: Reply) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = (
-        [{"type": "text", "text": reply.text}] if reply.text or not reply.tool_calls else []
-    )
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text or not reply.tool_calls else []
     blocks += [
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)}
-        for c in reply.tool_calls
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)} for c in reply.tool_calls
     ]
     return blocks
 
 
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    """The tool that `tool_choice` ({"type": "any"} or {"type": "tool", "name": ...}) makes the model call."""
+    choice, tools = body.get("tool_choice") or {}, body.get("tools") or []
+    if choice.get("type") == "tool":
+        return str(choice.get("name"))
+    if choice.get("type") == "any" and tools:
+        return str(tools[0].get("name"))
+    return None
+
+
 def _stop_reason(reply: Reply) -> str:
+    if reply.truncated:
+        return "max_tokens"
     return "tool_use" if reply.tool_calls else "end_turn"
 
 
@@ -105,8 +114,7 @@ def _events(reply: Reply, model: str, usage: dict[str, Any], message_id: str, wo
         events += [_event("content_block_delta", {"index": index, "delta": d}, output=True) for d in deltas]
         events.append(_event("content_block_stop", {"index": index}))
     final_usage = {
-        k: usage[k]
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
     }
     events.append(
         _event(
@@ -137,14 +145,19 @@ async def messages(request: Request) -> Response:
         namespace = (key, model)
         min_tokens = min_cacheable_tokens(model, settings.anthropic_min_tokens)
         plan = state.anthropic_cache.plan(namespace, blocks, min_tokens)
-        reply = plan_reply(flat_turns(grouped), directives, state.replay, tool_id_prefix="toolu_")
+        reply = plan_reply(
+            flat_turns(grouped),
+            directives,
+            state.replay,
+            tool_id_prefix="toolu_",
+            forced_tool=_forced_tool(body),
+        )
     except SimError as error:
+        state.stats.count_error(error.status)
         return anthropic_error_response(error)
 
-    output_tokens = reply.output_tokens
-    if output_tokens is None:
-        spoken = reply.text + "".join(c.name + c.arguments for c in reply.tool_calls)
-        output_tokens = count_tokens(spoken, ANTHROPIC_ENCODING)
+    reply = limit_reply(reply, body["max_tokens"], ANTHROPIC_ENCODING)
+    produced = output_tokens(reply, ANTHROPIC_ENCODING)
     state.stats.count(
         model,
         requests=1,
@@ -152,12 +165,12 @@ async def messages(request: Request) -> Response:
         cache_read_tokens=plan.read_tokens,
         cache_write_5m_tokens=plan.write_5m_tokens,
         cache_write_1h_tokens=plan.write_1h_tokens,
-        output_tokens=output_tokens,
+        output_tokens=produced,
     )
-    usage = _usage(plan, output_tokens)
+    usage = _usage(plan, produced)
     timing = Timing(
         time_to_first_token(settings.latency, plan.total_tokens - plan.read_tokens, plan.read_tokens),
-        decode_time(settings.latency, output_tokens),
+        decode_time(settings.latency, produced),
     )
     message_id = f"msg_sim{uuid.uuid4().hex[:20]}"
 
@@ -168,3 +181,15 @@ async def messages(request: Request) -> Response:
         events = _events(reply, model, usage, message_id, settings.stream_chunk_words)
         return stream_response(events, timing, on_start, fault)
     return await json_response(_message(reply, model, usage, message_id), timing, on_start, fault)
+
+
+async def count_tokens(request: Request) -> Response:
+    """POST /v1/messages/count_tokens: the prompt's input tokens (cl100k_base approximation)."""
+    state: SimState = request.app.state.sim
+    try:
+        api_key(request, state.settings, "invalid x-api-key")
+        body = await read_body(request)
+        blocks = prompt_blocks(body)
+    except SimError as error:
+        return anthropic_error_response(error)
+    return JSONResponse({"input_tokens": blocks[-1].end_tokens if blocks else 0})

@@ -64,6 +64,21 @@ def _block_text(block: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, ensure_ascii=False)
 
 
+def _spoken_text(block: dict[str, Any]) -> str:
+    """What the model reads of a block (token counts); tool definitions are read as their JSON."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return f"{block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}"
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        return str(content or "")
+    return _block_text(block)
+
+
 def _as_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -79,24 +94,23 @@ def _ttl(block: dict[str, Any]) -> Ttl | None:
 
 def prompt_blocks(body: dict[str, Any]) -> list[PromptBlock]:
     """The request as chained prefix blocks; raises a 400 for breakpoint rules the real API enforces."""
-    raw: list[tuple[str, Ttl | None]] = [(_block_text(tool), _ttl(tool)) for tool in body.get("tools") or []]
-    raw += [(_block_text(block), _ttl(block)) for block in _as_blocks(body.get("system"))]
-    messages_start = len(raw)
+    tools = [("tool", tool) for tool in body.get("tools") or []]
+    system = [("system", block) for block in _as_blocks(body.get("system"))]
+    raw = tools + system
     for message in body.get("messages", []):
-        role = message.get("role", "")
-        raw += [(role + _block_text(block), _ttl(block)) for block in _as_blocks(message.get("content"))]
+        raw += [(str(message.get("role")), block) for block in _as_blocks(message.get("content"))]
+    ttls = [_ttl(block) for _, block in raw]
     if isinstance(body.get("cache_control"), dict) and raw:
-        automatic: Ttl = "1h" if body["cache_control"].get("ttl") == "1h" else "5m"
-        raw[-1] = (raw[-1][0], raw[-1][1] or automatic)
-    _check_breakpoints([ttl for _, ttl in raw if ttl is not None])
+        ttls[-1] = ttls[-1] or ("1h" if body["cache_control"].get("ttl") == "1h" else "5m")
+    _check_breakpoints([ttl for ttl in ttls if ttl is not None])
 
     hasher = hashlib.blake2b(digest_size=16)
     blocks, end_tokens = [], 0
-    for position, (text, ttl) in enumerate(raw):
-        if position == messages_start:
+    for position, ((role, block), ttl) in enumerate(zip(raw, ttls, strict=True)):
+        if position == len(tools) + len(system):
             hasher.update(json.dumps(body.get("tool_choice"), sort_keys=True).encode())
-        hasher.update(text.encode())
-        end_tokens += count_tokens(text, ANTHROPIC_ENCODING)
+        hasher.update((role + _block_text(block)).encode())
+        end_tokens += count_tokens(_spoken_text(block), ANTHROPIC_ENCODING)
         blocks.append(PromptBlock(hasher.copy().digest(), end_tokens, ttl))
     return blocks
 
@@ -141,9 +155,7 @@ class AnthropicPromptCache:
         entry = entries.get(digest)
         return entry is not None and entry[0] > now
 
-    def plan(
-        self, namespace: tuple[str, str], blocks: list[PromptBlock], min_tokens: int
-    ) -> AnthropicCachePlan:
+    def plan(self, namespace: tuple[str, str], blocks: list[PromptBlock], min_tokens: int) -> AnthropicCachePlan:
         """Read the longest reachable entry (refreshing it), then bill writes up to each later breakpoint."""
         entries = self._entries.setdefault(namespace, {})
         now = self._clock()

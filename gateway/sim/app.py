@@ -7,7 +7,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.sim import admin
-from gateway.sim.anthropic_api import messages
+from gateway.sim.anthropic_api import count_tokens, messages
 from gateway.sim.faults import SimulatedDisconnect
 from gateway.sim.openai_api import chat_completions
 from gateway.sim.settings import SimSettings
@@ -38,6 +38,7 @@ def create_sim_app(settings: SimSettings | None = None) -> Starlette:
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/models", admin.list_models, methods=["GET"]),
             Route("/healthz", admin.healthz, methods=["GET"]),
             Route("/sim/stats", admin.stats, methods=["GET"]),

@@ -32,7 +32,8 @@ class FaultInjector:
         self._queue.clear()
 
     def choose(self, model: str, header: str | None, directive: FaultKind | None) -> FaultKind | None:
-        if header:
+        known = {fault.value for fault in FaultKind}
+        if header is not None and header in known:  # unknown values are ignored, like any unknown header
             return FaultKind(header)
         if directive is not None:
             return directive
@@ -64,9 +65,7 @@ async def raise_error_fault(fault: FaultKind, settings: SimSettings) -> None:
             headers=headers,
         )
     if fault is FaultKind.SERVER_ERROR:
-        raise SimError(
-            500, ErrorKind.SERVER, "The server had an error while processing your request (simulated)."
-        )
+        raise SimError(500, ErrorKind.SERVER, "The server had an error while processing your request (simulated).")
     if fault is FaultKind.OVERLOADED:
         raise SimError(529, ErrorKind.OVERLOADED, "Overloaded")
     if fault is FaultKind.TIMEOUT:

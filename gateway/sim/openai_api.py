@@ -28,14 +28,12 @@ from gateway.sim.exchange import (
 from gateway.sim.faults import FAULT_HEADER, raise_error_fault
 from gateway.sim.latency import decode_time, time_to_first_token
 from gateway.sim.openai_cache import OpenAICachePlan, render_prompt
-from gateway.sim.responses import Reply, plan_reply
+from gateway.sim.responses import Reply, limit_reply, output_tokens, plan_reply
 from gateway.sim.state import SimState
-from gateway.sim.tokens import count_tokens, encode, openai_encoding
+from gateway.sim.tokens import encode, openai_encoding
 from gateway.sim.validation import check_openai_request
 
-_REJECTED_KEY = (
-    "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
-)
+_REJECTED_KEY = "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
 
 
 def _usage(plan: OpenAICachePlan, output_tokens: int) -> dict[str, Any]:
@@ -60,7 +58,19 @@ def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
     ]
 
 
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    """The tool that `tool_choice` ("required" or a named function) makes the model call."""
+    choice, tools = body.get("tool_choice"), body.get("tools") or []
+    if isinstance(choice, dict):
+        return str((choice.get("function") or {}).get("name"))
+    if choice == "required" and tools:
+        return str(tools[0].get("function", {}).get("name"))
+    return None
+
+
 def _finish_reason(reply: Reply) -> str:
+    if reply.truncated:
+        return "length"
     return "tool_calls" if reply.tool_calls else "stop"
 
 
@@ -78,9 +88,7 @@ def _completion(reply: Reply, model: str, usage: dict[str, Any], completion_id: 
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(reply)}
-        ],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(reply)}],
         "usage": usage,
         "service_tier": "default",
         "system_fingerprint": "fp_sim",
@@ -155,25 +163,30 @@ async def chat_completions(request: Request) -> Response:
         ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
         namespace = (key, model)
         plan = state.openai_cache.plan(namespace, encode(render_prompt(body), encoding), ttl_s)
-        reply = plan_reply(flat_turns(grouped), directives, state.replay, tool_id_prefix="call_")
+        reply = plan_reply(
+            flat_turns(grouped),
+            directives,
+            state.replay,
+            tool_id_prefix="call_",
+            forced_tool=_forced_tool(body),
+        )
     except SimError as error:
+        state.stats.count_error(error.status)
         return openai_error_response(error)
 
-    output_tokens = reply.output_tokens
-    if output_tokens is None:
-        spoken = reply.text + "".join(c.name + c.arguments for c in reply.tool_calls)
-        output_tokens = count_tokens(spoken, encoding)
+    reply = limit_reply(reply, body.get("max_completion_tokens") or body.get("max_tokens"), encoding)
+    produced = output_tokens(reply, encoding)
     state.stats.count(
         model,
         requests=1,
         input_tokens=plan.prompt_tokens - plan.cached_tokens,
         cache_read_tokens=plan.cached_tokens,
-        output_tokens=output_tokens,
+        output_tokens=produced,
     )
-    usage = _usage(plan, output_tokens)
+    usage = _usage(plan, produced)
     timing = Timing(
         time_to_first_token(settings.latency, plan.prompt_tokens - plan.cached_tokens, plan.cached_tokens),
-        decode_time(settings.latency, output_tokens),
+        decode_time(settings.latency, produced),
     )
     completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
 

@@ -17,8 +17,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.sim.conversation import content_text
+
 MIN_CACHED_TOKENS = 1024
 STEP_TOKENS = 128
+
+
+def _rendered_content(content: Any) -> str:
+    """Text parts render as their text (a string and a one-part list are the same prompt); others as JSON."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if all(isinstance(part, dict) and part.get("type") == "text" for part in content):
+        return content_text(content)
+    return json.dumps(content, ensure_ascii=False)
 
 
 def render_prompt(body: dict[str, Any]) -> str:
@@ -27,8 +38,7 @@ def render_prompt(body: dict[str, Any]) -> str:
     if body.get("tools"):
         parts.append("<|tools|>" + json.dumps(body["tools"], ensure_ascii=False))
     for message in body.get("messages", []):
-        content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        text = _rendered_content(message.get("content"))
         extras = {k: message[k] for k in ("name", "tool_calls", "tool_call_id") if message.get(k)}
         suffix = json.dumps(extras, ensure_ascii=False) if extras else ""
         parts.append(f"<|im_start|>{message.get('role')}\n{text}{suffix}<|im_end|>")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.sim.conversation import Turn
 from gateway.sim.directives import Directives
 from gateway.sim.replay import ReplayIndex
+from gateway.sim.tokens import decode, encode
 
 CHANT_SENTENCE = "I will run the same command again to be sure."
 _FILLER_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
@@ -26,6 +27,7 @@ class Reply:
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     output_tokens: int | None = None  # forced count ([[sim:tokens N]]); None: count the text
+    truncated: bool = False  # cut at the request's max_tokens
 
 
 def new_tool_call_id(prefix: str) -> str:
@@ -43,8 +45,13 @@ def plan_reply(
     replay: ReplayIndex | None,
     *,
     tool_id_prefix: str,
+    forced_tool: str | None = None,
 ) -> Reply:
-    """The answer to a request whose flattened turns are `turns` (newest last)."""
+    """The answer to a request whose flattened turns are `turns` (newest last).
+
+    Precedence: directives, then the replayed trace, then a tool forced by tool_choice, then a text answer
+    to a tool result, else an echo of the last user text.
+    """
     last = turns[-1] if turns else Turn("user", "")
     if directives.tool is not None:
         name, args = directives.tool
@@ -60,6 +67,25 @@ def plan_reply(
     if recorded is not None:
         calls = tuple(ToolCall(*call) for call in recorded.tool_calls)
         return Reply(recorded.text, calls)
+    if forced_tool is not None:  # tool_choice demands a call: the model obliges with empty arguments
+        return Reply("", (ToolCall(new_tool_call_id(tool_id_prefix), forced_tool, "{}"),))
     if last.kind == "tool":
         return Reply(f"The tool returned: {last.text[:200]}")
     return Reply(last.text)
+
+
+def output_tokens(reply: Reply, encoding: str) -> int:
+    if reply.output_tokens is not None:
+        return reply.output_tokens
+    spoken = reply.text + "".join(call.name + call.arguments for call in reply.tool_calls)
+    return len(encode(spoken, encoding))
+
+
+def limit_reply(reply: Reply, max_tokens: int | None, encoding: str) -> Reply:
+    """Cut the reply at `max_tokens` like a provider does (a cut tool call is dropped, the text kept)."""
+    if max_tokens is None or output_tokens(reply, encoding) <= max_tokens:
+        return reply
+    if reply.output_tokens is not None:
+        return Reply(filler_text(max_tokens), output_tokens=max_tokens, truncated=True)
+    text = decode(encode(reply.text, encoding)[:max_tokens], encoding)
+    return replace(reply, text=text, tool_calls=(), truncated=True)

@@ -30,5 +30,9 @@ def encode(text: str, encoding: str) -> list[int]:
     return _encoding(encoding).encode(text, disallowed_special=())
 
 
+def decode(tokens: list[int], encoding: str) -> str:
+    return _encoding(encoding).decode(tokens)
+
+
 def count_tokens(text: str, encoding: str) -> int:
     return len(encode(text, encoding))

@@ -42,8 +42,7 @@ def _require_answered(open_ids: list[str], index: int) -> None:
     if open_ids:
         raise invalid_request(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-            "'tool_call_id'. The following tool_call_ids did not have response messages: "
-            + ", ".join(open_ids),
+            "'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(open_ids),
             param=f"messages.[{index}].role",
         )
 
@@ -73,11 +72,7 @@ def check_anthropic_tool_pairing(messages: list[dict[str, Any]]) -> None:
     """Every tool_use needs a tool_result in the next message; every tool_result a tool_use before it."""
     for index, message in enumerate(messages):
         previous = messages[index - 1] if index > 0 else {}
-        used = (
-            {b.get("id") for _, b in _blocks(previous, "tool_use")}
-            if previous.get("role") == "assistant"
-            else set()
-        )
+        used = {b.get("id") for _, b in _blocks(previous, "tool_use")} if previous.get("role") == "assistant" else set()
         for position, block in _blocks(message, "tool_result"):
             if block.get("tool_use_id") not in used:
                 raise invalid_request(

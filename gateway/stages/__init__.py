@@ -5,6 +5,9 @@ from __future__ import annotations
 from gateway.pipeline import Pipeline
 from gateway.services import Services
 from gateway.stages.auth import AuthStage
+from gateway.stages.parse import ParseStage
+from gateway.stages.prompt_cache import PromptCacheAccountingStage, PromptCacheStage
+from gateway.stages.response_cache import ResponseCacheStage
 from gateway.stages.routing import RoutingStage
 from gateway.stages.session import SessionStage
 from gateway.stages.telemetry import TelemetryStage
@@ -13,13 +16,15 @@ from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> routing -> session -> [guard -> compaction -> response cache ->
+    """Request order: auth -> parse -> routing -> session -> [guard -> compaction -> response cache ->
     prompt cache] -> upstream. Response order: usage -> [prompt-cache accounting -> guard ->
     response-cache store] -> telemetry."""
-    auth, routing, session = AuthStage(), RoutingStage(), SessionStage()
+    auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry = UpstreamStage(), UsageStage(), TelemetryStage()
+    response_cache = ResponseCacheStage(services)
+    prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
-        request_stages=[auth, routing, session, upstream],
-        response_stages=[usage, telemetry],
+        request_stages=[auth, parse, routing, session, response_cache, prompt_cache, upstream],
+        response_stages=[usage, prompt_cache_accounting, response_cache, telemetry],
         metrics=services.metrics,
     )

@@ -30,7 +30,14 @@ class TelemetryStage(Stage):
             usage = ctx.usage
             log.info(
                 "request=%s tenant=%s model=%s source=%s stream=%s in=%s cached=%s out=%s cost=%s ms=%.1f",
-                ctx.request_id, ctx.tenant_label, ctx.model_label, ctx.reply.source if ctx.reply else "-",
-                ctx.stream, usage.input_total if usage else 0, usage.cache_read if usage else 0,
-                usage.output if usage else 0, f"{ctx.cost.usd:.6f}" if ctx.cost else "-", total * 1000,
+                ctx.request_id,
+                ctx.tenant_label,
+                ctx.model_label,
+                ctx.reply.source if ctx.reply else "-",
+                ctx.stream,
+                usage.input_total if usage else 0,
+                usage.cache_read if usage else 0,
+                usage.output if usage else 0,
+                f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
+                total * 1000,
             )

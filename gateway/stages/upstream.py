@@ -18,9 +18,7 @@ class UpstreamStage(Stage):
         headers = {k: v for k, v in ctx.headers.items() if k.startswith(("anthropic-", "openai-"))}
         started = time.perf_counter()
         try:
-            result = await ctx.services.router.call(
-                ctx.wire.name, ctx.route, ctx.body, headers, stream=ctx.stream
-            )
+            result = await ctx.services.router.call(ctx.wire.name, ctx.route, ctx.body, headers, stream=ctx.stream)
         except UpstreamError as exc:
             raise exc.to_gateway_error() from exc
         finally:

@@ -14,7 +14,11 @@ T = TypeVar("T")
 
 
 def _ttl_ms(ttl_s: float | None) -> int | None:
-    return max(int(ttl_s * 1000), 1) if ttl_s is not None else None
+    return _ms(ttl_s) if ttl_s is not None else None
+
+
+def _ms(seconds: float) -> int:
+    return max(int(seconds * 1000), 1)
 
 
 class RedisStore(StateStore):
@@ -53,7 +57,7 @@ class RedisStore(StateStore):
             async with self.client.pipeline(transaction=True) as pipe:
                 command(pipe)
                 if ttl_s is not None:
-                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s), nx=True)
+                    pipe.pexpire(self.key(key), _ms(ttl_s), nx=True)
                 return (await pipe.execute())[0]
 
         return await self._call(run)
@@ -71,7 +75,7 @@ class RedisStore(StateStore):
                 if max_len is not None:
                     pipe.ltrim(self.key(key), -max_len, -1)
                 if ttl_s is not None:
-                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s))
+                    pipe.pexpire(self.key(key), _ms(ttl_s))
                 length = (await pipe.execute())[0]
             return min(int(length), max_len) if max_len is not None else int(length)
 
@@ -86,7 +90,7 @@ class RedisStore(StateStore):
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.hset(self.key(key), mapping=mapping)  # type: ignore[arg-type]
                 if ttl_s is not None:
-                    pipe.pexpire(self.key(key), _ttl_ms(ttl_s))
+                    pipe.pexpire(self.key(key), _ms(ttl_s))
                 await pipe.execute()
 
         await self._call(run)

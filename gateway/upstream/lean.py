@@ -47,8 +47,10 @@ class LeanUpstream:
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
 
-    def _build(self, wire: str, route: ModelConfig, api_base: str, body: dict[str, Any],
-               headers: dict[str, str]) -> httpx.Request:
+    def _build(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> httpx.Request:
+        assert api_base, "the router resolves a base URL for every lean route"
         payload = {**body, "model": route.model}
         if wire == "openai" and payload.get("stream"):
             payload["stream_options"] = {**(payload.get("stream_options") or {}), "include_usage": True}
@@ -60,8 +62,9 @@ class LeanUpstream:
             timeout=httpx.Timeout(route.timeout_s, connect=min(route.timeout_s, 10.0)),
         )
 
-    async def complete(self, wire: str, route: ModelConfig, api_base: str, body: dict[str, Any],
-                       headers: dict[str, str]) -> dict[str, Any]:
+    async def complete(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> dict[str, Any]:
         try:
             response = await self.client.send(self._build(wire, route, api_base, body, headers))
         except httpx.TimeoutException as exc:
@@ -70,7 +73,8 @@ class LeanUpstream:
             raise UpstreamError(502, f"could not reach the provider ({type(exc).__name__})") from exc
         if response.status_code >= 400:
             raise UpstreamError(
-                response.status_code, error_message(response),
+                response.status_code,
+                error_message(response),
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
             )
         try:
@@ -79,8 +83,9 @@ class LeanUpstream:
             raise UpstreamError(502, "the provider sent a malformed response") from exc
         return result
 
-    async def open_stream(self, wire: str, route: ModelConfig, api_base: str, body: dict[str, Any],
-                          headers: dict[str, str]) -> AsyncIterator[SSEEvent]:
+    async def open_stream(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[SSEEvent]:
         """Open the stream and wait for its status, so errors can still be retried before any byte."""
         try:
             response = await self.client.send(self._build(wire, route, api_base, body, headers), stream=True)
@@ -92,7 +97,8 @@ class LeanUpstream:
             await response.aread()
             await response.aclose()
             raise UpstreamError(
-                response.status_code, error_message(response),
+                response.status_code,
+                error_message(response),
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
             )
         return _events(response)

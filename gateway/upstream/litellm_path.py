@@ -36,6 +36,8 @@ async def _call(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
         if not isinstance(status, int):
             raise UpstreamError(502, f"provider call failed ({type(exc).__name__})") from exc
         message = _scrub(str(getattr(exc, "message", exc)), route.api_key())[:2000]
+        if "overloaded_error" in message:
+            status = 529  # LiteLLM reports Anthropic's 529 as a 500; keep it retryable-as-overload
         headers = getattr(getattr(exc, "response", None), "headers", None) or {}
         retry_after = headers.get("retry-after") if hasattr(headers, "get") else None
         raise UpstreamError(status, message, retry_after=float(retry_after) if retry_after else None) from exc
@@ -62,15 +64,17 @@ class LiteLLMUpstream:
             "num_retries": 0,  # retries and fallbacks are the router's job
         }
 
-    async def complete(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
-                       headers: dict[str, str]) -> dict[str, Any]:
+    async def complete(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> dict[str, Any]:
         kwargs = self._kwargs(route, api_base, {**body, "stream": False})
         if wire == "openai":
             return _to_dict(await _call(route, lambda: litellm.acompletion(**kwargs)))
         return _to_dict(await _call(route, lambda: litellm.anthropic_messages(**kwargs)))
 
-    async def open_stream(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
-                          headers: dict[str, str]) -> AsyncIterator[SSEEvent]:
+    async def open_stream(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[SSEEvent]:
         kwargs = self._kwargs(route, api_base, {**body, "stream": True})
         if wire == "openai":
             kwargs["stream_options"] = {"include_usage": True}

@@ -19,11 +19,13 @@ MAX_BACKOFF_S = 4.0
 
 
 class UpstreamPath(Protocol):
-    async def complete(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
-                       headers: dict[str, str]) -> dict[str, Any]: ...
+    async def complete(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> dict[str, Any]: ...
 
-    async def open_stream(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any],
-                          headers: dict[str, str]) -> AsyncIterator[SSEEvent]: ...
+    async def open_stream(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[SSEEvent]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +37,9 @@ class UpstreamResult:
 
 
 class Router:
-    def __init__(self, settings: Settings, paths: dict[str, UpstreamPath], metrics: GatewayMetrics,
-                 self_url: str) -> None:
+    def __init__(
+        self, settings: Settings, paths: dict[str, UpstreamPath], metrics: GatewayMetrics, self_url: str
+    ) -> None:
         self.settings = settings
         self.paths = paths
         self.metrics = metrics
@@ -60,8 +63,9 @@ class Router:
         fallbacks = [self.settings.model_by_name(name) for name in route.fallbacks]
         return [route, *[f for f in fallbacks if f is not None]]
 
-    async def call(self, caller_wire: str, route: ModelConfig, body: dict[str, Any], headers: dict[str, str],
-                   *, stream: bool) -> UpstreamResult:
+    async def call(
+        self, caller_wire: str, route: ModelConfig, body: dict[str, Any], headers: dict[str, str], *, stream: bool
+    ) -> UpstreamResult:
         last_error: UpstreamError | None = None
         for candidate in self.candidates(route):
             path = self.path_for(candidate, caller_wire)

@@ -38,9 +38,7 @@ class Usage:
             return cls()
         details = usage.get("prompt_tokens_details") or {}
         read = int(details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0)
-        write_total = int(
-            details.get("cache_write_tokens") or usage.get("cache_creation_input_tokens") or 0
-        )
+        write_total = int(details.get("cache_write_tokens") or usage.get("cache_creation_input_tokens") or 0)
         write_1h = int((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0)
         prompt = int(usage.get("prompt_tokens") or 0)
         return cls(

@@ -137,13 +137,11 @@ class AnthropicMessages(WireFormat):
             else:
                 opening, delta = block, None
             events.append(
-                encode({"type": "content_block_start", "index": index, "content_block": opening},
-                       "content_block_start")
+                encode({"type": "content_block_start", "index": index, "content_block": opening}, "content_block_start")
             )
             if delta is not None:
                 events.append(
-                    encode({"type": "content_block_delta", "index": index, "delta": delta},
-                           "content_block_delta")
+                    encode({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta")
                 )
             events.append(encode({"type": "content_block_stop", "index": index}, "content_block_stop"))
         closing = {

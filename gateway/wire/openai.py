@@ -147,7 +147,7 @@ class OpenAIChat(WireFormat):
         return events
 
     def closing_events(self, partial: dict[str, Any]) -> list[bytes]:
-        chunk = {
+        chunk: dict[str, Any] = {
             "id": partial.get("id"),
             "object": "chat.completion.chunk",
             "created": partial.get("created"),

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.gateway_harness import RunningGateway, running_gateway, gateway_settings
+from tests.gateway_harness import RunningGateway, gateway_settings, running_gateway
 
 
 @pytest.fixture(scope="session", params=["lean", "litellm"])

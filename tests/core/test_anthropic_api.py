@@ -17,7 +17,8 @@ TOOLS: list[Any] = [
 
 def test_message_non_streaming(any_gateway: RunningGateway) -> None:
     raw = any_gateway.anthropic().messages.with_raw_response.create(
-        model="claude-sonnet-4-5", max_tokens=100,
+        model="claude-sonnet-4-5",
+        max_tokens=100,
         messages=[{"role": "user", "content": "[[sim:text Bonjour.]]"}],
     )
     message = raw.parse()
@@ -28,7 +29,8 @@ def test_message_non_streaming(any_gateway: RunningGateway) -> None:
 
 def test_message_streaming(any_gateway: RunningGateway) -> None:
     with any_gateway.anthropic().messages.stream(
-        model="claude-sonnet-4-5", max_tokens=100,
+        model="claude-sonnet-4-5",
+        max_tokens=100,
         messages=[{"role": "user", "content": "[[sim:text alpha beta gamma delta epsilon]]"}],
     ) as stream:
         text = "".join(stream.text_stream)
@@ -53,7 +55,9 @@ def test_tool_use_round_trip(any_gateway: RunningGateway) -> None:
 
 def test_tool_use_streaming(any_gateway: RunningGateway) -> None:
     with any_gateway.anthropic().messages.stream(
-        model="claude-sonnet-4-5", max_tokens=100, tools=TOOLS,
+        model="claude-sonnet-4-5",
+        max_tokens=100,
+        tools=TOOLS,
         messages=[{"role": "user", "content": '[[sim:tool get_weather {"city": "Lima"}]]'}],
     ) as stream:
         final = stream.get_final_message()
@@ -63,7 +67,8 @@ def test_tool_use_streaming(any_gateway: RunningGateway) -> None:
 
 def test_system_blocks_with_cache_control_pass(any_gateway: RunningGateway) -> None:
     message = any_gateway.anthropic().messages.create(
-        model="claude-sonnet-4-5", max_tokens=50,
+        model="claude-sonnet-4-5",
+        max_tokens=50,
         system=[{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
         messages=[{"role": "user", "content": "[[sim:text ok]]"}],
     )

@@ -18,8 +18,11 @@ from tests.sim.conftest import long_text
 SONNET = "claude-sonnet-4-5"
 EPHEMERAL: Any = {"type": "ephemeral"}
 HOUR: Any = {"type": "ephemeral", "ttl": "1h"}
-BASH: Any = {"name": "bash", "description": "Run a shell command.",
-             "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+BASH: Any = {
+    "name": "bash",
+    "description": "Run a shell command.",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+}
 
 
 def _ask(claude: anthropic.Anthropic, messages: list[Any], model: str = SONNET, **extra: Any) -> Any:
@@ -39,17 +42,17 @@ def test_text_reply_and_stream_events(claude: anthropic.Anthropic) -> None:
     assert reply.content[0].text == "hello claude" and reply.stop_reason == "end_turn"
     with claude.messages.stream(model=SONNET, max_tokens=64, messages=[{"role": "user", "content": "a b c d"}]) as s:
         kinds = [event.type for event in s]
-        final = s.get_final_message()
+        final: Any = s.get_final_message()
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     assert {"content_block_start", "content_block_delta", "content_block_stop", "message_delta"} <= set(kinds)
     assert final.content[0].text == "a b c d" and final.usage.output_tokens > 0
 
 
 def test_tool_use_round_trip_streaming(claude: anthropic.Anthropic) -> None:
-    ask = {"role": "user", "content": [{"type": "text", "text": '[[sim:tool bash {"command": "ls"}]]'}]}
+    ask: Any = {"role": "user", "content": [{"type": "text", "text": '[[sim:tool bash {"command": "ls"}]]'}]}
     with claude.messages.stream(model=SONNET, max_tokens=64, messages=[ask], tools=[BASH]) as stream:
         deltas = [e.delta.type for e in stream if e.type == "content_block_delta"]
-        first = stream.get_final_message()
+        first: Any = stream.get_final_message()
     assert "input_json_delta" in deltas
     use = first.content[-1]
     assert first.stop_reason == "tool_use" and use.name == "bash" and use.input == {"command": "ls"}
@@ -61,11 +64,26 @@ def test_tool_use_round_trip_streaming(claude: anthropic.Anthropic) -> None:
 @pytest.mark.parametrize(
     ("messages", "needle"),
     [
-        ([{"role": "user", "content": "hi"},
-          {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}]},
-          {"role": "user", "content": "never answered"}], "without `tool_result`"),
-        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "x"}]}],
-         "unexpected `tool_use_id`"),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}],
+                },
+                {"role": "user", "content": "never answered"},
+            ],
+            "without `tool_result`",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "x"}],
+                }
+            ],
+            "unexpected `tool_use_id`",
+        ),
     ],
 )
 def test_invalid_tool_pairing_is_400(claude: anthropic.Anthropic, messages: list[Any], needle: str) -> None:
@@ -102,7 +120,12 @@ def test_1h_after_5m_is_400_and_writes_split_by_ttl(claude: anthropic.Anthropic)
     late_hour = [{"role": "user", "content": [{"type": "text", "text": long_text(300, "u"), "cache_control": HOUR}]}]
     with pytest.raises(anthropic.BadRequestError, match="ttl"):
         _ask(claude, late_hour, system=_system())
-    late_five = [{"role": "user", "content": [{"type": "text", "text": long_text(300, "u"), "cache_control": EPHEMERAL}]}]
+    late_five = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": long_text(300, "u"), "cache_control": EPHEMERAL}],
+        }
+    ]
     usage = _ask(claude, late_five, system=_system(mark=HOUR)).usage
     assert usage.cache_creation.ephemeral_1h_input_tokens > 1024  # tools + system, up to the 1h mark
     assert 0 < usage.cache_creation.ephemeral_5m_input_tokens < 1024  # the segment after it
@@ -128,14 +151,16 @@ def test_model_minimum_is_respected_silently(claude: anthropic.Anthropic) -> Non
     messages = [{"role": "user", "content": "q"}]
     haiku = _ask(claude, messages, model="claude-haiku-4-5", system=_system(1500)).usage  # < 4096 tokens
     assert haiku.cache_creation_input_tokens == 0 and haiku.input_tokens > 1024
-    assert _ask(claude, messages, model="claude-haiku-4-5", system=_system(3000)).usage.cache_creation_input_tokens > 4096
+    assert (
+        _ask(claude, messages, model="claude-haiku-4-5", system=_system(3000)).usage.cache_creation_input_tokens > 4096
+    )
 
 
 def test_top_level_cache_control_marks_the_last_block(claude: anthropic.Anthropic) -> None:
     messages = [{"role": "user", "content": long_text(1500)}]
-    extra = {"extra_body": {"cache_control": EPHEMERAL}}
-    assert _ask(claude, messages, **extra).usage.cache_creation_input_tokens > 1024
-    assert _ask(claude, messages, **extra).usage.cache_read_input_tokens > 1024
+    top_level = {"cache_control": EPHEMERAL}
+    assert _ask(claude, messages, extra_body=top_level).usage.cache_creation_input_tokens > 1024
+    assert _ask(claude, messages, extra_body=top_level).usage.cache_read_input_tokens > 1024
 
 
 def test_tool_marks_cache_tools_and_changing_tools_invalidates(claude: anthropic.Anthropic) -> None:
@@ -153,8 +178,9 @@ async def test_parallel_identical_requests_both_pay_the_write() -> None:
         client = anthropic.AsyncAnthropic(base_url=url, api_key="k", max_retries=0)
 
         async def ask() -> Any:
-            reply = await client.messages.create(model=SONNET, max_tokens=16, system=_system(),
-                                                 messages=[{"role": "user", "content": "q"}])
+            reply = await client.messages.create(
+                model=SONNET, max_tokens=16, system=_system(), messages=[{"role": "user", "content": "q"}]
+            )
             return reply.usage
 
         both = await asyncio.gather(ask(), ask())
@@ -165,7 +191,10 @@ async def test_parallel_identical_requests_both_pay_the_write() -> None:
 
 async def test_litellm_anthropic(sim_url: str) -> None:
     messages = [
-        {"role": "system", "content": [{"type": "text", "text": long_text(1500), "cache_control": EPHEMERAL}]},
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": long_text(1500), "cache_control": EPHEMERAL}],
+        },
         {"role": "user", "content": "q"},
     ]
     calls = [
@@ -176,3 +205,16 @@ async def test_litellm_anthropic(sim_url: str) -> None:
     assert calls[1].usage.prompt_tokens_details.cached_tokens == calls[0].usage.cache_creation_input_tokens
     recent = httpx.get(sim_url + "/sim/requests", params={"limit": 1}).json()["requests"]
     assert recent[0]["body"]["system"][0]["cache_control"] == EPHEMERAL
+
+
+def test_max_tokens_cuts_the_reply_and_count_tokens(claude: anthropic.Anthropic, sim_url: str) -> None:
+    reply = claude.messages.create(
+        model=SONNET, max_tokens=5, messages=[{"role": "user", "content": "[[sim:tokens 50]]"}]
+    )
+    assert reply.stop_reason == "max_tokens" and reply.usage.output_tokens == 5
+    counted = claude.messages.count_tokens(model=SONNET, system=_system(), messages=[{"role": "user", "content": "q"}])
+    usage = _ask(claude, [{"role": "user", "content": "q"}], system=_system()).usage
+    assert counted.input_tokens == usage.cache_creation_input_tokens + usage.input_tokens
+    with pytest.raises(anthropic.BadRequestError):
+        _ask(claude, [{"role": "system", "content": "not a role here"}])
+    assert httpx.get(sim_url + "/sim/stats").json()["errors"] == {"400": 1}

@@ -65,8 +65,12 @@ def test_tool_call_directive_then_text_after_tool_result(oai: openai.OpenAI) -> 
 
 
 def test_streamed_tool_call(oai: openai.OpenAI) -> None:
-    stream = _ask(oai, [{"role": "user", "content": '[[sim:tool bash {"command": "pwd"}]]'}], tools=BASH_TOOL,
-                  stream=True)
+    stream = _ask(
+        oai,
+        [{"role": "user", "content": '[[sim:tool bash {"command": "pwd"}]]'}],
+        tools=BASH_TOOL,
+        stream=True,
+    )
     deltas = [c.choices[0].delta for c in stream if c.choices and c.choices[0].delta.tool_calls]
     arguments = "".join(d.tool_calls[0].function.arguments or "" for d in deltas)
     assert deltas[0].tool_calls[0].function.name == "bash"
@@ -78,8 +82,10 @@ def test_streamed_tool_call(oai: openai.OpenAI) -> None:
     [
         [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
-                                                  "function": {"name": "bash", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+            },
             {"role": "user", "content": "no tool answer"},
         ],
         [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "nope", "content": "x"}],
@@ -110,7 +116,11 @@ def test_cache_hits_in_128_token_steps_and_prefix_change_breaks(oai: openai.Open
     assert cached == 0
     prompt, cached = _cached(oai, first)  # identical prompt: everything up to the last 128-step
     assert cached >= 1024 and cached % 128 == 0 and 0 <= prompt - cached < 128
-    longer = [*first, {"role": "assistant", "content": "answer"}, {"role": "user", "content": long_text(400, "x")}]
+    longer = [
+        *first,
+        {"role": "assistant", "content": "answer"},
+        {"role": "user", "content": long_text(400, "x")},
+    ]
     prompt2, cached2 = _cached(oai, longer)
     assert cached2 == cached  # the shared prefix, not the new turn
     assert prompt2 > prompt
@@ -119,27 +129,44 @@ def test_cache_hits_in_128_token_steps_and_prefix_change_breaks(oai: openai.Open
 
 
 def test_cache_is_per_key_and_model(oai: openai.OpenAI, sim_url: str) -> None:
-    messages = [{"role": "user", "content": long_text(1500)}]
+    messages: Any = [{"role": "user", "content": long_text(1500)}]
     _cached(oai, messages)
     other_key = openai.OpenAI(base_url=sim_url + "/v1", api_key="sk-other", max_retries=0)
     assert _cached(other_key, messages)[1] == 0
-    assert oai.chat.completions.create(model="gpt-4o", messages=messages).usage.prompt_tokens_details.cached_tokens == 0
+    other_model: Any = oai.chat.completions.create(model="gpt-4o", messages=messages)
+    assert other_model.usage.prompt_tokens_details.cached_tokens == 0
     assert _cached(oai, messages, extra_body={"prompt_cache_key": "s1", "prompt_cache_retention": "24h"})[1] > 0
 
 
 async def test_litellm_openai(sim_url: str) -> None:
     messages = [{"role": "user", "content": long_text(1500)}]
     responses = [
-        await litellm.acompletion(model="openai/gpt-4o-mini", api_base=sim_url + "/v1", api_key="k",
-                                  messages=messages)
+        await litellm.acompletion(model="openai/gpt-4o-mini", api_base=sim_url + "/v1", api_key="k", messages=messages)
         for _ in range(2)
     ]
     assert responses[1].usage.prompt_tokens_details.cached_tokens >= 1024
-    stream = await litellm.acompletion(model="openai/gpt-4o-mini", api_base=sim_url + "/v1", api_key="k",
-                                       messages=[{"role": "user", "content": "[[sim:text streamed ok]]"}],
-                                       stream=True, stream_options={"include_usage": True})
+    stream = await litellm.acompletion(
+        model="openai/gpt-4o-mini",
+        api_base=sim_url + "/v1",
+        api_key="k",
+        messages=[{"role": "user", "content": "[[sim:text streamed ok]]"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
     assert text == "streamed ok"
     stats = httpx.get(sim_url + "/sim/stats").json()
     assert stats["models"]["gpt-4o-mini"]["requests"] == 3
     assert stats["models"]["gpt-4o-mini"]["cache_read_tokens"] >= 1024
+
+
+def test_tool_choice_forces_a_call_and_max_tokens_cuts(oai: openai.OpenAI) -> None:
+    forced = _ask(oai, [{"role": "user", "content": "anything"}], tools=BASH_TOOL, tool_choice="required")
+    assert forced.choices[0].message.tool_calls[0].function.name == "bash"
+    cut = _ask(oai, [{"role": "user", "content": "[[sim:tokens 40]]"}], max_completion_tokens=7)
+    assert cut.choices[0].finish_reason == "length" and cut.usage.completion_tokens == 7
+
+
+def test_disconnect_without_streaming(oai: openai.OpenAI) -> None:
+    with pytest.raises(openai.APIConnectionError):
+        _ask(oai, [{"role": "user", "content": "[[sim:fault disconnect]]"}])

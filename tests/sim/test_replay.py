@@ -49,7 +49,7 @@ def test_openai_replay_of_a_whole_session(replay_url: str) -> None:
     client = openai.OpenAI(base_url=replay_url + "/v1", api_key="k", max_retries=0)
     cached_total = 0
     for k in _steps(messages):
-        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages[:k], tools=session["tools"])
+        reply: Any = client.chat.completions.create(model="gpt-4o-mini", messages=messages[:k], tools=session["tools"])
         answer = reply.choices[0].message.model_dump(exclude_none=True)
         assert (answer.get("content") or "") == (messages[k].get("content") or ""), k
         assert _calls(answer) == _calls(messages[k]), k
@@ -67,8 +67,13 @@ async def test_anthropic_replay_survives_marks_compaction_and_nudge(replay_url: 
             if older["role"] == "tool":
                 older["content"] = "[output compacted]"
         sent.append({"role": "user", "content": "Reminder: keep going with one command at a time."})
-        reply = await litellm.acompletion(model="anthropic/claude-sonnet-4-5", api_base=replay_url, api_key="k",
-                                          messages=sent, tools=session["tools"])
+        reply = await litellm.acompletion(
+            model="anthropic/claude-sonnet-4-5",
+            api_base=replay_url,
+            api_key="k",
+            messages=sent,
+            tools=session["tools"],
+        )
         answer = reply.choices[0].message
         recorded = messages[k]
         got = [(call.function.name, json.loads(call.function.arguments)) for call in answer.tool_calls or []]

@@ -1,0 +1,132 @@
+"""Redis checkpointer (redis-py). Per (thread, namespace): a lexicographically ordered index of
+checkpoint ids, a hash of checkpoints, a hash of channel values per version, and one hash of pending
+writes per checkpoint. Every key starts with `prefix`, so several apps can share one Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import redis
+
+from agent_runtime.checkpoint.base import (
+    BaseCheckpointer,
+    Checkpoint,
+    CheckpointTuple,
+    checkpoint_config,
+    thread_key,
+)
+from agent_runtime.checkpoint.serde import dumps, loads
+
+_EMPTY = b""  # a channel version with no value (e.g. a cleared trigger); pickles are never empty
+
+
+class RedisCheckpointer(BaseCheckpointer):
+    def __init__(self, client: redis.Redis, *, prefix: str = "agent_runtime", ttl_s: int | None = None) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.ttl_s = ttl_s
+
+    @classmethod
+    def from_url(cls, url: str = "redis://127.0.0.1:6379/0", **kwargs: Any) -> RedisCheckpointer:
+        return cls(redis.Redis.from_url(url), **kwargs)
+
+    def _key(self, kind: str, thread_id: str, ns: str, *rest: str) -> str:
+        return ":".join((self.prefix, kind, thread_id, ns, *rest))
+
+    def _expire(self, pipe: Any, *keys: str) -> None:
+        if self.ttl_s is not None:
+            for key in keys:
+                pipe.expire(key, self.ttl_s)
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        new_versions: dict[str, int],
+    ) -> dict[str, Any]:
+        thread_id, ns = thread_key(config)
+        values = checkpoint.channel_values
+        blobs = {
+            f"{chan}\x00{version}": dumps(values[chan]) if chan in values else _EMPTY
+            for chan, version in new_versions.items()
+        }
+        record = dumps(
+            (
+                checkpoint.ts,
+                checkpoint.channel_versions,
+                checkpoint.versions_seen,
+                checkpoint.updated_channels,
+                metadata,
+                config["configurable"].get("checkpoint_id"),
+            )
+        )
+        index, body, blob_key = (self._key(k, thread_id, ns) for k in ("index", "checkpoints", "blobs"))
+        pipe = self.client.pipeline(transaction=True)
+        if blobs:
+            pipe.hset(blob_key, mapping=blobs)  # type: ignore[arg-type]
+        pipe.hset(body, checkpoint.id, record)
+        pipe.zadd(index, {checkpoint.id: 0})
+        self._expire(pipe, index, body, blob_key)
+        pipe.execute()
+        return checkpoint_config(thread_id, ns, checkpoint.id)
+
+    def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
+        thread_id, ns = thread_key(config)
+        key = self._key("writes", thread_id, ns, config["configurable"]["checkpoint_id"])
+        mapping = {f"{task_id}\x00{idx:06d}": dumps((task_id, chan, value)) for idx, (chan, value) in enumerate(writes)}
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
+        self._expire(pipe, key)
+        pipe.execute()
+
+    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, record: bytes) -> CheckpointTuple:
+        ts, versions, seen, updated, metadata, parent_id = loads(record)
+        fields = [f"{chan}\x00{version}" for chan, version in versions.items()]
+        raw = self.client.hmget(self._key("blobs", thread_id, ns), fields) if fields else []
+        values = {chan: loads(data) for chan, data in zip(versions, raw, strict=True) if data}
+        writes = self.client.hgetall(self._key("writes", thread_id, ns, checkpoint_id))
+        pending = [loads(writes[k]) for k in sorted(writes)]
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=Checkpoint(checkpoint_id, ts, values, versions, seen, updated),
+            metadata=metadata,
+            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
+            pending_writes=pending,
+        )
+
+    def _ids(self, thread_id: str, ns: str, limit: int | None) -> list[str]:
+        raw = self.client.zrevrangebylex(
+            self._key("index", thread_id, ns), "+", "-", start=0, num=-1 if limit is None else limit
+        )
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in raw]
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        thread_id, ns = thread_key(config)
+        checkpoint_id = config["configurable"].get("checkpoint_id")
+        if not checkpoint_id:
+            latest = self._ids(thread_id, ns, 1)
+            if not latest:
+                return None
+            checkpoint_id = latest[0]
+        record = self.client.hget(self._key("checkpoints", thread_id, ns), checkpoint_id)
+        return None if record is None else self._tuple(thread_id, ns, checkpoint_id, record)
+
+    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        thread_id, ns = thread_key(config)
+        body = self._key("checkpoints", thread_id, ns)
+        for checkpoint_id in self._ids(thread_id, ns, limit):
+            record = self.client.hget(body, checkpoint_id)
+            if record is not None:
+                yield self._tuple(thread_id, ns, checkpoint_id, record)
+
+    def delete_thread(self, thread_id: str) -> None:
+        for kind in ("index", "checkpoints", "blobs", "writes"):
+            keys = list(self.client.scan_iter(match=f"{_glob_escape(self.prefix)}:{kind}:{_glob_escape(thread_id)}:*"))
+            if keys:
+                self.client.delete(*keys)
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)

@@ -1,0 +1,142 @@
+"""SQLite checkpointer (stdlib sqlite3). One row per checkpoint, one per changed channel version,
+one per pending write."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from agent_runtime.checkpoint.base import (
+    BaseCheckpointer,
+    Checkpoint,
+    CheckpointTuple,
+    checkpoint_config,
+    thread_key,
+)
+from agent_runtime.checkpoint.serde import dumps, loads
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL, ns TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
+    ts REAL NOT NULL, body BLOB NOT NULL, metadata BLOB NOT NULL,
+    PRIMARY KEY (thread_id, ns, id)
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    thread_id TEXT NOT NULL, ns TEXT NOT NULL, channel TEXT NOT NULL, version INTEGER NOT NULL,
+    value BLOB,
+    PRIMARY KEY (thread_id, ns, channel, version)
+);
+CREATE TABLE IF NOT EXISTS writes (
+    thread_id TEXT NOT NULL, ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
+    idx INTEGER NOT NULL, channel TEXT NOT NULL, value BLOB NOT NULL,
+    PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
+);
+"""
+
+
+class SqliteCheckpointer(BaseCheckpointer):
+    def __init__(self, path: str = ":memory:") -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        new_versions: dict[str, int],
+    ) -> dict[str, Any]:
+        thread_id, ns = thread_key(config)
+        values = checkpoint.channel_values
+        blob_rows = [
+            (thread_id, ns, chan, version, dumps(values[chan]) if chan in values else None)
+            for chan, version in new_versions.items()
+        ]
+        body = dumps((checkpoint.channel_versions, checkpoint.versions_seen, checkpoint.updated_channels))
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            self._conn.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?)", blob_rows)
+            self._conn.execute(
+                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    thread_id,
+                    ns,
+                    checkpoint.id,
+                    config["configurable"].get("checkpoint_id"),
+                    checkpoint.ts,
+                    body,
+                    dumps(metadata),
+                ),
+            )
+        return checkpoint_config(thread_id, ns, checkpoint.id)
+
+    def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
+        thread_id, ns = thread_key(config)
+        checkpoint_id = config["configurable"]["checkpoint_id"]
+        rows = [
+            (thread_id, ns, checkpoint_id, task_id, idx, chan, dumps(value)) for idx, (chan, value) in enumerate(writes)
+        ]
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            self._conn.executemany("INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _tuple(self, thread_id: str, ns: str, row: tuple[Any, ...]) -> CheckpointTuple:
+        checkpoint_id, parent_id, ts, body, metadata = row
+        versions, seen, updated = loads(body)
+        values: dict[str, Any] = {}
+        for chan, version in versions.items():
+            found = self._conn.execute(
+                "SELECT value FROM blobs WHERE thread_id=? AND ns=? AND channel=? AND version=?",
+                (thread_id, ns, chan, version),
+            ).fetchone()
+            if found is not None and found[0] is not None:
+                values[chan] = loads(found[0])
+        writes = self._conn.execute(
+            "SELECT task_id, channel, value FROM writes WHERE thread_id=? AND ns=? AND checkpoint_id=? "
+            "ORDER BY task_id, idx",
+            (thread_id, ns, checkpoint_id),
+        ).fetchall()
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=Checkpoint(checkpoint_id, ts, values, versions, seen, updated),
+            metadata=loads(metadata),
+            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
+            pending_writes=[(t, c, loads(v)) for t, c, v in writes],
+        )
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        thread_id, ns = thread_key(config)
+        checkpoint_id = config["configurable"].get("checkpoint_id")
+        columns = "SELECT id, parent_id, ts, body, metadata FROM checkpoints WHERE thread_id=? AND ns=?"
+        with self._lock:
+            if checkpoint_id:
+                row = self._conn.execute(columns + " AND id=?", (thread_id, ns, checkpoint_id)).fetchone()
+            else:
+                row = self._conn.execute(columns + " ORDER BY id DESC LIMIT 1", (thread_id, ns)).fetchone()
+            return None if row is None else self._tuple(thread_id, ns, row)
+
+    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        thread_id, ns = thread_key(config)
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, parent_id, ts, body, metadata FROM checkpoints WHERE thread_id=? AND ns=? "
+                "ORDER BY id DESC LIMIT ?",
+                (thread_id, ns, -1 if limit is None else limit),
+            ).fetchall()
+            tuples = [self._tuple(thread_id, ns, row) for row in rows]
+        yield from tuples
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            for table in ("checkpoints", "blobs", "writes"):
+                self._conn.execute(f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))  # noqa: S608

@@ -1,0 +1,200 @@
+"""One request through compaction: replay the session's record, then compact, then summarize only if
+compaction cannot get under the summarization trigger. Returns the history to send and what it did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.compaction.compactor import Candidate, Compactor
+from gateway.compaction.history import History
+from gateway.compaction.layout import LAYOUTS, Layout, Message, digest
+from gateway.compaction.memo import Memo, SessionRecord, Summary
+from gateway.compaction.originals import Originals
+from gateway.compaction.pairs import safe_cuts
+from gateway.compaction.summarizer import INSTRUCTION, SummaryFailed, summary_request, write_summary
+from gateway.compaction.thresholds import Thresholds, context_window
+from gateway.compaction.tokens import TokenCounter, counter_for
+from gateway.config.compaction import CompactionConfig
+from gateway.context import RequestContext
+
+
+@dataclass(slots=True)
+class Outcome:
+    tokens_before: int
+    tokens_after: int
+    window: int
+    body: dict[str, Any] | None = None  # None: send the request as it came
+    compacted: int = 0  # tool results newly turned into references (shrunk ones included)
+    summary: str | None = None  # written | memo | a failure reason
+    summary_cost_usd: float = 0.0
+    invalidated: int = 0  # tokens of the previous prefix this turn's changes took out of the cache
+
+    @property
+    def action(self) -> str:
+        if self.summary in ("written", "memo"):
+            return "summarized"
+        if self.compacted:
+            return "compacted"
+        return "reapplied" if self.body is not None else "none"
+
+
+def summary_message(layout: Layout, summary: Summary) -> Message:
+    return layout.user_message(
+        f"[cachegate: summary of {summary.count} earlier messages; their full text is stored as "
+        f"{summary.dump}]\n\n{summary.text}"
+    )
+
+
+def range_digest(layout: Layout, body: dict[str, Any], end: int, summarizer: str) -> str:
+    """Names the summarized range by its content (and who summarizes how), for the memo and the record."""
+    return digest([layout.system(body), layout.messages(body)[:end], summarizer, INSTRUCTION], 16)
+
+
+def _last_reply(messages: list[Message]) -> int:
+    """Index of the newest assistant message: the previous request ended right before it."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), 0)
+
+
+class Run:
+    """State of one request through the engine."""
+
+    def __init__(self, ctx: RequestContext, config: CompactionConfig) -> None:
+        assert ctx.route is not None
+        self.ctx, self.config, self.route = ctx, config, ctx.route
+        self.layout = LAYOUTS[ctx.wire.name]
+        self.body = ctx.body
+        self.messages = self.layout.messages(ctx.body)
+        self.tenant = ctx.tenant_label
+        self.counter: TokenCounter = counter_for(self.route.provider, self.route.model)
+        self.thresholds = Thresholds.of(config, context_window(self.route, config.default_context_window))
+        store = ctx.services.store
+        self.memo = Memo(store, config.state_ttl_s)
+        self.originals = Originals(store, config.state_ttl_s)
+        head = self.layout.head_length(self.messages, config.pin_first_user)
+        self.history = History(self.layout, self.messages, head)
+        self.compactor = Compactor(config, self.thresholds, self.counter, config.retrieval_tool)
+        self.summarizer = config.summarizer_model or self.route.name
+        self.fixed = self.counter.json(ctx.body.get("tools") or []) + self.counter.content(self.layout.system(ctx.body))
+
+    def session(self) -> str:
+        """The client's session, else one named by how the conversation starts (clients without ids)."""
+        if self.ctx.session_key:
+            return self.ctx.session_key
+        start = self.messages[: max(self.history.head, 1)]
+        return f"{self.tenant}:anon:{digest([self.layout.system(self.body), self.body.get('tools'), start])}"
+
+    def tokens(self) -> int:
+        return self.fixed + self.history.tokens(self.counter)
+
+    async def execute(self) -> Outcome:
+        session = self.session()
+        record = await self.memo.record(session)
+        changed = self._replay_summary(record)
+        results = self.layout.tool_results(self.messages, self.history.start)
+        shrunk = [c for c in self.compactor.reapply(self.history, results, record.compacted)
+                  if c.result.handle not in record.compacted]
+        tokens = self.tokens()
+        outcome = Outcome(self.fixed + self.counter.messages(self.messages), tokens, self.thresholds.window)
+        chosen: list[Candidate] = []
+        if tokens > self.thresholds.compact_trigger:
+            candidates = self.compactor.candidates(self.history, results)
+            if tokens - sum(c.saving for c in candidates) > self.thresholds.summarize_trigger:
+                changed |= await self._summarize(record, outcome)
+                results = self.layout.tool_results(self.messages, self.history.start)
+                candidates = self.compactor.candidates(self.history, results)
+                tokens = self.tokens()
+            chosen = self._compact(candidates, tokens, outcome)
+        new = [*shrunk, *chosen]
+        for candidate in new:
+            result = candidate.result
+            await self.originals.put(self.tenant, result.handle, "tool_result", result.content, tool=result.tool,
+                                     tool_call_id=result.call_id)
+        if new or changed:
+            record.compacted = ({c.result.handle for c in new} | record.compacted) & {r.handle for r in results}
+            await self.memo.save(session, record)
+        outcome.compacted = len(new)
+        if self.history.replaced or self.history.summary is not None:
+            outcome.body = {**self.body, "messages": self.history.sent()}
+            outcome.tokens_after = self.tokens()
+        return outcome
+
+    def _replay_summary(self, record: SessionRecord) -> bool:
+        """Put the recorded summary back if the history still starts with the range it replaced."""
+        summary = record.summary
+        if summary is None:
+            return False
+        end = self.history.head + summary.count
+        same_range = range_digest(self.layout, self.body, end, self.summarizer) == summary.range_digest
+        if end < len(self.messages) and same_range:
+            self.history.summarize(end, summary_message(self.layout, summary))
+            return False
+        record.summary = None  # the client rewrote its history: start over
+        return True
+
+    def _compact(self, candidates: list[Candidate], tokens: int, outcome: Outcome) -> list[Candidate]:
+        """Compact in one large step, only when it repays the cache break (or the history must shrink)."""
+        if tokens <= self.thresholds.compact_trigger:
+            return []
+        chosen = self.compactor.choose(candidates, tokens)
+        saving = sum(c.saving for c in chosen)
+        if not chosen or (saving < self.thresholds.clear_at_least and tokens <= self.thresholds.summarize_trigger):
+            return []
+        if outcome.summary not in ("written", "memo"):  # a summary this turn already broke the prefix
+            first = min(c.result.message for c in chosen)
+            outcome.invalidated += self.history.tokens_between(self.counter, first, _last_reply(self.messages))
+        for candidate in chosen:
+            self.history.replace(candidate.result, candidate.reference)
+        return chosen
+
+    def _cut(self) -> int | None:
+        """The earliest safe cut that keeps at most `summarize_keep` tokens verbatim (else the latest)."""
+        cuts = safe_cuts(self.layout, self.messages, self.history.start)
+        if not cuts:
+            return None
+        kept, by_index = 0, {}
+        for index, message in reversed(self.history.rendered()):
+            kept += self.counter.message(message)
+            by_index[index] = kept
+        fitting = [cut for cut in cuts if by_index.get(cut, 0) <= self.thresholds.summarize_keep]
+        return fitting[0] if fitting else cuts[-1]
+
+    async def _summarize(self, record: SessionRecord, outcome: Outcome) -> bool:
+        """Replace the oldest span by a summary; on any failure leave the history as it is (and count)."""
+        if not self.config.summarize or record.summary_failures >= self.config.max_summary_failures:
+            outcome.summary = "skipped"
+            return False
+        cut = self._cut()
+        if cut is None:
+            outcome.summary = "no_safe_cut"
+            return False
+        key = range_digest(self.layout, self.body, cut, self.summarizer)
+        summary = await self.memo.summary(self.tenant, key)
+        outcome.summary = "memo"
+        if summary is None:
+            try:
+                summary = await self._write(cut, key, outcome)
+            except SummaryFailed as failure:
+                outcome.summary = str(failure)
+                record.summary_failures += 1
+                return True
+            outcome.summary = "written"
+        outcome.invalidated += self.history.tokens_between(self.counter, self.history.start, _last_reply(self.messages))
+        self.history.summarize(cut, summary_message(self.layout, summary))
+        record.summary = summary
+        return True
+
+    async def _write(self, cut: int, key: str, outcome: Outcome) -> Summary:
+        # Write-ahead: the full history is stored before anything is summarized away.
+        dump = "ctx_" + digest([self.layout.system(self.body), self.messages])
+        await self.originals.put(self.tenant, dump, "history", self.messages, system=self.layout.system(self.body))
+        route = self.ctx.services.settings.model_by_name(self.summarizer)
+        if route is None:
+            raise SummaryFailed("unknown_route")
+        request = summary_request(self.layout, self.body, self.history.sent(cut), self.config.summary_max_tokens)
+        written = await write_summary(self.ctx.services.router, self.ctx.wire.name, route, request,
+                                      self.config.summarizer_timeout_s)
+        outcome.summary_cost_usd = written.cost_usd
+        summary = Summary(cut - self.history.head, key, written.text, dump)
+        await self.memo.remember(self.tenant, summary)
+        return summary

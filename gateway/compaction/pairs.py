@@ -1,0 +1,28 @@
+"""Where a history may be cut without separating a tool call from its result.
+
+A cut at index i drops messages[start:i] and keeps messages[i:]. It is safe when every tool call made
+before i is answered before i, and messages[i] is an assistant message (the kept part then follows
+the summary, a user message, as both APIs expect). A call left unanswered (a dangling call) closes
+every later cut: nothing after it is ever summarized.
+"""
+
+from __future__ import annotations
+
+from gateway.compaction.layout import Layout, Message
+
+
+def safe_cuts(layout: Layout, messages: list[Message], start: int) -> list[int]:
+    """Indices in (start, len(messages)) where the history may be cut, ascending."""
+    open_calls: set[str] = set()
+    dangling = False
+    cuts: list[int] = []
+    for index, message in enumerate(messages):
+        answered = {r.call_id for r in layout.results(index, message)}
+        if open_calls and not answered and message.get("role") != "tool":
+            dangling = True  # a call never answered: unsafe to cut anywhere after it
+        open_calls -= answered
+        is_boundary = not open_calls and not dangling and message.get("role") == "assistant"
+        if is_boundary and index > start:
+            cuts.append(index)
+        open_calls |= {call_id for call_id, _ in layout.calls(message)}
+    return cuts

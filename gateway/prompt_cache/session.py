@@ -1,0 +1,73 @@
+"""What the optimizer remembers per agent session (in the state store, keyed by the tenant-scoped
+session key): the previous request's prefix record, its marks, and the gaps between requests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from gateway.prompt_cache.accounting import CacheTotals
+from gateway.prompt_cache.prefix import PrefixRecord
+from gateway.state import StateStore
+
+PREFIX = "prompt_cache"
+
+
+@dataclass(slots=True)
+class SessionState:
+    last_seen: float | None = None
+    gaps: list[float] = field(default_factory=list)
+    record: PrefixRecord | None = None
+    marks: list[int] = field(default_factory=list)  # block positions of every mark the request carried
+    static_changes: int = 0  # consecutive requests whose tools or system differed from the previous one
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(
+            {
+                "last_seen": self.last_seen,
+                "gaps": self.gaps,
+                "record": self.record.to_json() if self.record else None,
+                "marks": self.marks,
+                "static_changes": self.static_changes,
+            }
+        )
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> SessionState:
+        data: dict[str, Any] = orjson.loads(raw)
+        record = data.get("record")
+        return cls(
+            last_seen=data.get("last_seen"),
+            gaps=list(data.get("gaps") or []),
+            record=PrefixRecord.from_json(record) if record else None,
+            marks=list(data.get("marks") or []),
+            static_changes=int(data.get("static_changes") or 0),
+        )
+
+
+def _state_key(session_key: str) -> str:
+    return f"{PREFIX}:session:{session_key}"
+
+
+def _totals_key(session_key: str) -> str:
+    return f"{PREFIX}:totals:{session_key}"
+
+
+async def load_state(store: StateStore, session_key: str) -> SessionState:
+    raw = await store.get(_state_key(session_key))
+    return SessionState.from_bytes(raw) if raw else SessionState()
+
+
+async def save_state(store: StateStore, session_key: str, state: SessionState, ttl_s: float) -> None:
+    await store.set(_state_key(session_key), state.to_bytes(), ttl_s)
+
+
+async def load_totals(store: StateStore, session_key: str) -> CacheTotals:
+    raw = await store.get(_totals_key(session_key))
+    return CacheTotals.from_json(orjson.loads(raw)) if raw else CacheTotals()
+
+
+async def save_totals(store: StateStore, session_key: str, totals: CacheTotals, ttl_s: float) -> None:
+    await store.set(_totals_key(session_key), orjson.dumps(totals.to_json()), ttl_s)

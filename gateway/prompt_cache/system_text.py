@@ -1,0 +1,65 @@
+"""The system prompt's text fields, wherever each API shape keeps them, for volatile detection and
+relocation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class TextField:
+    holder: dict[str, Any]
+    key: str
+
+    @property
+    def text(self) -> str:
+        return str(self.holder[self.key])
+
+    def replace(self, text: str) -> None:
+        self.holder[self.key] = text
+
+
+def _fields(holder: dict[str, Any], key: str) -> Iterator[TextField]:
+    content = holder.get(key)
+    if isinstance(content, str):
+        yield TextField(holder, key)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                yield TextField(part, "text")
+
+
+def system_fields(body: dict[str, Any], wire: str) -> list[TextField]:
+    if wire == "anthropic":
+        return list(_fields(body, "system"))
+    return [
+        field
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and message.get("role") in ("system", "developer")
+        for field in _fields(message, "content")
+    ]
+
+
+def system_part(body: dict[str, Any], wire: str) -> Any:
+    """The system prompt as one hashable value."""
+    if wire == "anthropic":
+        return body.get("system")
+    return [
+        message.get("content")
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and message.get("role") in ("system", "developer")
+    ]
+
+
+def append_note(body: dict[str, Any], wire: str, note: str) -> None:
+    """Add `note` as the request's last block, after the newest (user or tool) turn."""
+    messages = body["messages"]
+    if wire == "openai":
+        messages.append({"role": "user", "content": note})
+        return
+    last = messages[-1]
+    content = last.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    last["content"] = [*blocks, {"type": "text", "text": note}]

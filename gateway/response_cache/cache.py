@@ -1,0 +1,145 @@
+"""The response cache of one gateway process: entries in a backend, semantic vectors in a synced local index.
+
+Lookups never raise for backend trouble: CacheUnavailable propagates to the stage, which counts a skip
+and lets the request through. A corrupt entry is deleted and counted, never served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gateway.config.response_cache import ResponseCacheConfig
+from gateway.response_cache.entry import CorruptEntry, Entry, decode_entry, encode_entry
+from gateway.response_cache.keys import place_of, purge_prefix
+from gateway.response_cache.local_index import LocalIndex
+from gateway.response_cache.metrics import ResponseCacheMetrics
+from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, RedisBackend
+from gateway.response_cache.sync import IndexSync, RedisIndexSync
+from gateway.semantic.embedder import Embedder, EmbeddingTimeout
+from gateway.semantic.verifier import verify
+from gateway.state import RedisStore, ResilientStore, StateStore
+
+SEMANTIC_CANDIDATES = 3  # near neighbours checked before a semantic miss (each costs one entry read)
+BACKGROUND_EMBED_TIMEOUT_S = 60.0  # an answer whose prompt was not embedded in time is embedded later
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    entry: Entry
+    similarity: float
+
+
+class ResponseCache:
+    def __init__(
+        self, backend: EntryBackend, index: LocalIndex, sync: IndexSync, embedder: Embedder,
+        metrics: ResponseCacheMetrics,
+    ) -> None:
+        self.backend, self.index, self.sync, self.embedder, self.metrics = backend, index, sync, embedder, metrics
+        self._background: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def create(cls, store: StateStore, config: ResponseCacheConfig, metrics: ResponseCacheMetrics) -> ResponseCache:
+        """Redis when the gateway's state store is Redis (same connection), else in-process memory."""
+        primary = store.primary if isinstance(store, ResilientStore) else store
+        index = LocalIndex(config.max_entries)
+        if isinstance(primary, RedisStore):
+            breaker = Breaker()
+            backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker)
+            sync: IndexSync = RedisIndexSync(backend, index, config.sync_log_max_len, breaker)
+            return cls(backend, index, sync, Embedder(), metrics)
+        return cls(MemoryBackend(config.max_entries), index, IndexSync(), Embedder(), metrics)
+
+    # -- reads ------------------------------------------------------------------------------------------
+
+    async def _read(self, key: str) -> Entry | None:
+        raw = await self.backend.get(key)
+        if raw is None:
+            return None
+        try:
+            return decode_entry(raw, key)
+        except CorruptEntry:
+            self.metrics.errors.labels("corrupt_entry").inc()
+            self.index.remove(key)
+            await self.backend.delete([key])
+            return None
+
+    async def find_exact(self, key: str, max_age_s: float | None) -> Entry | None:
+        entry = await self._read(key)
+        if entry is None or entry.expired() or (max_age_s is not None and entry.age_s() > max_age_s):
+            return None
+        return entry
+
+    async def embed(self, text: str, timeout_s: float) -> np.ndarray | None:
+        """The text's vector, or None (counted) when the embedder does not answer in time."""
+        started = time.perf_counter()
+        try:
+            vector = await self.embedder.embed(text, timeout=timeout_s)
+        except EmbeddingTimeout:
+            self.metrics.skips.labels("semantic", "embedding_timeout").inc()
+            return None
+        self.metrics.embedding_seconds.observe(time.perf_counter() - started)
+        return vector
+
+    async def find_semantic(
+        self, scope: str, prompt: str, vector: np.ndarray, policy: ResponseCacheConfig, max_age_s: float | None
+    ) -> Hit | None:
+        await self.sync.catch_up()
+        candidates = self.index.search(scope, vector, SEMANTIC_CANDIDATES, policy.similarity_threshold)
+        for candidate in candidates:
+            entry = await self._read(candidate.key)
+            if entry is None or entry.prompt is None or entry.expired():
+                self.index.remove(candidate.key)
+                continue
+            if max_age_s is not None and entry.age_s() > max_age_s:
+                continue
+            if policy.verify:
+                verdict = verify(entry.prompt, prompt)
+                if not verdict.ok:
+                    self.metrics.rejected(verdict.reason or "")
+                    continue
+            self.index.touch(candidate.key)
+            return Hit(entry, candidate.similarity)
+        return None
+
+    # -- writes -----------------------------------------------------------------------------------------
+
+    async def put(self, entry: Entry) -> None:
+        ttl = entry.expires - time.time()
+        if ttl <= 0:
+            return
+        stored = entry if self.backend.shared or entry.vector is None else replace(entry, vector=None)
+        evicted = await self.backend.put(entry.key, encode_entry(stored), ttl)
+        for key in evicted:
+            self.index.remove(key)
+        self.metrics.evictions.inc(len(evicted))
+        if entry.vector is not None and entry.scope is not None:
+            self.index.add(entry.key, entry.scope, entry.vector, entry.expires)
+            await self.sync.publish_add(entry.key, entry.scope, entry.vector, entry.expires)
+
+    def put_later(self, entry: Entry, prompt: str) -> None:
+        """Store a semantic entry once its prompt is embedded, off the response path."""
+
+        async def run() -> None:
+            try:
+                vector = await self.embedder.embed(prompt, timeout=BACKGROUND_EMBED_TIMEOUT_S)
+                await self.put(replace(entry, vector=vector))
+            except Exception:  # a background store that fails only costs a future miss
+                self.metrics.errors.labels("background_store").inc()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
+        """Delete the selected entries on every replica; returns how many entries were deleted."""
+        keys = [k for k in await self.backend.keys(purge_prefix(tenant, namespace))
+                if (place := place_of(k)) is not None and place.matches(tenant, namespace, model)]
+        deleted = await self.backend.delete(keys)
+        self.index.purge(tenant, namespace, model)
+        await self.sync.publish_purge(tenant, namespace, model)
+        return deleted
+

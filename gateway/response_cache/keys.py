@@ -1,0 +1,161 @@
+"""Cache keys: the canonical form of a request, its exact key, and the semantic scope of its last user turn.
+
+The canonical request keeps everything that can change the answer (model, every message, system,
+tools, tool choice, response format, sampling parameters, max tokens) and drops what cannot (stream
+flags, user/metadata ids, prompt-cache hints, `cache_control` markers). Sampling parameters the caller
+omitted are filled with the provider's defaults: an omitted temperature is 1, not 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+import orjson
+
+# Body fields that never change the answer.
+NON_SEMANTIC_FIELDS = frozenset(
+    {"stream", "stream_options", "user", "metadata", "prompt_cache_key", "prompt_cache_retention", "store",
+     "service_tier", "safety_identifier"}
+)
+# Provider defaults, so an omitted parameter and its default value key alike.
+SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
+    "openai": {"temperature": 1.0, "top_p": 1.0, "n": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0},
+    "anthropic": {"temperature": 1.0},
+}
+# Request-level fields that shape the answer but are not the conversation.
+SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})
+SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+def digest(value: Any) -> str:
+    """A stable 128-bit hash of a JSON-able value (key order does not matter)."""
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+
+
+def _blocks(content: Any) -> Any:
+    """Content as a list of blocks without cache_control: "hi" and [{type: text, text: hi}] are one prompt."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
+    return content
+
+
+def _message(message: dict[str, Any]) -> dict[str, Any]:
+    canonical = {k: v for k, v in message.items() if k != "cache_control"}
+    if "content" in canonical:
+        canonical["content"] = _blocks(canonical["content"])
+    return canonical
+
+
+def canonical_request(wire: str, body: dict[str, Any]) -> dict[str, Any]:
+    canonical: dict[str, Any] = {k: v for k, v in body.items() if k not in NON_SEMANTIC_FIELDS}
+    for name, default in SAMPLING_DEFAULTS.get(wire, {}).items():
+        value = canonical.get(name)
+        canonical[name] = float(value) if isinstance(value, int | float) else default
+    canonical["messages"] = [_message(m) for m in body.get("messages") or [] if isinstance(m, dict)]
+    if "system" in canonical:
+        canonical["system"] = _blocks(canonical["system"])
+    if isinstance(canonical.get("tools"), list):
+        canonical["tools"] = [_message(t) if isinstance(t, dict) else t for t in canonical["tools"]]
+    return canonical
+
+
+def exact_key(wire: str, canonical: dict[str, Any]) -> str:
+    return digest([wire, canonical])
+
+
+def _text_only(content: Any) -> str | None:
+    """The text of a content value, or None when it holds anything but text (images, tool results)."""
+    parts = []
+    for block in _blocks(content):
+        if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+            return None
+        parts.append(block["text"])
+    return "\n".join(parts)
+
+
+def carries_tool_results(wire: str, messages: list[dict[str, Any]]) -> bool:
+    if wire == "openai":
+        return any(m.get("role") in ("tool", "function") for m in messages)
+    return any(
+        isinstance(b, dict) and b.get("type") == "tool_result"
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticScope:
+    """Where a last user turn may find its near-duplicates: same settings, same conversation before it."""
+
+    prompt: str  # the last user turn, the only text embedded
+    settings_hash: str  # system prompt + tools + response format + sampling params
+    history_hash: str  # the conversation before the last user turn
+
+
+def semantic_scope(wire: str, canonical: dict[str, Any]) -> SemanticScope | None:
+    """None when the request does not end with a text-only user turn (nothing meaningful to embed)."""
+    messages: list[dict[str, Any]] = canonical["messages"]
+    if not messages or messages[-1].get("role") != "user":
+        return None
+    prompt = _text_only(messages[-1].get("content"))
+    if not prompt or not prompt.strip():
+        return None
+    earlier = messages[:-1]
+    system = [m for m in earlier if m.get("role") in SYSTEM_ROLES]
+    settings = {k: v for k, v in canonical.items() if k not in SETTING_FIELDS_EXCLUDED}
+    return SemanticScope(
+        prompt=prompt,
+        settings_hash=digest([wire, settings, system]),
+        history_hash=digest([m for m in earlier if m.get("role") not in SYSTEM_ROLES]),
+    )
+
+
+# -- storage layout: rc:{tenant}:{namespace}:{model}:{tier}:{hash}, segments percent-encoded ---------------
+
+EXACT_TIER, SEMANTIC_TIER = "x", "s"
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Whose entry it is: purges select by these."""
+
+    tenant: str
+    namespace: str
+    model: str
+
+    def key(self, tier: str, hashed: str) -> str:
+        return f"{self.prefix()}{tier}:{hashed}"
+
+    def prefix(self) -> str:
+        return "rc:" + "".join(quote(part, safe="") + ":" for part in (self.tenant, self.namespace, self.model))
+
+    def matches(self, tenant: str | None, namespace: str | None, model: str | None) -> bool:
+        return all(want is None or want == have for want, have in
+                   ((tenant, self.tenant), (namespace, self.namespace), (model, self.model)))
+
+
+def place_of(key: str) -> Place | None:
+    parts = key.split(":")
+    if len(parts) != 6 or parts[0] != "rc":
+        return None
+    return Place(*(unquote(p) for p in parts[1:4]))
+
+
+def purge_prefix(tenant: str | None, namespace: str | None) -> str:
+    """The narrowest key prefix that holds every entry a purge selects."""
+    if tenant is None:
+        return "rc:"
+    if namespace is None:
+        return "rc:" + quote(tenant, safe="") + ":"
+    return "rc:" + quote(tenant, safe="") + ":" + quote(namespace, safe="") + ":"
+
+
+def tier_of(key: str) -> str | None:
+    parts = key.split(":")
+    return parts[4] if len(parts) == 6 and parts[0] == "rc" else None

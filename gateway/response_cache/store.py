@@ -1,0 +1,171 @@
+"""Where entries live: in-process (the embedded default) or Redis (shared by every replica).
+
+Both are bounded: past `max_entries` the oldest stored entries are evicted. Redis failures raise
+CacheUnavailable and open a short circuit breaker, so while Redis is down or slow the cache is skipped
+at once (counted by the caller) instead of adding a timeout to every request. The cache does not use
+the state layer's per-replica memory fallback: a replica-local cache during an outage would serve
+answers the other replicas cannot purge.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+T = TypeVar("T")
+KEY_ROOT = "rc:"  # entry keys; bookkeeping keys live under META_ROOT so prefix scans skip them
+META_ROOT = "rcmeta:"
+MGET_CHUNK = 500
+
+
+class CacheUnavailable(Exception):
+    """The backend could not answer in time; the request goes on uncached."""
+
+
+class EntryBackend(ABC):
+    shared: bool  # entries are visible to other replicas (so vectors travel with them)
+
+    @abstractmethod
+    async def get(self, key: str) -> bytes | None: ...
+
+    @abstractmethod
+    async def get_many(self, keys: list[str]) -> list[bytes | None]: ...
+
+    @abstractmethod
+    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
+        """Store a value; returns the keys evicted to stay within the size bound."""
+
+    @abstractmethod
+    async def delete(self, keys: list[str]) -> int: ...
+
+    @abstractmethod
+    async def keys(self, prefix: str) -> list[str]:
+        """Every live key starting with prefix (admin purges and replica reloads only)."""
+
+
+class MemoryBackend(EntryBackend):
+    shared = False
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._data: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+
+    def _live(self, key: str) -> bytes | None:
+        found = self._data.get(key)
+        if found is None:
+            return None
+        if found[1] <= time.monotonic():
+            del self._data[key]
+            return None
+        return found[0]
+
+    async def get(self, key: str) -> bytes | None:
+        return self._live(key)
+
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return [self._live(k) for k in keys]
+
+    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
+        self._data.pop(key, None)
+        self._data[key] = (value, time.monotonic() + ttl_s)
+        evicted = []
+        while len(self._data) > self.max_entries:
+            evicted.append(self._data.popitem(last=False)[0])
+        return evicted
+
+    async def delete(self, keys: list[str]) -> int:
+        return sum(self._data.pop(k, None) is not None for k in keys)
+
+    async def keys(self, prefix: str) -> list[str]:
+        return [k for k in list(self._data) if k.startswith(prefix) and self._live(k) is not None]
+
+
+class Breaker:
+    """Fails fast for `cooldown_s` after a backend error."""
+
+    def __init__(self, cooldown_s: float = 2.0) -> None:
+        self.cooldown_s = cooldown_s
+        self._down_until = 0.0
+
+    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
+        if time.monotonic() < self._down_until:
+            raise CacheUnavailable("redis marked down")
+        try:
+            return await operation()
+        except (RedisError, OSError, TimeoutError) as exc:
+            self._down_until = time.monotonic() + self.cooldown_s
+            raise CacheUnavailable(f"redis: {type(exc).__name__}") from exc
+
+
+class RedisBackend(EntryBackend):
+    """Entries as Redis strings with a TTL; a sorted set of keys by write time bounds their number."""
+
+    shared = True
+
+    def __init__(self, client: aioredis.Redis, prefix: str, max_entries: int, breaker: Breaker) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.max_entries = max_entries
+        self.breaker = breaker
+        self.order_key = f"{prefix}{META_ROOT}order"
+
+    def _k(self, key: str) -> str:
+        return self.prefix + key
+
+    async def get(self, key: str) -> bytes | None:
+        value: Any = await self.breaker.call(lambda: self.client.get(self._k(key)))
+        return bytes(value) if value is not None else None
+
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        found: list[bytes | None] = []
+        for start in range(0, len(keys), MGET_CHUNK):
+            chunk = [self._k(k) for k in keys[start : start + MGET_CHUNK]]
+            values: Any = await self.breaker.call(lambda chunk=chunk: self.client.mget(chunk))  # type: ignore[misc]
+            found.extend(bytes(v) if v is not None else None for v in values)
+        return found
+
+    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
+        async def run() -> list[str]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.set(self._k(key), value, px=max(int(ttl_s * 1000), 1))
+                pipe.zadd(self.order_key, {key: time.time()})
+                pipe.zcard(self.order_key)
+                size = int((await pipe.execute())[-1])
+            if size <= self.max_entries:
+                return []
+            popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
+            evicted = [member.decode() for member, _ in popped]
+            if evicted:
+                await self.client.delete(*[self._k(k) for k in evicted])
+            return evicted
+
+        return await self.breaker.call(run)
+
+    async def delete(self, keys: list[str]) -> int:
+        if not keys:
+            return 0
+
+        async def run() -> int:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.delete(*[self._k(k) for k in keys])
+                pipe.zrem(self.order_key, *keys)
+                return int((await pipe.execute())[0])
+
+        return await self.breaker.call(run)
+
+    async def keys(self, prefix: str) -> list[str]:
+        async def run() -> list[str]:
+            pattern = _glob_escape(self._k(prefix)) + "*"
+            return [raw.decode()[len(self.prefix) :] async for raw in self.client.scan_iter(match=pattern, count=1000)]
+
+        return await self.breaker.call(run)
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

@@ -1,0 +1,90 @@
+"""Context compaction: rewrites long histories (deterministically, fail-open) before they go upstream.
+
+Request: replay the session's record, compact old tool results, summarize only when it must
+(gateway/compaction/engine.py). Response: answer the model's `retrieve_context` calls, if offered.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
+from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.retrieval import answer_retrievals, with_tool
+from gateway.context import RequestContext
+from gateway.services import Services
+from gateway.stages.base import Stage
+from gateway.stages.usage import format_usd
+
+log = logging.getLogger("cachegate.compaction")
+TOOL_NOTE = "compaction_retrieval_tool"
+
+
+class CompactionStage(Stage):
+    name = "compaction"
+
+    def __init__(self, services: Services) -> None:
+        self.metrics = CompactionMetrics(services.metrics.registry)
+        services.extras[self.name] = self.metrics
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        config = ctx.policy.compaction
+        if not config.enabled or ctx.route is None or ctx.wire.name not in LAYOUTS:
+            return
+        original = ctx.body
+        # Streams are relayed as they come: the gateway could not answer the tool there.
+        offered = config.retrieval_tool and not ctx.stream and bool(original.get("tools"))
+        if offered:
+            ctx.body = with_tool(original, ctx.wire.name)
+        try:
+            outcome = await Run(ctx, config).execute()
+        except Exception:
+            # Fail open: the request goes upstream exactly as the client sent it.
+            log.exception("compaction failed; forwarding the request unchanged")
+            ctx.body = original
+            self.metrics.failures.labels("error").inc()
+            ctx.response_headers["x-cachegate-compaction"] = "failed-open"
+            return
+        if outcome.body is not None:
+            ctx.body = outcome.body
+        ctx.notes[TOOL_NOTE] = offered
+        self._report(ctx, outcome)
+
+    def _report(self, ctx: RequestContext, outcome: Outcome) -> None:
+        model, m = ctx.model_label, self.metrics
+        m.requests.labels(model, outcome.action).inc()
+        m.tokens.labels(model, "before").inc(outcome.tokens_before)
+        m.tokens.labels(model, "after").inc(outcome.tokens_after)
+        if outcome.compacted:
+            m.compactions.labels(model).inc()
+            m.compacted_results.labels(model).inc(outcome.compacted)
+        if outcome.summary is not None:
+            m.summaries.labels(model, outcome.summary).inc()
+        if outcome.summary_cost_usd:
+            m.summary_cost.labels(model).inc(outcome.summary_cost_usd)
+        if outcome.compacted or outcome.action == "summarized":
+            m.invalidated.labels(model).observe(outcome.invalidated)
+        if outcome.tokens_after > outcome.window:
+            m.over_window.labels(model).inc()
+        headers = {
+            "x-cachegate-compaction": outcome.action,
+            "x-cachegate-compaction-tokens-before": str(outcome.tokens_before),
+            "x-cachegate-compaction-tokens-after": str(outcome.tokens_after),
+            "x-cachegate-compaction-invalidated-tokens": str(outcome.invalidated),
+        }
+        if outcome.summary is not None:
+            headers["x-cachegate-compaction-summary"] = outcome.summary
+            headers["x-cachegate-compaction-summary-cost-usd"] = format_usd(outcome.summary_cost_usd)
+        ctx.response_headers.update(headers)
+        ctx.notes["compaction"] = {"action": outcome.action, "before": outcome.tokens_before,
+                                   "after": outcome.tokens_after, "summary": outcome.summary}
+
+    async def on_response(self, ctx: RequestContext) -> None:
+        if not ctx.notes.get(TOOL_NOTE) or ctx.response_body is None or ctx.reply is None:
+            return
+        if ctx.reply.source != "upstream" or ctx.reply.events is not None:
+            return
+        config = ctx.policy.compaction
+        ctx.response_body = await answer_retrievals(
+            ctx, Originals(ctx.services.store), config.max_retrievals, self.metrics.retrieval
+        )

@@ -1,0 +1,18 @@
+"""Parse: read the body (size limit) and validate it in the caller's API shape. Runs after auth so
+unauthenticated callers learn nothing about the request format."""
+
+from __future__ import annotations
+
+from gateway.context import RequestContext
+from gateway.stages.base import Stage
+
+
+class ParseStage(Stage):
+    name = "parse"
+    fail_closed = True
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        assert ctx.read_body is not None
+        body = await ctx.read_body()
+        ctx.wire.validate(body)
+        ctx.body = body

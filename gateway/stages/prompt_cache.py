@@ -1,0 +1,118 @@
+"""Prompt-cache optimizer stages: the request side (right before upstream) and the accounting (after
+usage). Logic: gateway/prompt_cache/. Docs: docs/prompt-cache.md."""
+
+from __future__ import annotations
+
+import time
+
+from gateway.context import RequestContext
+from gateway.prompt_cache import CacheTotals, optimize, write_premium_usd
+from gateway.prompt_cache.metrics import PromptCacheMetrics, prompt_cache_metrics
+from gateway.prompt_cache.optimizer import Outcome
+from gateway.prompt_cache.session import SessionState, load_state, load_totals, save_state, save_totals
+from gateway.services import Services
+from gateway.stages.base import Stage
+from gateway.stages.usage import format_usd
+from gateway.usage import Cost, Price, Usage, price_for
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.4f}"
+
+
+class PromptCacheStage(Stage):
+    """Rewrites ctx.body for the provider's cache (on a copy, swapped in only when everything worked)."""
+
+    name = "prompt_cache"
+
+    def __init__(self, services: Services) -> None:
+        self.metrics = prompt_cache_metrics(services)
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        config = ctx.policy.prompt_cache
+        if not config.enabled or ctx.route is None:
+            return
+        try:
+            store, session_key = ctx.services.store, ctx.session_key
+            previous = await load_state(store, session_key) if session_key else SessionState()
+            outcome = optimize(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, time.time())
+            if session_key:
+                await save_state(store, session_key, outcome.state, config.session_state_ttl_s)
+        except Exception:
+            # The pipeline fails open (the body was never touched) and counts the stage failure.
+            self.metrics.failures.labels("request").inc()
+            raise
+        ctx.body = outcome.body
+        ctx.response_headers.update(outcome.headers())
+        ctx.notes["prompt_cache"] = outcome.headers()
+        _record(self.metrics, ctx.tenant_label, outcome)
+
+
+def _record(metrics: PromptCacheMetrics, tenant: str, outcome: Outcome) -> None:
+    metrics.requests.labels(tenant, outcome.style.value).inc()
+    if outcome.prefix_break.is_break:
+        metrics.prefix_breaks.labels(tenant, outcome.prefix_break.cause).inc()
+    for kind in outcome.volatile:
+        metrics.volatile.labels(tenant, kind).inc()
+    if outcome.relocated:
+        metrics.relocations.labels(tenant).inc()
+    if outcome.skipped:
+        metrics.skipped.labels(tenant, outcome.skipped).inc()
+    for placement in outcome.placements:
+        metrics.breakpoints.labels(tenant, placement.kind).inc()
+    if outcome.client_marks:
+        metrics.breakpoints.labels(tenant, "client").inc(outcome.client_marks)
+    if outcome.key_action:
+        metrics.keys.labels(tenant, outcome.key_action).inc()
+
+
+class PromptCacheAccountingStage(Stage):
+    """Hit ratio, writes and net savings per session (state store) and per tenant (metrics)."""
+
+    name = "prompt_cache_accounting"
+
+    def __init__(self, services: Services) -> None:
+        self.metrics = prompt_cache_metrics(services)
+        self.tenants: dict[str, CacheTotals] = {}
+
+    async def on_response(self, ctx: RequestContext) -> None:
+        usage, cost, route = ctx.usage, ctx.cost, ctx.route
+        if usage is None or cost is None or route is None or ctx.reply is None or ctx.reply.source != "upstream":
+            return
+        if not ctx.policy.prompt_cache.enabled:
+            return
+        try:
+            price = price_for(route.pricing_model or route.litellm_model)
+            tenant = ctx.tenant_label
+            totals = self.tenants.setdefault(tenant, CacheTotals())
+            totals.add(usage, cost, price)
+            for kind, count in (("uncached", usage.uncached_input), ("read", usage.cache_read),
+                                ("write", usage.cache_write)):
+                if count:
+                    self.metrics.tokens.labels(tenant, kind).inc(count)
+            self.metrics.hit_ratio.labels(tenant).set(totals.hit_ratio)
+            self.metrics.savings.labels(tenant).set(totals.saved_usd)
+            premium = write_premium_usd(usage, price)
+            if premium > 0:
+                self.metrics.write_premium.labels(tenant).inc(premium)
+            ctx.response_headers["x-cachegate-prompt-cache-hit-ratio"] = _ratio(
+                usage.cache_read / usage.input_total if usage.input_total else 0.0
+            )
+            if ctx.session_key:
+                await self._session(ctx, ctx.session_key, usage, cost, price)
+        except Exception:
+            self.metrics.failures.labels("accounting").inc()
+            raise
+
+    async def _session(self, ctx: RequestContext, session_key: str, usage: Usage, cost: Cost, price: Price) -> None:
+        store = ctx.services.store
+        session = await load_totals(store, session_key)
+        session.add(usage, cost, price)
+        await save_totals(store, session_key, session, ctx.policy.prompt_cache.session_state_ttl_s)
+        ctx.response_headers.update(
+            {
+                "x-cachegate-session-cache-hit-ratio": _ratio(session.hit_ratio),
+                "x-cachegate-session-cache-write-tokens": str(session.write),
+                "x-cachegate-session-saved-usd": format_usd(session.saved_usd),
+            }
+        )

@@ -1,0 +1,168 @@
+"""Response cache stage: answer from the exact or the semantic tier, and store successful upstream answers.
+
+Request path: caller controls and eligibility decide the tiers; the exact tier is one backend read;
+the semantic tier embeds the last user turn (batched, off the event loop, timeout = miss), searches
+this replica's index (caught up with the other replicas first) and verifies the candidate. A hit
+answers with the stored response, zero usage, cost 0 and the original cost counted as saved.
+Response path (after usage): store the answer when it is a complete upstream success.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import orjson
+
+from gateway.config.response_cache import ResponseCacheConfig
+from gateway.context import Reply, RequestContext
+from gateway.response_cache.cache import Hit, ResponseCache
+from gateway.response_cache.controls import Controls, parse_controls
+from gateway.response_cache.eligibility import Decision, decide, storable
+from gateway.response_cache.entry import Entry
+from gateway.response_cache.keys import (
+    EXACT_TIER,
+    SEMANTIC_TIER,
+    Place,
+    SemanticScope,
+    canonical_request,
+    digest,
+    exact_key,
+    semantic_scope,
+)
+from gateway.response_cache.metrics import ResponseCacheMetrics
+from gateway.response_cache.store import CacheUnavailable
+from gateway.services import Services
+from gateway.stages.base import Stage
+from gateway.usage import Cost, Usage
+
+CACHE_HEADER = "x-cachegate-cache"
+SIMILARITY_HEADER = "x-cachegate-similarity"
+AGE_HEADER = "x-cachegate-cache-age"
+
+
+@dataclass(eq=False)
+class Pending:
+    """What the lookup learned that the store step needs (kept in ctx.notes['response_cache'])."""
+
+    decision: Decision
+    place: Place
+    exact_key: str
+    scope: SemanticScope | None
+    scope_id: str
+    vector: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def semantic_key(self) -> str:
+        assert self.scope is not None
+        return self.place.key(SEMANTIC_TIER, digest([self.scope_id, self.scope.prompt]))
+
+
+def _skip_reason(controls: Controls) -> str:
+    return "no_store" if controls.no_store else "no_cache"
+
+
+class ResponseCacheStage(Stage):
+    name = "response_cache"
+
+    def __init__(self, services: Services) -> None:
+        self.metrics = ResponseCacheMetrics(services.metrics.registry)
+        self.cache = ResponseCache.create(services.store, services.settings.policy.response_cache, self.metrics)
+        services.extras[self.name] = self.cache
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        policy = ctx.policy.response_cache
+        if not policy.enabled or ctx.route is None:
+            return
+        wire = ctx.wire.name
+        controls = parse_controls(ctx.headers)
+        canonical = canonical_request(wire, ctx.body)
+        scope = semantic_scope(wire, canonical)
+        decision = decide(wire, ctx.body, scope, controls, policy)
+        place = Place(ctx.tenant_label, decision.namespace, ctx.route.name)
+        pending = Pending(
+            decision=decision,
+            place=place,
+            exact_key=place.key(EXACT_TIER, exact_key(wire, canonical)),
+            scope=scope,
+            scope_id=digest([wire, place.prefix(), scope.settings_hash, scope.history_hash]) if scope else "",
+        )
+        ctx.notes[self.name] = pending
+        ctx.response_headers[CACHE_HEADER] = "miss"
+        if not decision.serve:
+            self.metrics.skips.labels("all", _skip_reason(controls)).inc()
+            return
+        try:
+            hit = await self._lookup(pending, policy)
+        except CacheUnavailable:
+            self.metrics.skips.labels("all", "backend_unavailable").inc()
+            return
+        if hit is not None:
+            self._serve(ctx, *hit)
+
+    async def _lookup(self, pending: Pending, policy: ResponseCacheConfig) -> tuple[str, Hit] | None:
+        decision, metrics = pending.decision, self.metrics
+        if decision.exact:
+            entry = await self.cache.find_exact(pending.exact_key, decision.max_age_s)
+            if entry is not None:
+                metrics.hits.labels("exact").inc()
+                return "exact", Hit(entry, 1.0)
+            metrics.misses.labels("exact").inc()
+        if not decision.semantic or pending.scope is None:
+            metrics.skips.labels("semantic", decision.semantic_skip or "disabled").inc()
+            return None
+        pending.vector = await self.cache.embed(pending.scope.prompt, policy.embed_timeout_s)
+        if pending.vector is None:
+            return None
+        hit = await self.cache.find_semantic(
+            pending.scope_id, pending.scope.prompt, pending.vector, policy, decision.max_age_s
+        )
+        (metrics.hits if hit is not None else metrics.misses).labels("semantic").inc()
+        return ("semantic", hit) if hit is not None else None
+
+    def _serve(self, ctx: RequestContext, tier: str, hit: Hit) -> None:
+        entry = hit.entry
+        ctx.reply = Reply(body=ctx.wire.with_zero_usage(entry.response), source="response_cache")
+        ctx.usage = Usage()
+        ctx.cost = Cost(usd=0.0, uncached_usd=entry.cost_usd)
+        ctx.response_headers.update(
+            {CACHE_HEADER: tier, SIMILARITY_HEADER: f"{hit.similarity:.4f}", AGE_HEADER: f"{entry.age_s():.0f}"}
+        )
+        ctx.services.metrics.saved.labels(ctx.tenant_label, ctx.model_label, "response_cache").inc(entry.cost_usd)
+
+    async def on_response(self, ctx: RequestContext) -> None:
+        pending = ctx.notes.get(self.name)
+        if not isinstance(pending, Pending) or not pending.decision.store or not self._storable(ctx, pending):
+            return
+        assert ctx.response_body is not None
+        decision, now = pending.decision, time.time()
+        base = Entry(key=pending.exact_key, wire=ctx.wire.name, response=ctx.response_body,
+                     cost_usd=ctx.cost.usd if ctx.cost else 0.0, created=now, expires=now + decision.ttl_s)
+        try:
+            if decision.exact:
+                await self.cache.put(base)
+                self.metrics.stores.labels("exact").inc()
+            if decision.semantic and pending.scope is not None:
+                entry = replace(base, key=pending.semantic_key, prompt=pending.scope.prompt,
+                                scope=pending.scope_id, vector=pending.vector)
+                if pending.vector is None:
+                    self.cache.put_later(entry, pending.scope.prompt)
+                else:
+                    await self.cache.put(entry)
+                self.metrics.stores.labels("semantic").inc()
+        except CacheUnavailable:
+            self.metrics.skips.labels("store", "backend_unavailable").inc()
+
+    def _storable(self, ctx: RequestContext, pending: Pending) -> bool:
+        policy = ctx.policy.response_cache
+        return (
+            ctx.reply is not None
+            and ctx.reply.source == "upstream"
+            and ctx.response_body is not None
+            # A fallback model's answer is not cached under the model the caller asked for.
+            and ctx.route is not None
+            and ctx.route.name == pending.place.model
+            and storable(ctx.wire.name, ctx.response_body, policy.cache_tool_calls)
+            and len(orjson.dumps(ctx.response_body)) <= policy.max_response_bytes
+        )

@@ -1,0 +1,110 @@
+"""Real processes for the deployment tests: redis-server, `cachegate serve`, `cachegate sim`.
+
+Each runs in its own process group with its output in a log file (a pipe nobody reads would block it),
+and is killed with its group when the block exits, whatever happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import redis
+
+from tests.servers import free_socket
+
+REPO = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with contextlib.closing(free_socket()) as sock:
+        port: int = sock.getsockname()[1]
+    return port
+
+
+class Spawned:
+    def __init__(self, name: str, argv: list[str], log_dir: Path) -> None:
+        self.name = name
+        self.log = log_dir / f"{name}.log"
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def tail(self, chars: int = 2000) -> str:
+        return self.log.read_text(errors="replace")[-chars:]
+
+    def wait_until(self, ready: Callable[[], bool], timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name} not ready after {timeout_s} s:\n{self.tail()}")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def spawned(name: str, argv: list[str], log_dir: Path) -> Iterator[Spawned]:
+    process = Spawned(name, argv, log_dir)
+    try:
+        yield process
+    finally:
+        process.kill()
+
+
+def answers_http(url: str) -> Callable[[], bool]:
+    def ready() -> bool:
+        try:
+            return httpx.get(url, timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    return ready
+
+
+def answers_redis(url: str) -> Callable[[], bool]:
+    def ready() -> bool:
+        try:
+            with redis.Redis.from_url(url, socket_timeout=1.0) as client:
+                return bool(client.ping())
+        except redis.RedisError:
+            return False
+
+    return ready
+
+
+@contextmanager
+def redis_server(log_dir: Path) -> Iterator[tuple[Spawned, str]]:
+    """A private redis-server on a free loopback port, keeping nothing on disk; yields it and its URL."""
+    binary = shutil.which("redis-server")
+    assert binary, "the deployment tests need redis-server (.ci/run installs it)"
+    port = free_port()
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", str(log_dir)]
+    url = f"redis://127.0.0.1:{port}/0"
+    with spawned(f"redis-{port}", argv, log_dir) as server:
+        server.wait_until(answers_redis(url))
+        yield server, url
+
+
+def cachegate(*args: str) -> list[str]:
+    """argv for the `cachegate` command, run with this interpreter (the venv's)."""
+    return [sys.executable, "-m", "gateway.cli", *args]

@@ -1,0 +1,149 @@
+"""The compose topology as real processes: two `cachegate serve` replicas sharing one redis-server, in
+front of one `cachegate sim` as the provider, each replica running the production config
+(deploy/cachegate.yaml) with only the provider addresses, the Redis URL and the keys swapped for local ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import yaml
+
+from gateway.config import hash_key
+from gateway.state import RedisStore
+from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
+
+ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
+
+
+@dataclass
+class Topology:
+    redis: Spawned
+    redis_url: str
+    sim_url: str
+    replicas: list[str]
+
+    def client(self, replica: int) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.replicas[replica]}/v1", api_key=TENANT_KEYS["acme"], max_retries=0)
+
+    def stats(self, replica: int, prefix: str | None = None) -> dict[str, Any]:
+        params = {"prefix": prefix} if prefix else None
+        response = httpx.get(f"{self.replicas[replica]}/admin/state/stats", headers=ADMIN, params=params)
+        response.raise_for_status()
+        stats: dict[str, Any] = response.json()
+        return stats
+
+
+def sim_requests(topology: Topology) -> int:
+    totals: dict[str, int] = httpx.get(f"{topology.sim_url}/sim/stats").json()["totals"]
+    return totals.get("requests", 0)
+
+
+def replica_config(sim_url: str, redis_url: str) -> dict[str, Any]:
+    """deploy/cachegate.yaml with the provider base URLs pointed at the simulator."""
+    config: dict[str, Any] = yaml.safe_load((REPO / "deploy" / "cachegate.yaml").read_text())
+    for model in config["models"]:
+        model["api_base"] = f"{sim_url}/v1" if model["provider"] == "openai" else sim_url
+    config["redis_url"] = redis_url
+    config["host"] = "127.0.0.1"
+    config["tenants"] = [{"name": name, "keys": [hash_key(key)]} for name, key in TENANT_KEYS.items()]
+    config["admin_keys"] = [hash_key(ADMIN_KEY)]
+    return config
+
+
+@pytest.fixture(scope="module")
+def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
+    logs = tmp_path_factory.mktemp("replicas")
+    with redis_server(logs) as (redis, redis_url):
+        sim_port = free_port()
+        sim_url = f"http://127.0.0.1:{sim_port}"
+        config = logs / "cachegate.yaml"
+        config.write_text(yaml.safe_dump(replica_config(sim_url, redis_url)))
+        ports = [free_port(), free_port()]
+        with (
+            spawned("sim", cachegate("sim", "--port", str(sim_port)), logs) as sim,
+            spawned("gateway-1", cachegate("serve", "--config", str(config), "--port", str(ports[0])), logs) as g1,
+            spawned("gateway-2", cachegate("serve", "--config", str(config), "--port", str(ports[1])), logs) as g2,
+        ):
+            sim.wait_until(answers_http(f"{sim_url}/sim/stats"))
+            replicas = [f"http://127.0.0.1:{port}" for port in ports]
+            for process, url in zip((g1, g2), replicas, strict=True):
+                process.wait_until(answers_http(f"{url}/readyz"))
+            yield Topology(redis=redis, redis_url=redis_url, sim_url=sim_url, replicas=replicas)
+
+
+def test_both_replicas_use_the_shared_redis(topology: Topology) -> None:
+    for replica in (0, 1):
+        stats = topology.stats(replica)
+        assert stats["backend"] == "redis" and stats["shared"] and stats["healthy"], stats
+
+
+def test_state_written_by_one_writer_is_seen_by_both_replicas(topology: Topology) -> None:
+    prefix = f"acme:deploy-{uuid.uuid4().hex[:8]}:"
+
+    async def write() -> None:
+        # The gateway's own Redis store, as a third replica would write through it.
+        store = RedisStore(topology.redis_url)
+        try:
+            for i in range(3):
+                await store.set(f"{prefix}session-{i}", b"state", ttl_s=60)
+        finally:
+            await store.close()
+
+    assert [topology.stats(r, prefix)["keys"] for r in (0, 1)] == [0, 0]
+    asyncio.run(write())
+    assert [topology.stats(r, prefix)["keys"] for r in (0, 1)] == [3, 3]
+
+
+def test_a_session_is_served_by_either_replica(topology: Topology) -> None:
+    """One agent session whose turns land on different replicas, as nginx's least_conn may send them."""
+    session = {"x-session-id": f"deploy-{uuid.uuid4().hex[:8]}"}
+    before = sim_requests(topology)
+    answers = []
+    for turn, replica in enumerate((0, 1, 0, 1)):
+        raw = topology.client(replica).chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[sim:text turn {turn}]]"}],
+            extra_headers=session,
+        )
+        assert raw.headers["x-cachegate-session"] == session["x-session-id"]
+        answers.append(raw.parse().choices[0].message.content)
+    assert answers == [f"turn {turn}" for turn in range(4)]
+    assert sim_requests(topology) - before == 4, "both replicas call the one provider"
+
+
+def test_a_response_cached_through_one_replica_is_served_by_the_other(topology: Topology) -> None:
+    messages: Any = [{"role": "user", "content": f"[[sim:text cached answer {uuid.uuid4().hex[:8]}]]"}]
+    before = sim_requests(topology)
+    first = topology.client(0).chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages, temperature=0
+    )
+    second = topology.client(1).chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages, temperature=0
+    )
+    assert first.headers["x-cachegate-cache"] == "miss"
+    assert second.headers["x-cachegate-cache"] == "exact"
+    assert second.parse().choices[0].message.content == first.parse().choices[0].message.content
+    assert sim_requests(topology) - before == 1, "the second replica answered without calling the provider"
+
+
+def test_a_redis_outage_degrades_every_replica_to_its_fallback(topology: Topology) -> None:
+    """Last: stops the shared Redis. Each replica then says so (readyz 503) and keeps serving."""
+    topology.redis.kill()
+    for replica, url in enumerate(topology.replicas):
+        assert httpx.get(f"{url}/readyz").status_code == 503
+        stats = topology.stats(replica, "acme:")
+        assert stats["backend"] == "memory (fallback)" and not stats["healthy"] and not stats["shared"]
+        reply = topology.client(replica).chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text still here]]"}]
+        )
+        assert reply.choices[0].message.content == "still here"
+    metrics = httpx.get(f"{topology.replicas[0]}/metrics").text
+    assert 'cachegate_state_fallbacks_total{operation="scan"}' in metrics

@@ -1,0 +1,136 @@
+"""Detectors: each with a positive case and near misses that must not trip."""
+
+from __future__ import annotations
+
+from agent_runtime.guard import (
+    Step,
+    StopReason,
+    detect_cycle,
+    detect_identical_calls,
+    detect_malformed,
+    detect_monologue,
+    detect_no_progress,
+    detect_repeated_errors,
+    make_empty_step,
+    make_malformed_step,
+    make_text_step,
+    make_tool_step,
+)
+
+
+def bash(command: str, output: str = "ok", *, code: int = 0) -> Step:
+    return make_tool_step("bash", {"command": command}, f"<returncode>{code}</returncode>\n{output}")
+
+
+def work(n: int) -> list[Step]:
+    """``n`` distinct productive steps, as a prefix."""
+    return [bash(f"cat file{i}.py", f"content {i}") for i in range(n)]
+
+
+def test_identical_calls_trip_at_the_third_repeat() -> None:
+    steps = [*work(3), *[bash("ls", "a.py")] * 4]
+    detection = detect_identical_calls(steps)
+    assert detection is not None
+    assert (detection.reason, detection.count, detection.start) == (StopReason.LOOP, 4, 3)
+    assert '`bash {"command":"ls"}`' in detection.detail
+    assert detect_identical_calls(steps[:-1]) is None
+
+
+def test_polling_with_changing_output_is_progress() -> None:
+    steps = [bash("make status", f"building {p}%") for p in range(0, 100, 5)]
+    assert detect_identical_calls(steps) is None
+    assert detect_cycle(steps) is None
+    assert detect_no_progress(steps) is None
+    assert detect_repeated_errors(steps) is None
+
+
+def test_batch_edits_of_different_files_do_not_trip() -> None:
+    steps = [
+        make_tool_step("edit", {"path": f"src/m{i}.py", "old": "a", "new": "b"}, "ok") for i in range(30)
+    ]
+    assert detect_identical_calls(steps) is None
+    assert detect_cycle(steps) is None
+    assert detect_no_progress(steps) is None
+
+
+def test_retries_with_changed_args_do_not_trip() -> None:
+    steps = [bash(f"pip install pkg=={v}", "ERROR: no matching version", code=1) for v in range(8)]
+    assert detect_repeated_errors(steps) is None
+    assert detect_identical_calls(steps) is None
+    assert detect_no_progress(steps) is None
+
+
+def test_text_steps_between_calls_are_transparent() -> None:
+    steps = [bash("ls", "a"), make_text_step("format error retry", "use one block"), *[bash("ls", "a")] * 3]
+    detection = detect_identical_calls(steps)
+    assert detection is not None and detection.count == 4 and detection.start == 0
+
+
+def test_identical_calls_need_identical_results() -> None:
+    steps = [bash("ls", "a"), bash("ls", "a"), bash("ls", "b"), bash("ls", "a")]
+    assert detect_identical_calls(steps, min_repeats=2) is None
+
+
+def test_cycle_of_two_trips_after_three_repeated_steps() -> None:
+    a, b = bash("cat x.py", "X"), bash("python t.py", "FAIL")
+    steps = [*work(2), a, b, a, b, a]
+    detection = detect_cycle(steps)
+    assert detection is not None
+    assert (detection.count, detection.start) == (5, 2)
+    assert '`bash {"command":"cat x.py"}` -> `bash {"command":"python t.py"}`' in detection.detail
+    assert detect_cycle(steps[:-1]) is None
+
+
+def test_cycle_of_five_is_found_and_identical_runs_are_not_cycles() -> None:
+    five = [bash(f"step {i}", str(i)) for i in range(5)]
+    detection = detect_cycle([*five, *five[:3]])
+    assert detection is not None and detection.count == 8
+    assert detect_cycle([bash("ls")] * 9) is None
+
+
+def test_cycle_with_a_changed_result_is_progress() -> None:
+    a, b = bash("cat x.py", "X"), bash("python t.py", "FAIL")
+    assert detect_cycle([a, b, a, bash("python t.py", "PASS"), a]) is None
+
+
+def test_no_progress_catches_irregular_revisiting() -> None:
+    a, b, c = bash("git status", "clean"), bash("git diff", ""), bash("ls", "a.py")
+    steps = [a, b, c, b, a, c, a]
+    detection = detect_no_progress(steps)
+    assert detection is not None
+    assert detection.reason is StopReason.NO_PROGRESS and detection.count == 4 and detection.start == 3
+    assert detect_no_progress([a, b, c, b, a, bash("pytest", "1 failed"), c]) is None
+
+
+def test_repeated_errors_accept_changing_error_text() -> None:
+    steps = [bash("pytest", f"FAILED at 12:00:0{i}", code=1) for i in range(4)]
+    detection = detect_repeated_errors(steps)
+    assert detection is not None and detection.count == 4
+    assert "failed 4 times" in detection.detail
+    assert detect_identical_calls(steps) is None
+    # a success in between breaks the run
+    assert detect_repeated_errors([*steps[:2], bash("pytest", "ok"), *steps[2:]]) is None
+
+
+def test_monologue_same_text_same_reply() -> None:
+    said = "I will now fix the bug."
+    steps = [make_text_step(said, "continue"), make_text_step(said, "continue"), make_text_step(said)]
+    detection = detect_monologue(steps)
+    assert detection is not None and detection.count == 3
+    assert detect_monologue(steps[:2]) is None
+
+
+def test_monologue_needs_the_same_reply_and_no_tool_calls() -> None:
+    said = "I can't help with that."
+    assert detect_monologue([make_text_step(said, f"question {i}") for i in range(5)]) is None
+    steps = [make_text_step(said, "go"), bash("ls"), make_text_step(said, "go"), make_text_step(said, "go")]
+    assert detect_monologue(steps) is None
+
+
+def test_consecutive_empty_or_malformed_responses() -> None:
+    steps = [*work(2), make_empty_step("retry"), make_malformed_step("<tool_call>{"), make_empty_step()]
+    detection = detect_malformed(steps)
+    assert detection is not None
+    assert (detection.reason, detection.count, detection.start) == (StopReason.FAILURE, 3, 2)
+    broken = [make_empty_step(), make_text_step("fine answer", "ok"), make_empty_step(), make_empty_step()]
+    assert detect_malformed(broken) is None

@@ -1,0 +1,147 @@
+"""Hard limits, the escalation ladder and evaluate()."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agent_runtime.guard import (
+    Action,
+    Detection,
+    GuardLimits,
+    GuardPolicy,
+    GuardThresholds,
+    LoopGuard,
+    SessionCounters,
+    Step,
+    StopReason,
+    Strike,
+    check_limits,
+    escalate,
+    evaluate,
+    make_tool_step,
+)
+
+
+def bash(command: str, output: str = "ok", *, code: int = 0) -> Step:
+    return make_tool_step("bash", {"command": command}, f"<returncode>{code}</returncode>\n{output}")
+
+
+LOOP = [bash("ls", "a.py")] * 4
+
+
+@pytest.mark.parametrize(
+    ("counters", "reason", "detector"),
+    [
+        (SessionCounters(llm_calls=500), StopReason.MAX_STEPS, "max_llm_calls"),
+        (SessionCounters(tool_calls=1000), StopReason.MAX_STEPS, "max_tool_calls"),
+        (SessionCounters(total_tokens=2_000), StopReason.BUDGET, "max_total_tokens"),
+        (SessionCounters(cost_usd=1.5), StopReason.BUDGET, "max_cost_usd"),
+        (SessionCounters(elapsed_s=60.0), StopReason.TIMEOUT, "max_wall_time_s"),
+    ],
+)
+def test_each_limit_trips_at_its_value(counters: SessionCounters, reason: StopReason, detector: str) -> None:
+    limits = GuardLimits(max_total_tokens=2_000, max_cost_usd=1.5, max_wall_time_s=60.0)
+    detection = check_limits(counters, limits)
+    assert detection is not None and (detection.reason, detection.detector) == (reason, detector)
+    assert check_limits(SessionCounters(), limits) is None
+    assert check_limits(counters, GuardLimits(None, None, None, None, None, None)) is None
+
+
+def test_consecutive_errors_of_different_calls() -> None:
+    failing = [bash(f"try {i}", "no", code=1) for i in range(10)]
+    detection = check_limits(SessionCounters(), GuardLimits(), [bash("ok"), *failing])
+    assert detection is not None and detection.reason is StopReason.ERRORS
+    assert (detection.count, detection.start) == (10, 1)
+    assert check_limits(SessionCounters(), GuardLimits(), failing[:9]) is None
+
+
+def test_ladder_nudges_then_stops_then_blocks() -> None:
+    guard = LoopGuard()
+    guard.add(*LOOP)
+    nudge = guard.check()
+    assert nudge.action is Action.NUDGE and nudge.reason is StopReason.LOOP
+    assert nudge.message is not None and 'bash {"command":"ls"}' in nudge.message
+    guard.add(LOOP[0])  # the model ignored the nudge
+    stop = guard.check()
+    assert stop.action is Action.STOP and stop.message is not None and "reason: loop" in stop.message
+    guard.add(bash("echo hi"))  # a client that ignores the stop
+    block = guard.check()
+    assert block.action is Action.BLOCK and block.reason is StopReason.LOOP
+    guard.reset()
+    assert guard.check().action is Action.CONTINUE
+
+
+def test_recovery_after_a_nudge_continues() -> None:
+    guard = LoopGuard()
+    guard.add(*LOOP)
+    assert guard.check().action is Action.NUDGE
+    guard.add(bash("cat a.py", "print(1)"))
+    assert guard.check().action is Action.CONTINUE
+
+
+def test_same_position_repeats_the_decision_without_escalating() -> None:
+    first = evaluate(LOOP)
+    assert first.strike is not None
+    again = evaluate(LOOP, strikes=[first.strike])
+    assert again.action is Action.NUDGE and again.strike is None
+
+
+@pytest.mark.parametrize(
+    ("rungs", "actions"),
+    [
+        ((Action.WARN,), [Action.WARN, Action.WARN, Action.WARN]),
+        ((Action.WARN, Action.NUDGE, Action.STOP, Action.BLOCK), [Action.WARN, Action.NUDGE, Action.STOP]),
+        ((Action.NUDGE,), [Action.NUDGE, Action.NUDGE, Action.NUDGE]),
+        ((Action.STOP, Action.NUDGE), [Action.NUDGE, Action.STOP, Action.STOP]),
+        ((), [Action.CONTINUE] * 3),
+    ],
+)
+def test_configurable_rungs(rungs: tuple[Action, ...], actions: list[Action]) -> None:
+    guard = LoopGuard(GuardPolicy(rungs=rungs))
+    guard.add(*LOOP)
+    seen = []
+    for _ in actions:
+        seen.append(guard.check().action)
+        guard.add(LOOP[0])
+    assert seen == actions
+
+
+def test_limits_skip_the_nudge() -> None:
+    decision = evaluate([bash("ls")], SessionCounters(llm_calls=500))
+    assert decision.action is Action.STOP and decision.reason is StopReason.MAX_STEPS
+    warn_only = evaluate([bash("ls")], SessionCounters(llm_calls=500), GuardPolicy(rungs=(Action.WARN,)))
+    assert warn_only.action is Action.WARN
+
+
+def test_old_strikes_are_forgotten() -> None:
+    old = Strike(position=10, action=Action.NUDGE, reason=StopReason.LOOP, detector="identical_calls")
+    steps = [bash(f"cat f{i}") for i in range(80)] + LOOP
+    assert evaluate(steps, strikes=[old]).action is Action.NUDGE
+    assert evaluate(steps, policy=GuardPolicy(strike_memory=None), strikes=[old]).action is Action.STOP
+
+
+def test_disabled_policy_and_disabled_detectors() -> None:
+    assert evaluate(LOOP, policy=GuardPolicy(enabled=False)).action is Action.CONTINUE
+    off = GuardPolicy(thresholds=GuardThresholds(identical_calls=None, no_progress_streak=None))
+    assert evaluate(LOOP, policy=off).action is Action.CONTINUE
+    assert evaluate([*LOOP, LOOP[0]], policy=off).action is Action.CONTINUE
+
+
+def test_escalate_blocks_after_a_stop_even_without_a_detection() -> None:
+    stop = Strike(position=4, action=Action.STOP, reason=StopReason.BUDGET, detector="max_cost_usd")
+    decision = escalate(None, [stop], 6, GuardPolicy())
+    assert decision.action is Action.BLOCK and decision.reason is StopReason.BUDGET
+    no_block = escalate(None, [stop], 6, GuardPolicy(rungs=(Action.NUDGE, Action.STOP)))
+    assert no_block.action is Action.CONTINUE
+
+
+def test_evaluate_on_the_tail_matches_the_full_history() -> None:
+    policy = GuardPolicy()
+    steps = [bash(f"cat f{i}") for i in range(100)] + LOOP
+    tail = steps[-policy.lookback_steps :]
+    full, part = evaluate(steps, policy=policy), evaluate(tail, policy=policy, position=len(steps))
+    assert replace(full, detection=None) == replace(part, detection=None)
+    assert isinstance(full.detection, Detection) and isinstance(part.detection, Detection)
+    assert part.detection.detail == full.detection.detail

@@ -1,0 +1,182 @@
+"""Checkpointers (memory, SQLite, real Redis): threads, history, interrupts, crash-resume, isolation."""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+import redis
+
+import agent_runtime as ar
+
+
+class State(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
+    items: list[str]
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ar.BaseCheckpointer]:
+    if request.param == "memory":
+        yield ar.InMemoryCheckpointer()
+    elif request.param == "sqlite":
+        sqlite_saver = ar.SqliteCheckpointer(str(tmp_path / "cp.db"))
+        yield sqlite_saver
+        sqlite_saver.close()
+    else:
+        client = redis.Redis(host="127.0.0.1", port=6379, db=0)
+        prefix = f"test-agent-runtime-{uuid.uuid4().hex}"
+        yield ar.RedisCheckpointer(client, prefix=prefix)
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+
+
+def _cfg() -> dict[str, Any]:
+    return {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+
+def _interrupting(saver: ar.BaseCheckpointer) -> ar.CompiledGraph:
+    def ask(state: State) -> dict[str, Any]:
+        return {"log": [f"answer:{ar.interrupt('question')}"]}
+
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("ask", ask)
+    g.add_node("sibling", lambda s: {"log": ["sibling"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge("a", "ask")
+    g.add_edge("a", "sibling")
+    return g.compile(checkpointer=saver)
+
+
+def test_interrupt_and_resume(saver: ar.BaseCheckpointer) -> None:
+    app, cfg = _interrupting(saver), _cfg()
+    out = app.invoke({"log": []}, cfg)
+    (pending,) = out["__interrupt__"]
+    assert pending.value == "question"
+    snapshot = app.get_state(cfg)
+    assert snapshot.next == ("ask",) and snapshot.values["log"] == ["a", "sibling"]
+    assert snapshot.tasks[0].interrupts[0].id == pending.id
+    assert app.invoke(ar.Command(resume="42"), cfg)["log"] == ["a", "answer:42", "sibling"]
+    assert app.get_state(cfg).next == ()
+    assert app.last_run_report is not None and app.last_run_report.stop_reason is ar.StopReason.GOAL
+
+
+def test_resume_by_interrupt_id_with_two_pending(saver: ar.BaseCheckpointer) -> None:
+    g = ar.StateGraph(State)
+    g.add_node("x", lambda s: {"log": [f"x:{ar.interrupt('x?')}"]})
+    g.add_node("y", lambda s: {"log": [f"y:{ar.interrupt('y?')}"]})
+    g.add_edge(ar.START, "x")
+    g.add_edge(ar.START, "y")
+    app, cfg = g.compile(checkpointer=saver), _cfg()
+    interrupts = {i.value: i.id for i in app.invoke({"log": []}, cfg)["__interrupt__"]}
+    with pytest.raises(RuntimeError, match="interrupt id"):
+        app.invoke(ar.Command(resume="both"), cfg)
+    out = app.invoke(ar.Command(resume={interrupts["x?"]: 1, interrupts["y?"]: 2}), cfg)
+    assert out["log"] == ["x:1", "y:2"]
+
+
+def test_history_and_threads(saver: ar.BaseCheckpointer) -> None:
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge("a", "b")
+    app = g.compile(checkpointer=saver)
+    one, two = _cfg(), _cfg()
+    app.invoke({"log": ["1"]}, one)
+    app.invoke({"log": ["2"]}, two)
+    app.invoke({"log": ["1b"]}, one)
+    assert app.get_state(one).values["log"] == ["1", "a", "b", "1b", "a", "b"]
+    assert app.get_state(two).values["log"] == ["2", "a", "b"]
+    history = list(app.get_state_history(one))
+    assert [h.metadata["step"] for h in history] == [6, 5, 4, 3, 2, 1, 0, -1]
+    assert [h.metadata["source"] for h in history][-1] == "input"
+    assert history[0].parent_config == history[1].config
+    assert len(list(app.get_state_history(one, limit=2))) == 2
+    saver.delete_thread(one["configurable"]["thread_id"])
+    assert app.get_state(one).values == {}
+    assert app.get_state(two).values["log"] == ["2", "a", "b"]
+
+
+def test_failed_node_reruns_alone_on_resume(saver: ar.BaseCheckpointer) -> None:
+    calls = {"sibling": 0, "fragile": 0}
+    broken = {"on": True}
+
+    def sibling(state: State) -> dict[str, Any]:
+        calls["sibling"] += 1
+        return {"log": ["sibling"]}
+
+    def fragile(state: State) -> dict[str, Any]:
+        calls["fragile"] += 1
+        if broken["on"]:
+            raise RuntimeError("crash")
+        return {"log": ["fragile"]}
+
+    g = ar.StateGraph(State)
+    g.add_node("sibling", sibling)
+    g.add_node("fragile", fragile)
+    g.add_edge(ar.START, "sibling")
+    g.add_edge(ar.START, "fragile")
+    app, cfg = g.compile(checkpointer=saver), _cfg()
+    with pytest.raises(RuntimeError, match="crash"):
+        app.invoke({"log": []}, cfg)
+    assert app.last_run_report is not None and app.last_run_report.stop_reason is ar.StopReason.ERROR
+    assert app.get_state(cfg).next == ("fragile",)
+    assert app.get_state(cfg).tasks[0].error is not None
+    broken["on"] = False
+    assert app.invoke(None, cfg)["log"] == ["fragile", "sibling"]
+    assert calls == {"sibling": 1, "fragile": 2}
+
+
+def test_checkpoints_are_snapshots(saver: ar.BaseCheckpointer) -> None:
+    """A node mutating a state value in place must not rewrite earlier checkpoints (langgraph #8748),
+    and a partially filled join barrier is saved as it was at that superstep."""
+
+    def grow(state: State) -> dict[str, Any]:
+        state["items"].append(str(len(state["items"])))  # in place, on purpose
+        return {"items": state["items"], "log": ["grow"]}
+
+    g = ar.StateGraph(State)
+    g.add_node("grow", grow)
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_node("b2", lambda s: {"log": ["b2"]})
+    g.add_node("c", lambda s: {"log": ["c"]})
+    g.add_node("d", lambda s: {"log": ["d"]})
+    g.add_edge(ar.START, "grow")
+    g.add_conditional_edges("grow", lambda s: "grow" if len(s["items"]) < 3 else "fan", {"grow": "grow", "fan": "b"})
+    g.add_edge("b", "c")
+    g.add_edge("b", "b2")
+    g.add_edge(["b2", "c"], "d")
+    app, cfg = g.compile(checkpointer=saver), _cfg()
+    app.invoke({"items": [], "log": []}, cfg)
+    by_step = {h.metadata["step"]: h for h in app.get_state_history(cfg)}
+    assert [by_step[s].values["items"] for s in (1, 2, 3)] == [["0"], ["0", "1"], ["0", "1", "2"]]
+    assert [by_step[s].next for s in (3, 4, 5, 6)] == [("b",), ("b2", "c"), ("d",), ()]
+    # the saved barrier of step 4 (only b ran) has neither b2 nor c yet; after step 5 it holds both
+    assert "join:b2+c:d" not in _channel_values(saver, by_step[4].config)
+    assert _channel_values(saver, by_step[5].config)["join:b2+c:d"] == frozenset({"b2", "c"})
+    assert app.invoke(None, cfg)["log"] == ["grow", "grow", "grow", "b", "b2", "c", "d"]
+
+
+def _channel_values(saver: ar.BaseCheckpointer, config: dict[str, Any]) -> dict[str, Any]:
+    saved = saver.get_tuple(config)
+    assert saved is not None
+    return saved.checkpoint.channel_values
+
+
+def test_durability_exit_saves_only_the_end(saver: ar.BaseCheckpointer) -> None:
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge("a", "b")
+    app, cfg = g.compile(checkpointer=saver), _cfg()
+    app.invoke({"log": []}, cfg, durability="exit")
+    history = list(app.get_state_history(cfg))
+    assert len(history) == 1 and history[0].values["log"] == ["a", "b"]
