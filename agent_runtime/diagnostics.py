@@ -125,7 +125,9 @@ def _reachable(spec: GraphSpec, start: str, restrict: tuple[str, str] | None) ->
     while stack:
         node = stack.pop()
         if restrict is not None and node == restrict[0]:
-            successors = {restrict[1]} | {t for kind, ts in spec.successor_groups(node) if kind != "branch" for t in ts or ()}
+            successors = {restrict[1]} | {
+                t for kind, ts in spec.successor_groups(node) if kind != "branch" for t in ts or ()
+            }
         else:
             successors, _ = _successors(spec, node)
         for nxt in successors - seen:
@@ -154,9 +156,11 @@ def skippable_join_hazards(spec: GraphSpec) -> list[str]:
             missing = [s for s in starts if s not in reached]
             present = [s for s in starts if s in reached]
             if missing and present:
+                where = "END" if choice == END else repr(choice)
+                verb = "runs" if len(missing) == 1 else "run"
                 out.append(
                     f"join add_edge({list(starts)}, '{target}') can wait forever: when the conditional edge "
-                    f"of '{source}' goes to {'END' if choice == END else repr(choice)}, {missing} never run{'s' if len(missing) == 1 else ''} "
+                    f"of '{source}' goes to {where}, {missing} never {verb} "
                     f"but {present} do, and '{target}' silently never runs (langgraph #3249). Fix: separate "
                     f"edges into '{target}' with add_node('{target}', ..., defer=True)"
                 )

@@ -29,7 +29,7 @@ class TopologyError(GraphCompileError):
     """A topology hazard found by the diagnostics, raised instead of a warning in strict mode."""
 
 
-class GraphInterrupt(Exception):  # noqa: N818 - LangGraph's name
+class GraphInterrupt(Exception):
     """Raised inside a node by `interrupt()`; the runtime catches it and pauses the run."""
 
     def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:

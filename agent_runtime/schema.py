@@ -75,12 +75,12 @@ class StateSchema:
     def _defaults(self) -> dict[str, Any]:
         if self.is_pydantic:
             return {
-                k: f.default for k, f in self.cls.model_fields.items() if not f.is_required() and f.default_factory is None
+                k: f.default
+                for k, f in self.cls.model_fields.items()
+                if not f.is_required() and f.default_factory is None
             }
         if self.is_dataclass:
-            return {
-                f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING
-            }
+            return {f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING}
         return {}
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 START = "__start__"
 END = "__end__"
@@ -91,7 +91,7 @@ class RetryPolicy:
             return isinstance(exc, self.retry_on)
         if isinstance(self.retry_on, Sequence):
             return isinstance(exc, tuple(self.retry_on))
-        return bool(self.retry_on(exc))
+        return bool(cast(Callable[[Exception], bool], self.retry_on)(exc))
 
     def delay(self, attempts: int) -> float:
         return min(self.max_interval, self.initial_interval * self.backoff_factor ** (attempts - 1))

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.middleware.cors import CORSMiddleware
 
-from gateway.api import admin, admin_cache, admin_state, health, proxy
+from gateway.api import admin, admin_cache, admin_state, context_retrieval, health, proxy
 from gateway.config import Settings, load_settings
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(admin_cache.router)
     app.include_router(admin_state.router)
+    app.include_router(context_retrieval.router)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_admin_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -56,6 +56,14 @@ class BinaryOperatorAggregate(BaseChannel):
     def is_available(self) -> bool:
         return self.value is not MISSING
 
+    def preview(self, values: Sequence[Any]) -> Any:
+        if any(_overwrite_value(v)[0] for v in values):
+            return super().preview(values)
+        value = self.value
+        for item in values:
+            value = item if value is MISSING else self.operator(value, item)
+        return value
+
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False

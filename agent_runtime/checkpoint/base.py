@@ -33,8 +33,8 @@ def iso(ts: float) -> str:
 
 @dataclass(slots=True)
 class Checkpoint:
-    """One superstep's saved state. After `put`, the saver owns `channel_versions` and
-    `versions_seen` (the engine hands over copies whose inner dicts it never mutates)."""
+    """One superstep's saved state. After `put` the saver owns the object (the engine hands over
+    copies of versions and seen-maps, whose inner dicts it never mutates)."""
 
     id: str
     ts: float  # epoch seconds (formatted only when read: a superstep is shorter than a strftime)
@@ -56,9 +56,7 @@ class CheckpointTuple:
 def thread_key(config: dict[str, Any]) -> tuple[str, str]:
     conf = config.get("configurable", {})
     if "thread_id" not in conf:
-        raise ValueError(
-            'A checkpointer needs a thread: pass config={"configurable": {"thread_id": "..."}}'
-        )
+        raise ValueError('A checkpointer needs a thread: pass config={"configurable": {"thread_id": "..."}}')
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
 
 

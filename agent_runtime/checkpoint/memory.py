@@ -47,14 +47,8 @@ class InMemoryCheckpointer(BaseCheckpointer):
             (thread_id, ns, chan, version): _copy(values[chan]) if chan in values else _EMPTY
             for chan, version in new_versions.items()
         }
-        stored = Checkpoint(
-            checkpoint.id,
-            checkpoint.ts,
-            {},
-            checkpoint.channel_versions,
-            checkpoint.versions_seen,
-            checkpoint.updated_channels,
-        )
+        stored = checkpoint
+        stored.channel_values = {}  # values live in the blobs; the saver owns the checkpoint now
         with self._lock:
             self._blobs.update(blobs)
             self._checkpoints.setdefault((thread_id, ns), {})[checkpoint.id] = (

@@ -5,7 +5,7 @@ writes per checkpoint. Every key starts with `prefix`, so several apps can share
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -85,9 +85,9 @@ class RedisCheckpointer(BaseCheckpointer):
         ts, versions, seen, updated, metadata, parent_id = loads(record)
         fields = [f"{chan}\x00{version}" for chan, version in versions.items()]
         raw = self.client.hmget(self._key("blobs", thread_id, ns), fields) if fields else []
-        values = {chan: loads(data) for chan, data in zip(versions, raw, strict=True) if data}
+        values = {chan: loads(cast(bytes, data)) for chan, data in zip(versions, raw, strict=True) if data}
         writes = self.client.hgetall(self._key("writes", thread_id, ns, checkpoint_id))
-        pending = [loads(writes[k]) for k in sorted(writes)]
+        pending = [loads(cast(bytes, writes[k])) for k in sorted(writes)]
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint=Checkpoint(checkpoint_id, ts, values, versions, seen, updated),
@@ -111,7 +111,7 @@ class RedisCheckpointer(BaseCheckpointer):
                 return None
             checkpoint_id = latest[0]
         record = self.client.hget(self._key("checkpoints", thread_id, ns), checkpoint_id)
-        return None if record is None else self._tuple(thread_id, ns, checkpoint_id, record)
+        return None if record is None else self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
     def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
         thread_id, ns = thread_key(config)
@@ -119,7 +119,7 @@ class RedisCheckpointer(BaseCheckpointer):
         for checkpoint_id in self._ids(thread_id, ns, limit):
             record = self.client.hget(body, checkpoint_id)
             if record is not None:
-                yield self._tuple(thread_id, ns, checkpoint_id, record)
+                yield self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
     def delete_thread(self, thread_id: str) -> None:
         for kind in ("index", "checkpoints", "blobs", "writes"):

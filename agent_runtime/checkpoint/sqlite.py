@@ -139,4 +139,4 @@ class SqliteCheckpointer(BaseCheckpointer):
         with self._lock, self._conn:
             self._conn.execute("BEGIN")
             for table in ("checkpoints", "blobs", "writes"):
-                self._conn.execute(f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))  # noqa: S608
+                self._conn.execute(f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))

@@ -83,6 +83,11 @@ class Task:
         self.terminate: Any = None  # a Terminate returned by the node
         self.record: Any = None  # lineage record (which tasks triggered this one)
 
+    @property
+    def hidden(self) -> bool:
+        """The hidden __start__ task and pseudo-tasks do not show in streams and reports."""
+        return self.node is None or self.node.fn is None
+
     @classmethod
     def pseudo(cls, name: str, writes: list[tuple[str, Any]], triggers: tuple[str, ...] = ()) -> Task:
         """Writes that do not come from a node run: graph input, update_state, resume commands."""
@@ -116,8 +121,15 @@ def prepare_tasks(
                 logger.warning("Ignoring Send to unknown node %r", send.node)
                 continue
             tasks.append(
-                Task(send.node, task_id(checkpoint_id, step, send.node, PUSH, index), node, PUSH, index,
-                     (PUSH_TRIGGER,), send.arg)
+                Task(
+                    send.node,
+                    task_id(checkpoint_id, step, send.node, PUSH, index),
+                    node,
+                    PUSH,
+                    index,
+                    (PUSH_TRIGGER,),
+                    send.arg,
+                )
             )
     if updated_channels is None:
         candidates: Iterable[str] = sorted(spec.nodes)

@@ -6,8 +6,10 @@
   `report_usage()` inside nodes).
 * Loop detection (shared detectors of `agent_runtime.guard`) over the steps of each superstep. A node
   that calls `record_action(tool, args, result)` describes its own actions (tool calls and results).
-  Other nodes count as one step each: the action is the node with the superstep's input state and
-  the result is its writes, so only an exact no-progress loop (same state in, same writes out) trips.
+  Until some node does, every node counts as one step: the action is the node with the superstep's
+  input state and the result is its writes, so only an exact no-progress loop (same state in, same
+  writes out) trips. Once a run records actions, only recorded actions are steps (an LLM node's
+  growing transcript would otherwise hide a tool loop between its steps).
 * Escalation per the guard policy: a NUDGE is offered to nodes through `pending_nudge()`; a STOP ends
   the run with the detection's reason.
 * `grace_step`: when a stop is decided, one more superstep runs in which nodes see
@@ -114,6 +116,7 @@ class GuardSession:
         self.steps_run = 0
         self.tool_calls = 0
         self.nudge: str | None = None
+        self.records_actions = False  # set once any node of the run calls record_action
         self._stop_after_grace: tuple[StopReason, str, str] | None = None
 
     def counters(self) -> SessionCounters:
@@ -170,12 +173,16 @@ class GuardSession:
     def after_step(self, tasks: Sequence[Task], scratches: Sequence[TaskScratch], before: dict[str, Any]) -> None:
         """At the barrier: account usage, feed the detectors, decide."""
         report = self.run.report
+        if all(t.hidden for t in tasks):
+            return  # the hidden input step is not a step of the agent
         self.steps_run += 1
         by_task = {id(s.task): s for s in scratches}
+        if any(s.actions for s in scratches):
+            self.records_actions = True
         steps: list[Step] = []
         state_digest: str | None = None
         for task in tasks:
-            if task.node is None or task.node.hidden:
+            if task.hidden:
                 continue
             scratch = by_task.get(id(task))
             if scratch is not None:
@@ -183,10 +190,17 @@ class GuardSession:
                 report.cost += scratch.cost
             if scratch is not None and scratch.actions:
                 for action in scratch.actions:
-                    steps.append(make_tool_step(action.tool, _as_args(action.args), _as_text(action.result),
-                                                is_error=action.error, text=action.text))
+                    steps.append(
+                        make_tool_step(
+                            action.tool,
+                            _as_args(action.args),
+                            _as_text(action.result),
+                            is_error=action.error,
+                            text=action.text,
+                        )
+                    )
                 self.tool_calls += len(scratch.actions)
-            elif self.rails.loop_detection:
+            elif self.rails.loop_detection and not self.records_actions:
                 if state_digest is None:
                     state_digest = digest(canonical_json(before))
                 steps.append(_default_step(task, state_digest))

@@ -95,9 +95,7 @@ class Lineage:
     def tasks_started(self, step: int, tasks: Iterable[Task], state: ChannelState) -> None:
         for task in tasks:
             if task.kind == PUSH:
-                parents: tuple[Record, ...] = (
-                    (self.sends[task.index],) if task.index < len(self.sends) else ()
-                )
+                parents: tuple[Record, ...] = (self.sends[task.index],) if task.index < len(self.sends) else ()
             else:
                 fired = [c for c in task.triggers if state.channels[c].is_available()]
                 parents = tuple(w for c in fired for w in self.pending.get(c, ()))
@@ -115,7 +113,7 @@ class Lineage:
         if first in second.parents or id(first) in _ancestors(second, first.step):
             return  # a loop: the second run descends from the first
         first_line = _ancestors(first, 0)
-        stack, visited = [second], set()
+        stack, visited = [second], set[int]()
         while stack and len(visited) < _MAX_WALK:
             current = stack.pop(0)
             if id(current) in visited:

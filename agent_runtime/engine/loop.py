@@ -112,10 +112,14 @@ class Run:
         """What a conditional edge sees: the pre-step state plus only this task's own writes."""
         state = dict(self.step_view())
         if own:
-            grouped: dict[str, list[Any]] = {}
-            for key, value in own:
-                grouped.setdefault(key, []).append(value)
             channels = self.state.channels
+            if len(own) == 1:
+                key, value = own[0]
+                grouped: dict[str, list[Any]] = {key: [value]}
+            else:
+                grouped = {}
+                for key, value in own:
+                    grouped.setdefault(key, []).append(value)
             for key, values in grouped.items():
                 value = channels[key].preview(values)
                 if value is not MISSING:
@@ -240,7 +244,9 @@ class Run:
             for task in discarded:
                 task.writes = []
         self.updated = apply_writes(
-            self.spec, self.state, [*discarded, Task.pseudo("__input__", [(START, {k: data[k] for k in data if k in schema.keys})])]
+            self.spec,
+            self.state,
+            [*discarded, Task.pseudo("__input__", [(START, {k: data[k] for k in data if k in schema.keys})])],
         )
         self._pending_writes = []
         self._save("input")
@@ -323,10 +329,18 @@ class Run:
     async def _run_tasks(self, tasks: list[Task]) -> list[context.TaskScratch]:
         todo = [t for t in tasks if not t.done]
         if len(todo) == 1:
-            return [await execute(self, todo[0], inline=True)]
-        futures = [asyncio.ensure_future(execute(self, t)) for t in todo]
+            # A lone task's writes are saved with the step's checkpoint right after it, so they need
+            # no separate pending-write record (a crash in between loses no more than a crash in the
+            # task). Interrupted or failed tasks are still committed at once, for the resume.
+            return [await execute(self, todo[0], inline=True, commit=len(tasks) > 1)]
+        inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
+        # pooled and async tasks start first, so they progress while the inline ones run
+        futures = [asyncio.ensure_future(execute(self, t)) for t, here in zip(todo, inline, strict=True) if not here]
         try:
-            return list(await asyncio.gather(*futures))
+            scratches = [await execute(self, t, inline=True) for t, here in zip(todo, inline, strict=True) if here]
+            if futures:
+                scratches.extend(await asyncio.gather(*futures))
+            return scratches
         except BaseException:
             for future in futures:
                 future.cancel()
@@ -367,22 +381,25 @@ class Run:
                 self.lineage.tasks_started(self.step, tasks, self.state)
                 if "debug" in self.modes:
                     for t in tasks:
-                        if not t.node.hidden:
+                        if not t.hidden:
                             self._debug("task", {"id": t.id, "name": t.name, "triggers": t.triggers})
-                for event in self._drain():
-                    yield event
+                if self.events:
+                    for event in self._drain():
+                        yield event
                 self._tasks = tasks
                 scratches = await self._run_tasks(tasks)
-                for event in self._drain():
-                    yield event
+                if self.events:
+                    for event in self._drain():
+                        yield event
                 interrupted = [t for t in tasks if t.interrupts]
                 if interrupted:
                     self.interrupts = [i for t in interrupted for i in t.interrupts]
                     self.status = "interrupted"
                     break
                 self._barrier(tasks, scratches)
-                for event in self._drain():
-                    yield event
+                if self.events:
+                    for event in self._drain():
+                        yield event
                 if self.status != "running":
                     break
                 if self.graph.interrupt_after and self._should_break(self.graph.interrupt_after, tasks):
@@ -408,15 +425,23 @@ class Run:
 
     def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
         ordered = sort_tasks(tasks)
-        for task in ordered:
-            if not task.node.hidden and "updates" in self.modes:
-                updates = {k: v for k, v in task.writes if k in self.spec.schema.keys}
-                self._emit("updates", {task.name: updates or None})
+        if "updates" in self.modes:
+            keys = self.spec.schema.keys
+            for task in ordered:
+                if not task.hidden:
+                    updates = {k: v for k, v in task.writes if k in keys}
+                    self._emit("updates", {task.name: updates or None})
         before = self.step_view()
-        self.updated = apply_writes(self.spec, self.state, ordered)
+        try:
+            self.updated = apply_writes(self.spec, self.state, ordered)
+        except Exception:
+            for task in ordered:
+                if task.done and not task.hidden:
+                    self.commit(task)  # keep the finished writes for a resume, as if committed at once
+            raise
         self._view = None
         self.lineage.writes_applied(ordered)
-        names = tuple(t.name for t in ordered if not t.node.hidden)
+        names = tuple(t.name for t in ordered if not t.hidden)
         if names:
             self.report.steps.append((self.step, names))
         if self.guard is not None:
@@ -435,7 +460,7 @@ class Run:
         self._save("loop")
         if "debug" in self.modes:
             for t in ordered:
-                if not t.node.hidden:
+                if not t.hidden:
                     self._debug("task_result", {"id": t.id, "name": t.name, "result": t.writes})
 
     def _finish(self) -> None:

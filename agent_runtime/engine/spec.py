@@ -60,7 +60,34 @@ class Branch:
         self.takes_config = takes_config(self.path)
 
     def known_destinations(self) -> tuple[str, ...] | None:
+        """Where this edge can lead (END included), or None if only the path function knows."""
         return self.declared
+
+
+FAST_NODE_S = 0.0005
+FAST_RUNS_BEFORE_INLINE = 3
+
+
+class SyncPlacement:
+    """Where a sync node runs when its superstep has several tasks. Every sync node starts in the
+    thread pool; one that finished in under FAST_NODE_S in each of its first FAST_RUNS_BEFORE_INLINE
+    runs runs inline on the loop thread from then on (a thread handoff costs more than such a node),
+    and any slower run sends it back to the pool for good. Shared by all runs of a compiled graph."""
+
+    __slots__ = ("fast_runs", "pooled")
+
+    def __init__(self) -> None:
+        self.fast_runs = 0
+        self.pooled = False
+
+    def inline_ok(self) -> bool:
+        return not self.pooled and self.fast_runs >= FAST_RUNS_BEFORE_INLINE
+
+    def observe(self, seconds: float) -> None:
+        if seconds >= FAST_NODE_S:
+            self.pooled = True
+        else:
+            self.fast_runs += 1
 
 
 @dataclass(slots=True)
@@ -77,13 +104,14 @@ class NodeSpec:
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown
     async_branches: bool = False  # derived: any conditional edge has an async path function
-
-    @property
-    def hidden(self) -> bool:
-        return self.fn is None
+    placement: SyncPlacement = field(default_factory=SyncPlacement)
 
     def __post_init__(self) -> None:
         self.async_branches = any(b.is_async for b in self.branches)
+
+    def runs_inline(self) -> bool:
+        """A fast, plain sync node: run on the loop thread even when the superstep has several tasks."""
+        return self.fn is not None and self.subgraph is None and not self.is_async and self.placement.inline_ok()
 
 
 @dataclass
@@ -112,8 +140,9 @@ class GraphSpec:
         for branch in self.nodes[node].branches:
             dests = branch.known_destinations()
             groups.append(("branch", None if dests is None else tuple(d for d in dests if d != END)))
-        if self.nodes[node].destinations is None:
+        destinations = self.nodes[node].destinations
+        if destinations is None:
             groups.append(("command", None))
-        elif self.nodes[node].destinations:
-            groups.append(("command", tuple(d for d in self.nodes[node].destinations if d != END)))
+        elif destinations:
+            groups.append(("command", tuple(d for d in destinations if d != END)))
         return groups

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
-from agent_runtime.engine.spec import RESUME, TASKS, Branch, branch_channel
+from agent_runtime.engine.spec import RESUME, TASKS, branch_channel
 from agent_runtime.errors import GraphInterrupt, InvalidUpdateError
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, Send, Terminate
@@ -23,15 +24,19 @@ if TYPE_CHECKING:
 Writes = list[tuple[str, Any]]
 
 
-def _call_sync(scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+def _call_sync(
+    scratch: context.TaskScratch, placement: SyncPlacement, fn: Callable[..., Any], args: tuple[Any, ...]
+) -> Any:
     token = context.enter(scratch)
+    started = time.perf_counter()
     try:
         return fn(*args)
     finally:
+        placement.observe(time.perf_counter() - started)
         context.leave(token)
 
 
-async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
+async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
     commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
     node = task.node
@@ -54,10 +59,12 @@ async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScr
                     finally:
                         context.leave(token)
                 elif inline:
-                    result = _call_sync(scratch, node.fn, args)
+                    result = _call_sync(scratch, node.placement, node.fn, args)
                 else:
                     loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(run.executor, _call_sync, scratch, node.fn, args)
+                    result = await loop.run_in_executor(
+                        run.executor, _call_sync, scratch, node.placement, node.fn, args
+                    )
             if node.async_branches:
                 writes = await node_writes_async(run, task, result)
             else:
@@ -81,7 +88,8 @@ async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScr
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
-        run.commit(task)
+        if commit:
+            run.commit(task)
         return scratch
 
 

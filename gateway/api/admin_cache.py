@@ -39,4 +39,5 @@ async def purge(request: PurgeRequest, services: Services = Depends(require_admi
 @router.get("/status")
 async def status(services: Services = Depends(require_admin)) -> dict[str, object]:
     cache = cache_of(services)
-    return {"backend": "redis" if cache.backend.shared else "memory", "indexed_semantic_entries": len(cache.index)}
+    return {"backend": "redis" if cache.backend.shared else "memory", "indexed_semantic_entries": len(cache.index),
+            "embedder": "ready" if cache.embedder_ready else "loading"}

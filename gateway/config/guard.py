@@ -1,9 +1,77 @@
-"""Loop-guard policy (stage: gateway/stages/guard.py)."""
+"""Loop-guard policy (stage: gateway/stages/guard.py; mapping to the core policy: gateway/guard/policy.py).
+
+Defaults come from the core (agent_runtime.guard), so the gateway and the runtime agree on them; see
+docs/loop-guard.md for why each threshold is what it is. Any threshold or limit can be ``null`` (off).
+Per-model (``models[].policy.guard``) and per-tenant (``tenants[].policy.guard``) overrides merge in.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent_runtime.guard import GuardLimits, GuardThresholds
+
+Rung = Literal["warn", "nudge", "stop", "block"]
+HeaderPolicy = Literal["off", "warn-only"]
+
+_T = GuardThresholds()
+_L = GuardLimits()
+
+
+class GuardThresholdsConfig(BaseModel):
+    """Detector thresholds (meaning: agent_runtime/guard/detectors.py)."""
+
+    identical_calls: int | None = _T.identical_calls
+    cycle_repeated_steps: int | None = _T.cycle_repeated_steps
+    cycle_max_period: int = _T.cycle_max_period
+    no_progress_streak: int | None = _T.no_progress_streak
+    no_progress_window: int = _T.no_progress_window
+    repeated_errors: int | None = _T.repeated_errors
+    monologue: int | None = _T.monologue
+    malformed: int | None = _T.malformed
+
+
+class GuardLimitsConfig(BaseModel):
+    """Hard per-session caps (reasons MAX_STEPS, BUDGET, TIMEOUT, ERRORS)."""
+
+    max_llm_calls: int | None = _L.max_llm_calls
+    max_tool_calls: int | None = _L.max_tool_calls
+    max_total_tokens: int | None = _L.max_total_tokens
+    max_cost_usd: float | None = _L.max_cost_usd
+    max_wall_time_s: float | None = _L.max_wall_time_s
+    max_consecutive_errors: int | None = _L.max_consecutive_errors
+
+
+class ChantingConfig(BaseModel):
+    """Chanting in a response's text (Gemini CLI's content-loop check): cut the stream, strike the session."""
+
+    enabled: bool = True
+    chunk_size: int = 50
+    threshold: int = 10
+    max_mean_gap: int = 250
+    max_distinct_gaps: int = 5
 
 
 class GuardConfig(BaseModel):
     enabled: bool = True
+    # The escalation ladder: the k-th detection of a session takes the k-th rung (the last one repeats).
+    rungs: list[Rung] = Field(default_factory=lambda: ["nudge", "stop", "block"])
+    # Strikes older than this many messages of history no longer escalate (~50 steps).
+    strike_memory: int | None = 100
+    thresholds: GuardThresholdsConfig = Field(default_factory=GuardThresholdsConfig)
+    limits: GuardLimitsConfig = Field(default_factory=GuardLimitsConfig)
+    chanting: ChantingConfig = Field(default_factory=ChantingConfig)
+    # Opt-in: add a terminate(status, reason) tool to requests that carry tools (see docs/loop-guard.md).
+    terminate_tool: bool = False
+    # Requests without a session id: "detect" runs the detectors on the request's own history (first rung
+    # only, no counters, never a block); "off" leaves them alone.
+    sessionless: Literal["detect", "off"] = "detect"
+    # Values a client may choose with the x-cachegate-guard-policy header ([] forbids the header).
+    header_policies: list[HeaderPolicy] = Field(default_factory=lambda: ["off", "warn-only"])
+    # Session state lives this long after the session's first request.
+    session_ttl_s: float = 86400.0
+    # Per-replica, read from the global policy only: parsed histories kept, and the "active" window.
+    parser_cache_sessions: int = 2000
+    active_window_s: float = 900.0

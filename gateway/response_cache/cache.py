@@ -7,6 +7,7 @@ and lets the request through. A corrupt entry is deleted and counted, never serv
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, replace
 
@@ -23,6 +24,7 @@ from gateway.semantic.embedder import Embedder, EmbeddingTimeout
 from gateway.semantic.verifier import verify
 from gateway.state import RedisStore, ResilientStore, StateStore
 
+log = logging.getLogger("cachegate.response_cache")
 SEMANTIC_CANDIDATES = 3  # near neighbours checked before a semantic miss (each costs one entry read)
 BACKGROUND_EMBED_TIMEOUT_S = 60.0  # an answer whose prompt was not embedded in time is embedded later
 
@@ -40,6 +42,8 @@ class ResponseCache:
     ) -> None:
         self.backend, self.index, self.sync, self.embedder, self.metrics = backend, index, sync, embedder, metrics
         self._background: set[asyncio.Task[None]] = set()
+        self.embedder_ready = False
+        self._warming: asyncio.Task[None] | None = None
 
     @classmethod
     def create(cls, store: StateStore, config: ResponseCacheConfig, metrics: ResponseCacheMetrics) -> ResponseCache:
@@ -74,7 +78,15 @@ class ResponseCache:
         return entry
 
     async def embed(self, text: str, timeout_s: float) -> np.ndarray | None:
-        """The text's vector, or None (counted) when the embedder does not answer in time."""
+        """The text's vector, or None (counted) when the embedder is still loading or does not answer in time.
+
+        The model loads in the background on first use (seconds); requests meanwhile skip the semantic
+        tier rather than queue behind the load.
+        """
+        if not self.embedder_ready:
+            self._warm_up()
+            self.metrics.skips.labels("semantic", "embedder_loading").inc()
+            return None
         started = time.perf_counter()
         try:
             vector = await self.embedder.embed(text, timeout=timeout_s)
@@ -104,6 +116,20 @@ class ResponseCache:
             self.index.touch(candidate.key)
             return Hit(entry, candidate.similarity)
         return None
+
+    def _warm_up(self) -> None:
+        if self._warming is not None:
+            return
+
+        async def run() -> None:
+            try:
+                await self.embedder.warmup()
+            except Exception:  # no model: the semantic tier stays off, the exact tier works
+                log.exception("the response cache embedder failed to load")
+                return
+            self.embedder_ready = True
+
+        self._warming = asyncio.get_running_loop().create_task(run())
 
     # -- writes -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,23 @@
+"""Semantic response cache parts: embedder, in-process vector index and the candidate verifier.
+
+``DEFAULT_SIMILARITY_THRESHOLD`` is the cosine (all-MiniLM-L6-v2) at or above which the stage may serve
+a candidate, always together with ``verify``: chosen by ``python -m bench.semantic_quality`` as the
+lowest threshold that kept wrong answers <= 1% on the must-miss pair sets (PAWS non-paraphrases,
+one-number changes) with the verifier; see docs/benchmarks/semantic-cache.md. Without the verifier
+no threshold is safe.
+"""
+
+from gateway.semantic.embedder import Embedder, EmbeddingTimeout
+from gateway.semantic.index import VectorIndex
+from gateway.semantic.verifier import Verdict, verify
+
+DEFAULT_SIMILARITY_THRESHOLD = 0.9
+
+__all__ = [
+    "DEFAULT_SIMILARITY_THRESHOLD",
+    "Embedder",
+    "EmbeddingTimeout",
+    "Verdict",
+    "VectorIndex",
+    "verify",
+]

@@ -103,9 +103,7 @@ class Embedder:
         """Encode synchronously; rows are L2-normalised float32 (cosine = dot product)."""
         model = self.load()
         self.model_calls += 1
-        vectors = model.encode(
-            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
+        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
 
     # -- async, batched -----------------------------------------------------------------------------

@@ -21,10 +21,11 @@ failure is the reason):
 5. ``entity order`` - the order of the named entities that both prompts mention (each entity at its
    first mention); swapping two of them ("A is a tributary of B" vs "B is a tributary of A") changes
    who does what while keeping every word.
-6. ``word order`` - content words (not stop words) that both prompts share must keep their order
-   across each pair of shared neighbours in the cached prompt: the fraction of adjacent content-word
-   pairs that appear inverted in the new prompt must stay under ``MAX_INVERTED_PAIRS``. This catches
-   role swaps of common nouns ("hotels for workers" vs "workers for hotels").
+6. ``word pairing`` - content words (stop words and numbers dropped, lower-cased) that are neighbours
+   in one prompt and both occur in the other must be neighbours there too, in the same order. A
+   paraphrase rewords or moves whole phrases, which keeps such pairs; swapping roles or modifiers
+   ("many lands and lucrative offices" vs "lucrative lands and many offices", "current summer league"
+   vs "summer collegiate league") makes a new pair out of words both prompts have.
 
 Everything is lexical and takes well under a millisecond; it errs towards a miss, which costs one
 provider call, never a wrong answer.
@@ -32,11 +33,10 @@ provider call, never a wrong answer.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-
-MAX_INVERTED_PAIRS = 0.25
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ _STOP_WORDS = frozenset(
     could may might must it its it's this that these those there here which who whom whose what when
     where why how he she they we you i me him her them us my your his their our also very more most
     much many some such only just both each all any other another same own too again further once
-    not no never nor""".split()
+    not no never nor""".split()  # noqa: SIM905 - a long word list reads better as text
 )
 
 
@@ -253,24 +253,18 @@ def _missing_entity(source: str, other: str) -> str | None:
     return next((e for e in entities(source) if e.lower() not in words), None)
 
 
-def _inverted_fraction(first: list[str], second: list[str]) -> float:
-    """Share of adjacent pairs (a, b) of words shared by both lists whose order flips in ``second``."""
-    position = {w: i for i, w in enumerate(second)}
-    shared = [w for w in dict.fromkeys(first) if w in position]
-    if len(shared) < 2:
-        return 0.0
-    inverted = sum(1 for a, b in zip(shared, shared[1:], strict=False) if position[a] > position[b])
-    return inverted / (len(shared) - 1)
+def _order_flipped(first: list[str], second: list[str]) -> bool:
+    """Whether two items that both lists share come in the opposite order in ``second``."""
+    position = {item: i for i, item in enumerate(second)}
+    shared = [item for item in first if item in position]
+    return any(position[a] > position[b] for a, b in itertools.pairwise(shared))
 
 
 def _repaired(first: list[str], second: list[str]) -> tuple[str, str] | None:
     """A pair of neighbouring words in ``second`` that both occur in ``first`` but not side by side."""
     known = set(first)
-    pairs = set(zip(first, first[1:], strict=False))
-    return next(
-        (p for p in zip(second, second[1:], strict=False) if p[0] in known and p[1] in known and p not in pairs),
-        None,
-    )
+    pairs = set(itertools.pairwise(first))
+    return next((p for p in itertools.pairwise(second) if {*p} <= known and p not in pairs), None)
 
 
 def verify(cached_prompt: str, new_prompt: str) -> Verdict:
@@ -287,7 +281,7 @@ def verify(cached_prompt: str, new_prompt: str) -> Verdict:
     if missing:
         return Verdict(False, f"entity {missing!r} not in both")
     names = set(entities(cached_prompt)) | set(entities(new_prompt))
-    if _inverted_fraction(_mentions(cached_prompt, names), _mentions(new_prompt, names)) > 0:
+    if _order_flipped(_mentions(cached_prompt, names), _mentions(new_prompt, names)):
         return Verdict(False, "entity order differs")
     cached_words, new_words = content_words(cached_prompt), content_words(new_prompt)
     repaired = _repaired(cached_words, new_words) or _repaired(new_words, cached_words)

@@ -1,0 +1,167 @@
+"""A session's guard state in the shared store (Redis across replicas, else this replica's memory).
+
+Steps are never stored: every request carries the full history, so every replica rebuilds them. The
+store keeps what the history cannot tell, each under ``{tenant}:guard:{session}:{field}``:
+
+- ``strikes``: the escalation history (list, JSON items). Read back deduplicated by position (the first
+  strike at a position wins), so two replicas racing on a retried request escalate exactly once.
+- ``calls``, ``tools``, ``tokens``, ``cost``: atomic counters (LLM calls counted on the request path,
+  the rest from each response).
+- ``started``: the session's first request (wall clock, shared by replicas: wall-time limit).
+- ``status``: how the session ended when the model called terminate (``GOAL`` / ``FAILURE``).
+- ``nudge``: a nudge decided on a response (chanting) that the session's next request carries.
+- ``decisions``: the last decisions for the admin view; ``steps``: the last steps' summaries.
+
+Blocked = a STOP in the strikes; reset clears everything, unblock only the strikes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agent_runtime.guard import Action, Step, StopReason, Strike
+from gateway.state import StateStore
+
+STRIKES_KEPT = 200
+DECISIONS_KEPT = 50
+STEPS_SHOWN = 30
+FIELDS = ("strikes", "calls", "tools", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
+
+
+def session_prefix(tenant: str, session: str) -> str:
+    return f"{tenant}:guard:{session}:"
+
+
+def _strike(item: bytes) -> Strike:
+    data = orjson.loads(item)
+    return Strike(data["position"], Action(data["action"]), StopReason(data["reason"]), data["detector"])
+
+
+def unique_strikes(items: list[bytes]) -> list[Strike]:
+    """Strikes in order, the first one per position only."""
+    strikes: dict[int, Strike] = {}
+    for item in items:
+        strike = _strike(item)
+        strikes.setdefault(strike.position, strike)
+    return list(strikes.values())
+
+
+def is_blocked(strikes: list[Strike]) -> bool:
+    return any(strike.action in (Action.STOP, Action.BLOCK) for strike in strikes)
+
+
+def _number(raw: bytes | None) -> float:
+    return float(raw) if raw else 0.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a request needs from the store (read in one round of concurrent operations)."""
+
+    strikes: list[Strike]
+    llm_calls: int  # before this request
+    tool_calls: int
+    total_tokens: int
+    cost_usd: float
+    elapsed_s: float
+    nudge: str | None
+
+
+@dataclass(eq=False)
+class GuardSessions:
+    store: StateStore
+    ttl_s: float
+
+    async def begin(self, prefix: str) -> Snapshot:
+        """Count this LLM call and read the session's state."""
+        s, ttl = self.store, self.ttl_s
+        strikes, calls, tools, tokens, cost, started, nudge = await asyncio.gather(
+            s.range(prefix + "strikes"),
+            s.incr(prefix + "calls", 1, ttl),
+            s.get(prefix + "tools"),
+            s.get(prefix + "tokens"),
+            s.get(prefix + "cost"),
+            s.get(prefix + "started"),
+            s.get(prefix + "nudge"),
+        )
+        now = time.time()
+        if started is None:
+            await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
+        return Snapshot(
+            strikes=unique_strikes(strikes),
+            llm_calls=calls - 1,
+            tool_calls=int(_number(tools)),
+            total_tokens=int(_number(tokens)),
+            cost_usd=_number(cost),
+            elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
+            nudge=nudge.decode() if nudge else None,
+        )
+
+    async def strike(self, prefix: str, strike: Strike) -> None:
+        item = {"position": strike.position, "action": strike.action.value, "reason": strike.reason.value,
+                "detector": strike.detector}
+        await self.store.push(prefix + "strikes", orjson.dumps(item), max_len=STRIKES_KEPT, ttl_s=self.ttl_s)
+
+    async def decision(self, prefix: str, record: dict[str, Any]) -> None:
+        item = orjson.dumps({"at": time.time(), **record})
+        await self.store.push(prefix + "decisions", item, max_len=DECISIONS_KEPT, ttl_s=self.ttl_s)
+
+    async def usage(self, prefix: str, tool_calls: int, tokens: int, cost_usd: float) -> None:
+        s, ttl = self.store, self.ttl_s
+        await asyncio.gather(
+            s.incr(prefix + "tools", tool_calls, ttl),
+            s.incr(prefix + "tokens", tokens, ttl),
+            s.incr_float(prefix + "cost", cost_usd, ttl),
+        )
+
+    async def steps(self, prefix: str, position: int, steps: list[Step]) -> None:
+        shown = [
+            {"kind": st.kind.value, "summary": st.summary, "tool": st.tool, "args": st.args_hash,
+             "result": st.result_hash, "error": st.is_error}
+            for st in steps[-STEPS_SHOWN:]
+        ]
+        await self.store.set(prefix + "steps", orjson.dumps({"position": position, "steps": shown}), self.ttl_s)
+
+    async def set_status(self, prefix: str, status: StopReason, reason: str) -> None:
+        item = orjson.dumps({"status": status.name, "reason": reason, "at": time.time()})
+        await self.store.set(prefix + "status", item, self.ttl_s)
+
+    async def set_nudge(self, prefix: str, message: str) -> None:
+        await self.store.set(prefix + "nudge", message.encode(), self.ttl_s)
+
+    async def clear_nudge(self, prefix: str) -> None:
+        await self.store.delete(prefix + "nudge")
+
+    async def inspect(self, prefix: str) -> dict[str, Any] | None:
+        """Everything known about a session, for the admin view; None when nothing is stored."""
+        s = self.store
+        strikes_raw, decisions_raw, steps, status, started, *counters = await asyncio.gather(
+            s.range(prefix + "strikes"), s.range(prefix + "decisions"), s.get(prefix + "steps"),
+            s.get(prefix + "status"), s.get(prefix + "started"),
+            *(s.get(prefix + name) for name in ("calls", "tools", "tokens", "cost")),
+        )
+        if started is None and not strikes_raw and not decisions_raw and status is None:
+            return None
+        strikes = unique_strikes(strikes_raw)
+        calls, tools, tokens, cost = (_number(raw) for raw in counters)
+        return {
+            "blocked": is_blocked(strikes),
+            "status": orjson.loads(status) if status else {"status": "active"},
+            "counters": {"llm_calls": int(calls), "tool_calls": int(tools), "total_tokens": int(tokens),
+                         "cost_usd": cost, "started_at": _number(started) or None},
+            "strikes": [{"position": st.position, "action": st.action.value, "reason": st.reason.name,
+                         "detector": st.detector} for st in strikes],
+            "decisions": [orjson.loads(item) for item in decisions_raw],
+            "steps": orjson.loads(steps) if steps else {"position": None, "steps": []},
+        }
+
+    async def unblock(self, prefix: str) -> None:
+        await self.store.delete(prefix + "strikes", prefix + "nudge")
+
+    async def reset(self, prefix: str) -> None:
+        await self.store.delete(*(prefix + name for name in FIELDS))

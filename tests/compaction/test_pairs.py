@@ -1,0 +1,85 @@
+"""Cuts never separate a tool call from its result; histories through a real gateway stay valid."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.pairs import safe_cuts
+from tests.compaction.conftest import sent_bodies
+from tests.compaction.sessions import TOOLS_ANTHROPIC, TOOLS_OPENAI, anthropic_history, openai_history
+from tests.gateway_harness import RunningGateway
+
+
+def test_openai_cuts_only_before_a_complete_pair() -> None:
+    messages = openai_history(3)
+    # system, user, (assistant, tool) x 3: cuts before each assistant but the first kept after start.
+    assert safe_cuts(LAYOUTS["openai"], messages, 2) == [4, 6]
+    parallel = [*messages[:2], {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"}, {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "assistant", "content": "done"}]
+    assert safe_cuts(LAYOUTS["openai"], parallel, 1) == [2, 5]
+
+
+def test_dangling_call_closes_every_later_cut() -> None:
+    messages = openai_history(2)
+    dangling = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+    broken = [*messages, dangling, {"role": "user", "content": "never mind"}, *openai_history(2)[2:]]
+    assert all(cut <= 6 for cut in safe_cuts(LAYOUTS["openai"], broken, 2))
+
+
+def test_anthropic_cuts() -> None:
+    messages = anthropic_history(3)
+    assert safe_cuts(LAYOUTS["anthropic"], messages, 1) == [3, 5]
+
+
+def _check_openai_pairs(messages: list[dict[str, Any]]) -> None:
+    pending: set[str] = set()
+    for message in messages:
+        if message["role"] == "tool":
+            pending.remove(message["tool_call_id"])
+            continue
+        assert not pending
+        pending = {c["id"] for c in message.get("tool_calls") or []}
+
+
+def test_openai_session_through_gateway_stays_valid(gw: RunningGateway) -> None:
+    client = gw.openai()
+    actions = set()
+    for steps in range(1, 26):
+        raw = client.chat.completions.with_raw_response.create(
+            model="small", messages=openai_history(steps), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            extra_headers={"x-session-id": "pairs-openai"},
+        )
+        assert raw.http_response.status_code == 200  # the simulator rejects broken pairing with a 400
+        actions.add(raw.headers["x-cachegate-compaction"])
+        _check_openai_pairs(sent_bodies(gw, 1)[0]["messages"])
+    assert {"compacted", "summarized"} <= actions
+
+
+def test_anthropic_session_with_thinking_and_images_stays_valid(gw: RunningGateway) -> None:
+    client = gw.anthropic()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    thinking = {"type": "thinking", "thinking": "The parser looks suspicious.", "signature": "sig-abc"}
+    actions = set()
+    for steps in range(1, 26):
+        messages = anthropic_history(steps)
+        messages[0] = {"role": "user", "content": [{"type": "text", "text": messages[0]["content"]}, image]}
+        messages[1] = {**messages[1], "content": [thinking, *messages[1]["content"]]}
+        last_assistant = json.dumps(messages[-2])
+        raw = client.messages.with_raw_response.create(
+            model="small-claude", max_tokens=200, system="You are careful.", messages=messages,  # type: ignore[arg-type]
+            tools=TOOLS_ANTHROPIC, extra_headers={"x-session-id": "pairs-anthropic"},  # type: ignore[arg-type]
+        )
+        assert raw.http_response.status_code == 200
+        actions.add(raw.headers["x-cachegate-compaction"])
+        sent = sent_bodies(gw, 1)[0]["messages"]
+        assert sent[0] == messages[0]  # the task with its image is pinned, untouched
+        assert json.dumps(sent[-2]) == last_assistant  # newest turn verbatim
+        if raw.headers["x-cachegate-compaction"] == "none":
+            assert sent == messages
+    assert {"compacted", "summarized"} <= actions

@@ -1,0 +1,267 @@
+"""Every series a Grafana panel queries is one the gateway exports, after the kinds of traffic that make
+each appear: both APIs, streamed and not, errors, retries, prompt-cache writes and reads, response-cache
+hits, agent sessions (tool loops, long histories) and a Redis outage.
+
+A panel over a misspelt or missing metric shows "No data" forever and nobody notices: this test is what
+notices. Names and equality/regex label matchers are checked against the /metrics text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.deploy.processes import REPO, redis_server
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+
+DASHBOARDS = REPO / "grafana" / "dashboards"
+# Series Prometheus makes itself (not exported by the gateway).
+PROMETHEUS_SERIES = {"up"}
+# Counters that only move when something breaks (no test traffic can break a stage on purpose without
+# faking it): for these, the family must be declared on /metrics, a sample is not required.
+EVENT_ONLY = {"cachegate_stage_failures_total"}
+# A selector: a metric name with its optional {label matchers}.
+SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$|\s|[*/+-])")
+MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+LONG_TEXT = " ".join(f"Rule {i}: answer precisely and cite section {i} of the handbook." for i in range(300))
+EMBEDDER_LOAD_TIMEOUT_S = 40.0
+SMALL_WINDOW = 3000  # tokens: long agent histories are over it, so compaction and summaries happen
+
+
+@dataclass(frozen=True)
+class Selector:
+    dashboard: str
+    panel: str
+    name: str
+    matchers: tuple[tuple[str, str, str], ...]
+
+    def __str__(self) -> str:
+        labels = ",".join(f'{label}{op}"{value}"' for label, op, value in self.matchers)
+        return f"{self.name}{{{labels}}}" if labels else self.name
+
+
+@dataclass
+class Exported:
+    samples: dict[str, list[dict[str, str]]]  # sample name -> label sets
+    families: set[str]  # declared sample names (counters: with _total), samples or not
+
+    @classmethod
+    def parse(cls, text: str) -> Exported:
+        samples: dict[str, list[dict[str, str]]] = {}
+        families: set[str] = set()
+        for family in text_string_to_metric_families(text):
+            families.add(family.name + ("_total" if family.type == "counter" else ""))
+            for sample in family.samples:
+                samples.setdefault(sample.name, []).append(dict(sample.labels))
+        return cls(samples, families)
+
+    def has(self, selector: Selector) -> bool:
+        if selector.name in EVENT_ONLY and selector.name in self.families:
+            return True
+        return any(all(matches(labels.get(label, ""), op, value) for label, op, value in selector.matchers)
+                   for labels in self.samples.get(selector.name, []))
+
+
+def matches(actual: str, op: str, expected: str) -> bool:
+    if op == "=":
+        return actual == expected
+    if op == "!=":
+        return actual != expected
+    found = re.fullmatch(expected, actual) is not None
+    return found if op == "=~" else not found
+
+
+FUNCTIONS_AND_KEYWORDS = {
+    "sum", "rate", "increase", "histogram_quantile", "by", "without", "on", "ignoring", "group_left",
+    "group_right", "avg", "max", "min", "count", "delta", "deriv", "irate", "topk", "bottomk", "abs",
+    "clamp_min", "clamp_max", "and", "or", "unless", "offset", "le",
+}
+
+
+def selectors_of(dashboard: str, panel: str, expr: str) -> list[Selector]:
+    """Metric selectors in a PromQL expression (Grafana variables and grouping clauses left out)."""
+    expr = re.sub(r"\[[^\]]*\]", "[]", expr)  # ranges, $__rate_interval included
+    expr = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", " ", expr)
+    found = []
+    for name, labels in SELECTOR.findall(expr + " "):
+        if name in FUNCTIONS_AND_KEYWORDS or name.startswith("$"):
+            continue
+        matchers = tuple(MATCHER.findall(labels or ""))
+        found.append(Selector(dashboard, panel, name, tuple(m for m in matchers if "$" not in m[2])))
+    return found
+
+
+def dashboard_selectors() -> list[Selector]:
+    selectors = []
+    for path in sorted(DASHBOARDS.glob("*.json")):
+        for panel in json.loads(path.read_text())["panels"]:
+            for target in panel.get("targets", []):
+                selectors += selectors_of(path.stem, panel["title"], target["expr"])
+    return selectors
+
+
+def test_selector_extraction() -> None:
+    expr = ('histogram_quantile(0.99, sum by (le, provider) (rate(cachegate_upstream_seconds_bucket'
+            '{provider="openai",path=~"lean|litellm"}[$__rate_interval]))) / sum(up{job="cachegate"}) * 60')
+    assert [str(s) for s in selectors_of("d", "p", expr)] == [
+        'cachegate_upstream_seconds_bucket{provider="openai",path=~"lean|litellm"}', 'up{job="cachegate"}'
+    ]
+
+
+def test_every_panel_queries_something() -> None:
+    for path in sorted(DASHBOARDS.glob("*.json")):
+        for panel in json.loads(path.read_text())["panels"]:
+            if panel["type"] == "row":
+                continue
+            assert panel["targets"], f"{path.stem}: {panel['title']} has no query"
+            for target in panel["targets"]:
+                assert selectors_of(path.stem, panel["title"], target["expr"]), target["expr"]
+
+
+# -- traffic -----------------------------------------------------------------------------------------------
+
+
+def openai_tool_turns(turns: int, result: str) -> list[dict[str, Any]]:
+    """An OpenAI-shaped agent history: the task, then `turns` identical tool calls and results."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Find the failing test and fix it."}]
+    for i in range(turns):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"call_{i}", "content": result}]
+    return messages
+
+
+def drive_core_traffic(gw: RunningGateway) -> None:
+    session = {"x-session-id": f"dash-{uuid.uuid4().hex[:8]}"}
+    oai, claude = gw.openai(), gw.anthropic("globex")
+    oai.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
+                                extra_headers=session)
+    list(oai.chat.completions.create(model="gpt-4o-mini", stream=True,
+                                     messages=[{"role": "user", "content": "[[sim:text one two three]]"}]))
+    claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    with claude.messages.stream(model="claude-sonnet-4-5", max_tokens=16,
+                                messages=[{"role": "user", "content": "[[sim:text streamed]]"}]) as stream:
+        stream.until_done()
+    # Errors: an unknown model (404) and a bad key (401).
+    httpx.post(f"{gw.url}/v1/chat/completions", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+               json={"model": "no-such-model", "messages": [{"role": "user", "content": "x"}]})
+    httpx.post(f"{gw.url}/v1/messages", headers={"x-api-key": "sk-wrong"},
+               json={"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    # A retry: the provider answers 429 once.
+    gw.queue_faults("429", model="gpt-4o-mini")
+    oai.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text retried]]"}])
+
+
+def drive_cache_traffic(gw: RunningGateway) -> None:
+    oai, claude = gw.openai(), gw.anthropic()
+    # Provider prompt cache: an Anthropic write then read (write premium, savings), OpenAI automatic reads.
+    system: Any = [{"type": "text", "text": LONG_TEXT, "cache_control": {"type": "ephemeral"}}]
+    for question in ("first question", "second question"):
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, system=system,
+                               messages=[{"role": "user", "content": question}])
+        oai.chat.completions.create(model="gpt-4o-mini", messages=[
+            {"role": "system", "content": LONG_TEXT}, {"role": "user", "content": question}])
+    # A session whose system prompt carries a timestamp that changes: volatile content, a prefix break.
+    session = {"x-session-id": f"volatile-{uuid.uuid4().hex[:8]}"}
+    for minute in ("10:01:07", "10:02:31"):
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, extra_headers=session,
+                               system=f"Now: 2026-11-22 {minute} UTC. {LONG_TEXT}",
+                               messages=[{"role": "user", "content": "status?"}])
+    # A session whose system prompt is rewritten every turn: the optimizer stops placing marks.
+    session = {"x-session-id": f"unstable-{uuid.uuid4().hex[:8]}"}
+    for persona in range(4):
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, extra_headers=session,
+                               system=f"You are persona number {persona}. {LONG_TEXT}",
+                               messages=[{"role": "user", "content": "status?"}])
+
+
+def ask(gw: RunningGateway, prompt: str) -> str:
+    """One temperature-0 question (eligible for both response-cache tiers); returns the tier that answered."""
+    raw = gw.openai().chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": prompt}]
+    )
+    return raw.headers["x-cachegate-cache"]
+
+
+def start_response_cache_traffic(gw: RunningGateway) -> None:
+    """An exact hit. The first eligible request also starts loading the embedding model in the background
+    (seconds), so this runs first and the semantic part last."""
+    assert ask(gw, "What is the capital of France?") == "miss"
+    assert ask(gw, "What is the capital of France?") == "exact"
+
+
+def finish_response_cache_traffic(gw: RunningGateway) -> None:
+    """A semantic hit, once the model has loaded, and a near-duplicate the verifier refuses (negation)."""
+    # Each try is a new exact key (one more "?"), so only the semantic tier can answer it.
+    paraphrases = [f"What's the capital of France{'?' * n}" for n in range(1, 200)]
+    deadline = time.monotonic() + EMBEDDER_LOAD_TIMEOUT_S
+    while ask(gw, paraphrases.pop(0)) != "semantic":
+        assert time.monotonic() < deadline, "no semantic hit: did the embedding model load?"
+        time.sleep(0.2)
+    ask(gw, "How many legs does a spider have?")
+    assert ask(gw, "How many legs does a spider not have?") == "miss"
+
+
+def drive_agent_traffic(gw: RunningGateway) -> None:
+    oai = gw.openai()
+    tools: Any = [{"type": "function", "function": {"name": "run_tests", "parameters": {"type": "object"}}}]
+    # A loop: the same tool call with the same result, turn after turn.
+    loop = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
+    for turns in range(1, 9):
+        oai.chat.completions.create(model="small-window", tools=tools, extra_headers=loop,
+                                    messages=openai_tool_turns(turns, "1 failed: test_login"))
+    # A long history of large tool results (compaction), then one of long text turns (summary).
+    long = {"x-session-id": f"long-{uuid.uuid4().hex[:8]}"}
+    big_result = "FAILED test_login: " + " ".join(f"line {i} of the traceback" for i in range(120))
+    oai.chat.completions.create(model="small-window", tools=tools, extra_headers=long,
+                                messages=openai_tool_turns(8, big_result))
+    chatty = {"x-session-id": f"chatty-{uuid.uuid4().hex[:8]}"}
+    history: list[dict[str, Any]] = []
+    for i in range(12):
+        history += [{"role": "user", "content": f"Step {i}: " + LONG_TEXT[:900]},
+                    {"role": "assistant", "content": f"Done with step {i}. " + LONG_TEXT[:900]}]
+    history.append({"role": "user", "content": "What next?"})
+    oai.chat.completions.create(model="small-window", extra_headers=chatty, messages=history)
+
+
+def drive_redis_outage(gw: RunningGateway, redis_process: Any) -> None:
+    redis_process.kill()
+    response = httpx.get(f"{gw.url}/admin/state/stats", params={"prefix": "acme:"},
+                         headers={"authorization": f"Bearer {ADMIN_KEY}"})
+    assert response.json()["backend"] == "memory (fallback)"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
+    logs = tmp_path_factory.mktemp("dashboards")
+    settings = gateway_settings()
+    settings["models"] = [*settings["models"], {
+        "name": "small-window", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
+        "context_window": SMALL_WINDOW,
+    }]
+    with redis_server(logs) as (redis_process, redis_url), running_gateway(
+        **settings, redis_url=redis_url, redis_timeout_s=2.0  # a loaded CI machine must not look like an outage
+    ) as gw:
+        start_response_cache_traffic(gw)
+        drive_core_traffic(gw)
+        drive_cache_traffic(gw)
+        drive_agent_traffic(gw)
+        finish_response_cache_traffic(gw)
+        drive_redis_outage(gw, redis_process)
+        yield Exported.parse(gw.metrics())
+
+
+def test_every_dashboard_series_is_exported(exported: Exported) -> None:
+    selectors = dashboard_selectors()
+    assert {s.dashboard for s in selectors} == {"overview", "cost", "cache", "agents"}
+    missing = sorted({str(s) for s in selectors if s.name not in PROMETHEUS_SERIES and not exported.has(s)})
+    assert not missing, "panels query series the gateway does not export:\n  " + "\n  ".join(missing)

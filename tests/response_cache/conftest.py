@@ -1,0 +1,72 @@
+"""Two gateway replicas sharing one real Redis (db 11, flushed at start), with warm embedders."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
+
+REDIS_URL = "redis://127.0.0.1:6379/11"
+
+
+@dataclass
+class Replicas:
+    a: RunningGateway
+    b: RunningGateway
+
+
+def cache_status(gw: RunningGateway) -> dict[str, Any]:
+    response = httpx.get(f"{gw.url}/admin/cache/status", headers={"authorization": f"Bearer {ADMIN_KEY}"})
+    response.raise_for_status()
+    status: dict[str, Any] = response.json()
+    return status
+
+
+def warm_embedder(gw: RunningGateway, timeout_s: float = 60.0) -> None:
+    """A semantic-eligible request starts the model load; wait until the replica reports it ready."""
+    gw.openai().chat.completions.create(
+        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": f"warm up {uuid.uuid4().hex}"}],
+        extra_headers={"x-cachegate-cache-namespace": "warmup"},
+    )
+    deadline = time.monotonic() + timeout_s
+    while cache_status(gw)["embedder"] != "ready":
+        assert time.monotonic() < deadline, "the embedder did not load"
+        time.sleep(0.1)
+
+
+def metric(gw: RunningGateway, name: str, **labels: str) -> float:
+    """A sample's value from /metrics (0 when absent)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in gw.metrics().splitlines():
+        if line.startswith("#"):
+            continue
+        sample, _, value = line.rpartition(" ")
+        metric_name, _, label_text = sample.partition("{")
+        found = ",".join(sorted(label_text.rstrip("}").split(","))) if label_text else ""
+        if metric_name == name and found == wanted:
+            return float(value)
+    return 0.0
+
+
+@pytest.fixture(scope="session")
+def replicas() -> Iterator[Replicas]:
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    with running_gateway(redis_url=REDIS_URL) as a, running_gateway(redis_url=REDIS_URL) as b:
+        warm_embedder(a)
+        warm_embedder(b)
+        yield Replicas(a, b)
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+@pytest.fixture
+def namespace() -> str:
+    """A namespace of the test's own, so tests never see each other's entries."""
+    return f"t{uuid.uuid4().hex[:12]}"
