@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any, TypedDict
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LOOP_STEPS = 1_000
@@ -75,7 +75,7 @@ def loop_graph(lib: Library, is_async: bool, checkpointer: Any) -> Any:
 
 
 def parallel_graph(lib: Library, is_async: bool, checkpointer: Any) -> Any:
-    state = TypedDict("state", {"remaining": lib.remaining_steps})  # type: ignore[misc]  # noqa: UP013
+    state = TypedDict("state", {"remaining": lib.remaining_steps})  # type: ignore[misc,name-defined]  # noqa: UP013
 
     def noop(state: Any) -> None:
         return None
@@ -104,8 +104,10 @@ def run_once(lib: Library, graph: str, is_async: bool, with_checkpointer: bool) 
     """Seconds per superstep for one invocation (graph built and compiled outside the timing)."""
     build, steps, inp = GRAPHS[graph]
     app = build(lib, is_async, lib.saver() if with_checkpointer else None)
-    config = {"recursion_limit": PARALLEL_LIMIT * 2 if graph == "loop" else PARALLEL_LIMIT}
-    config["configurable"] = {"thread_id": uuid.uuid4().hex}
+    config: dict[str, Any] = {
+        "recursion_limit": PARALLEL_LIMIT * 2 if graph == "loop" else PARALLEL_LIMIT,
+        "configurable": {"thread_id": uuid.uuid4().hex},
+    }
     started = time.perf_counter()
     out = asyncio.run(app.ainvoke(inp, config)) if is_async else app.invoke(inp, config)
     elapsed = time.perf_counter() - started

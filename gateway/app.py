@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.middleware.cors import CORSMiddleware
 
-from gateway.api import admin, admin_cache, admin_state, context_retrieval, health, proxy
+from gateway.api import admin, admin_cache, admin_guard, admin_state, context_retrieval, health, proxy
 from gateway.config import Settings, load_settings
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
@@ -21,7 +21,9 @@ def mount_simulator(app: FastAPI, settings: Settings) -> None:
     from gateway.sim.app import create_sim_app
     from gateway.sim.settings import SimSettings
 
-    sim_settings = SimSettings.realistic() if settings.simulator_latency == "realistic" else SimSettings()
+    extra = {"replay_file": settings.simulator_replay_file}
+    realistic = settings.simulator_latency == "realistic"
+    sim_settings = SimSettings.realistic(**extra) if realistic else SimSettings(**extra)
     app.mount("/sim", create_sim_app(sim_settings))
 
 
@@ -48,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(admin_cache.router)
     app.include_router(admin_state.router)
+    app.include_router(admin_guard.router)
     app.include_router(context_retrieval.router)
 
     @app.exception_handler(RequestValidationError)

@@ -32,6 +32,12 @@ def sim(args: argparse.Namespace) -> None:
     run_sim(args.host, args.port, settings)
 
 
+def demo(args: argparse.Namespace) -> None:
+    from gateway.demo.runner import run_demo
+
+    print(run_demo(args.url, args.key, sessions=args.sessions, turns=args.turns))
+
+
 def hash_key(args: argparse.Namespace) -> None:
     from gateway.config import hash_key as digest
 
@@ -53,6 +59,13 @@ def parser() -> argparse.ArgumentParser:
     simulator.add_argument("--port", type=int, default=4010)
     simulator.add_argument("--realistic", action="store_true", help="realistic latency model")
     simulator.set_defaults(handler=sim)
+
+    demo_run = commands.add_parser("demo", help="drive realistic agent traffic through a gateway")
+    demo_run.add_argument("--url", help="gateway URL (default: start the embedded default)")
+    demo_run.add_argument("--key", default="sk-cachegate-dev", help="tenant key to send")
+    demo_run.add_argument("--sessions", type=int, default=6, help="SWE-bench sessions to replay")
+    demo_run.add_argument("--turns", type=int, default=20, help="turns per replayed session")
+    demo_run.set_defaults(handler=demo)
 
     hasher = commands.add_parser("hash-key", help="print the hash of a virtual key for the config")
     hasher.add_argument("key")

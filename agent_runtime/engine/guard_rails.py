@@ -212,7 +212,15 @@ class GuardSession:
             report.stop_reason = reason
             report.message = detail
             return
-        self.guard.add(*steps)
+        if steps:  # detectors and error limits only change when new steps arrive
+            self.guard.add(*steps)
+            self._decide()
+        stopping = self.run.status != "running" or self._stop_after_grace is not None
+        if not stopping and self.rails.max_steps is not None and self.steps_run >= self.rails.max_steps:
+            detail = f"{self.steps_run} supersteps run (limit {self.rails.max_steps})"
+            self._stop(StopReason.MAX_STEPS, "max_steps", detail)
+
+    def _decide(self) -> None:
         decision = self.guard.check(self.counters())
         detection = decision.detection
         if detection is not None and decision.action is not Action.CONTINUE:
@@ -223,9 +231,6 @@ class GuardSession:
             self._record(decision.action.value, reason, detection.detector, detection.detail)
             if decision.action is Action.NUDGE:
                 self.nudge = decision.message
-        if self.rails.max_steps is not None and self.steps_run >= self.rails.max_steps:
-            detail = f"{self.steps_run} supersteps run (limit {self.rails.max_steps})"
-            self._stop(StopReason.MAX_STEPS, "max_steps", detail)
 
 
 def _as_args(args: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
-from agent_runtime.engine.spec import RESUME, TASKS, branch_channel
+from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement, branch_channel
 from agent_runtime.errors import GraphInterrupt, InvalidUpdateError
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, Send, Terminate

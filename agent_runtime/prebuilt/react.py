@@ -40,7 +40,14 @@ class AgentState(TypedDict):
     messages: Annotated[list[Message], operator.add]
 
 
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+_JSON_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
 
 
 def _json_type(hint: Any) -> dict[str, Any]:

@@ -20,6 +20,14 @@ _T = GuardThresholds()
 _L = GuardLimits()
 
 
+def _default_rungs() -> list[Rung]:
+    return ["nudge", "stop", "block"]
+
+
+def _default_header_policies() -> list[HeaderPolicy]:
+    return ["off", "warn-only"]
+
+
 class GuardThresholdsConfig(BaseModel):
     """Detector thresholds (meaning: agent_runtime/guard/detectors.py)."""
 
@@ -57,7 +65,7 @@ class ChantingConfig(BaseModel):
 class GuardConfig(BaseModel):
     enabled: bool = True
     # The escalation ladder: the k-th detection of a session takes the k-th rung (the last one repeats).
-    rungs: list[Rung] = Field(default_factory=lambda: ["nudge", "stop", "block"])
+    rungs: list[Rung] = Field(default_factory=_default_rungs)
     # Strikes older than this many messages of history no longer escalate (~50 steps).
     strike_memory: int | None = 100
     thresholds: GuardThresholdsConfig = Field(default_factory=GuardThresholdsConfig)
@@ -69,7 +77,7 @@ class GuardConfig(BaseModel):
     # only, no counters, never a block); "off" leaves them alone.
     sessionless: Literal["detect", "off"] = "detect"
     # Values a client may choose with the x-cachegate-guard-policy header ([] forbids the header).
-    header_policies: list[HeaderPolicy] = Field(default_factory=lambda: ["off", "warn-only"])
+    header_policies: list[HeaderPolicy] = Field(default_factory=_default_header_policies)
     # Session state lives this long after the session's first request.
     session_ttl_s: float = 86400.0
     # Per-replica, read from the global policy only: parsed histories kept, and the "active" window.

@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(default_factory=list, description="Empty: CORS closed")
     embedded_simulator: bool = Field(default=False, description="Mount the provider simulator at /sim")
     simulator_latency: Literal["none", "realistic"] = "none"
+    simulator_replay_file: Path | None = Field(default=None, description="Agent traces the simulator replays")
     models: list[ModelConfig] = Field(default_factory=list)
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)

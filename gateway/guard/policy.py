@@ -27,8 +27,8 @@ def core_policy(config: GuardConfig, preset: str | None = None) -> GuardPolicy:
 def sessionless_policy(policy: GuardPolicy) -> GuardPolicy:
     """Without a session there are no strikes and no counters: only the first rung below BLOCK, no limits."""
     rungs = tuple(rung for rung in policy.rungs if rung is not Action.BLOCK)[:1]
-    off = GuardLimits(None, None, None, None, None, None)
-    return replace(policy, rungs=rungs, limits=replace(off, max_consecutive_errors=policy.limits.max_consecutive_errors))
+    limits = GuardLimits(None, None, None, None, None, policy.limits.max_consecutive_errors)
+    return replace(policy, rungs=rungs, limits=limits)
 
 
 class PolicyCache:

@@ -7,7 +7,8 @@ from typing import Any
 
 def tool_call_count(wire: str, response: dict[str, Any]) -> int:
     if wire == "openai":
-        return sum(len((choice.get("message") or {}).get("tool_calls") or []) for choice in response.get("choices") or [])
+        choices = response.get("choices") or []
+        return sum(len((choice.get("message") or {}).get("tool_calls") or []) for choice in choices)
     return sum(1 for block in response.get("content") or [] if block.get("type") == "tool_use")
 
 

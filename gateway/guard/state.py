@@ -80,15 +80,12 @@ class GuardSessions:
     async def begin(self, prefix: str) -> Snapshot:
         """Count this LLM call and read the session's state."""
         s, ttl = self.store, self.ttl_s
-        strikes, calls, tools, tokens, cost, started, nudge = await asyncio.gather(
+        strikes, calls, values = await asyncio.gather(
             s.range(prefix + "strikes"),
             s.incr(prefix + "calls", 1, ttl),
-            s.get(prefix + "tools"),
-            s.get(prefix + "tokens"),
-            s.get(prefix + "cost"),
-            s.get(prefix + "started"),
-            s.get(prefix + "nudge"),
+            asyncio.gather(*(s.get(prefix + name) for name in ("tools", "tokens", "cost", "started", "nudge"))),
         )
+        tools, tokens, cost, started, nudge = values
         now = time.time()
         if started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
@@ -140,11 +137,13 @@ class GuardSessions:
     async def inspect(self, prefix: str) -> dict[str, Any] | None:
         """Everything known about a session, for the admin view; None when nothing is stored."""
         s = self.store
-        strikes_raw, decisions_raw, steps, status, started, *counters = await asyncio.gather(
-            s.range(prefix + "strikes"), s.range(prefix + "decisions"), s.get(prefix + "steps"),
-            s.get(prefix + "status"), s.get(prefix + "started"),
-            *(s.get(prefix + name) for name in ("calls", "tools", "tokens", "cost")),
+        strikes_raw, decisions_raw, values = await asyncio.gather(
+            s.range(prefix + "strikes"),
+            s.range(prefix + "decisions"),
+            asyncio.gather(*(s.get(prefix + name) for name in ("steps", "status", "started", "calls", "tools",
+                                                                 "tokens", "cost"))),
         )
+        steps, status, started, *counters = values
         if started is None and not strikes_raw and not decisions_raw and status is None:
             return None
         strikes = unique_strikes(strikes_raw)

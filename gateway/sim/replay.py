@@ -15,17 +15,15 @@ by how many of the request's texts the candidate session contains.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import itertools
-import json
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gateway.sim.conversation import Turn, TurnKind, content_text
+from gateway.traces import read_sessions
 
 _LOOKBACK = 4  # turns examined from the end: a nudge or a split Anthropic message adds one or two
 
@@ -57,21 +55,13 @@ def _recorded(message: dict[str, Any]) -> RecordedReply:
     return RecordedReply(content_text(message.get("content")), calls)
 
 
-def _read_sessions(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
-
-
 class ReplayIndex:
     """Maps trace messages to the assistant message recorded right after them."""
 
     def __init__(self, path: Path) -> None:
         self._replies: dict[tuple[str, ...], list[tuple[int, RecordedReply]]] = defaultdict(list)
         self._session_texts: list[set[str]] = []
-        for number, session in enumerate(_read_sessions(path)):
+        for number, session in enumerate(read_sessions(path)):
             messages = session["messages"]
             self._session_texts.append({_text_hash(content_text(m.get("content"))) for m in messages})
             for message, following in itertools.pairwise(messages):

@@ -6,6 +6,7 @@ from gateway.pipeline import Pipeline
 from gateway.services import Services
 from gateway.stages.auth import AuthStage
 from gateway.stages.compaction import CompactionStage
+from gateway.stages.guard import GuardStage
 from gateway.stages.parse import ParseStage
 from gateway.stages.prompt_cache import PromptCacheAccountingStage, PromptCacheStage
 from gateway.stages.response_cache import ResponseCacheStage
@@ -22,11 +23,11 @@ def build_pipeline(services: Services) -> Pipeline:
     response-cache store] -> telemetry."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry = UpstreamStage(), UsageStage(), TelemetryStage()
-    compaction = CompactionStage(services)
+    compaction, guard = CompactionStage(services), GuardStage(services)
     response_cache = ResponseCacheStage(services)
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
-        request_stages=[auth, parse, routing, session, compaction, response_cache, prompt_cache, upstream],
-        response_stages=[compaction, usage, prompt_cache_accounting, response_cache, telemetry],
+        request_stages=[auth, parse, routing, session, guard, compaction, response_cache, prompt_cache, upstream],
+        response_stages=[compaction, usage, prompt_cache_accounting, guard, response_cache, telemetry],
         metrics=services.metrics,
     )

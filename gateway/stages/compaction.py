@@ -10,6 +10,8 @@ import logging
 
 from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
 from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.reference import RETRIEVAL_TOOL
+from gateway.compaction.replies import without_tool
 from gateway.compaction.retrieval import answer_retrievals, with_tool
 from gateway.context import RequestContext
 from gateway.services import Services
@@ -85,6 +87,12 @@ class CompactionStage(Stage):
         if ctx.reply.source != "upstream" or ctx.reply.events is not None:
             return
         config = ctx.policy.compaction
-        ctx.response_body = await answer_retrievals(
-            ctx, Originals(ctx.services.store), config.max_retrievals, self.metrics.retrieval
-        )
+        try:
+            ctx.response_body = await answer_retrievals(
+                ctx, Originals(ctx.services.store), config.max_retrievals, self.metrics.retrieval
+            )
+        except Exception:
+            # The client must never see the gateway's own tool: answer with the reply minus its calls.
+            log.exception("retrieve_context round failed; returning the reply without the gateway's tool")
+            self.metrics.failures.labels("retrieval").inc()
+            ctx.response_body = without_tool(ctx.wire.name, ctx.response_body, RETRIEVAL_TOOL)

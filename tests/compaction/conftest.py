@@ -26,6 +26,8 @@ MODELS = [
     route("small-cheap-summary", "openai", "gpt-4o-mini", policy={"compaction": {"summarizer_model": "cheap"}}),
     route("small-broken-summary", "openai", "gpt-4o-mini",
           policy={"compaction": {"summarizer_model": "unreachable"}}),
+    route("small-slow-summary", "openai", "gpt-4o-mini",
+          policy={"compaction": {"summarizer_model": "cheap", "summarizer_timeout_s": 0.3}}),
     route("small-retrieval", "openai", "gpt-4o-mini", policy={"compaction": {"retrieval_tool": True}}),
     route("small-claude-retrieval", "anthropic", "claude-sonnet-4-5",
           policy={"compaction": {"retrieval_tool": True}}),

@@ -73,3 +73,16 @@ def test_anthropic_tool_round_and_unknown_handle(gw: RunningGateway) -> None:
     )
     assert reply.stop_reason == "end_turn" and all(b.type == "text" for b in reply.content)
     assert "No stored original" in reply.content[0].text  # type: ignore[union-attr]
+
+
+def test_very_large_result_is_shrunk_on_arrival(gw: RunningGateway) -> None:
+    history = openai_history(1, lines=150)  # ~3,500 tokens: above 0.15 of the 8K window
+    raw = gw.openai().chat.completions.with_raw_response.create(
+        model="small", messages=history, tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+        extra_headers={"x-session-id": "shrink"},
+    )
+    assert raw.headers["x-cachegate-compaction"] == "compacted"
+    shrunk = str(sent_bodies(gw, 1)[0]["messages"][-1]["content"])
+    original = output(0, 150)
+    assert shrunk.startswith("[cachegate: output of `bash` compacted")
+    assert original[:2000] in shrunk and original[-2000:] in shrunk and len(shrunk) < len(original)

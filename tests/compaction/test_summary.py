@@ -66,3 +66,10 @@ def test_summarizer_500s_forward_compacted_only(gw: RunningGateway) -> None:
     actions = _run(gw, "small-cheap-summary", "summary-500")
     assert "UpstreamError" in actions and "written" not in actions
     assert 'cachegate_compaction_summaries_total{model="small-cheap-summary",outcome="UpstreamError"}' in gw.metrics()
+
+
+def test_summarizer_timeout_forwards_compacted_only(gw: RunningGateway) -> None:
+    gw.queue_faults("timeout", model="gpt-4.1-mini")
+    actions = _run(gw, "small-slow-summary", "summary-timeout")
+    assert "timeout" in actions
+    assert "written" in actions  # the next attempt, without the fault, succeeds

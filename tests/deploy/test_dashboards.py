@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -33,7 +34,7 @@ EVENT_ONLY = {"cachegate_stage_failures_total"}
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$|\s|[*/+-])")
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 LONG_TEXT = " ".join(f"Rule {i}: answer precisely and cite section {i} of the handbook." for i in range(300))
-EMBEDDER_LOAD_TIMEOUT_S = 40.0
+EMBEDDER_LOAD_TIMEOUT_S = 60.0
 SMALL_WINDOW = 3000  # tokens: long agent histories are over it, so compaction and summaries happen
 
 
@@ -214,11 +215,22 @@ def finish_response_cache_traffic(gw: RunningGateway) -> None:
 def drive_agent_traffic(gw: RunningGateway) -> None:
     oai = gw.openai()
     tools: Any = [{"type": "function", "function": {"name": "run_tests", "parameters": {"type": "object"}}}]
-    # A loop: the same tool call with the same result, turn after turn.
+    # A loop: the same tool call with the same result, turn after turn, until the guard blocks the session
+    # (on the way: a nudge, then a stop).
     loop = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
-    for turns in range(1, 9):
-        oai.chat.completions.create(model="small-window", tools=tools, extra_headers=loop,
-                                    messages=openai_tool_turns(turns, "1 failed: test_login"))
+    for turns in range(1, 16):
+        try:
+            oai.chat.completions.create(model="small-window", tools=tools, extra_headers=loop,
+                                        messages=openai_tool_turns(turns, "1 failed: test_login"))
+        except openai.ConflictError:
+            break
+    # A model that chants in a stream (the guard cuts it), and one that ends its session itself.
+    chant = {"x-session-id": f"chant-{uuid.uuid4().hex[:8]}"}
+    list(oai.chat.completions.create(model="gpt-4o-mini", stream=True, extra_headers=chant,
+                                     messages=[{"role": "user", "content": "[[sim:chant 40]]"}]))
+    done = {"x-session-id": f"done-{uuid.uuid4().hex[:8]}"}
+    oai.chat.completions.create(model="gpt-4o-mini", tools=tools, extra_headers=done, messages=[
+        {"role": "user", "content": '[[sim:tool terminate {"status": "success", "reason": "tests pass"}]]'}])
     # A long history of large tool results (compaction), then one of long text turns (summary).
     long = {"x-session-id": f"long-{uuid.uuid4().hex[:8]}"}
     big_result = "FAILED test_login: " + " ".join(f"line {i} of the traceback" for i in range(120))
@@ -248,9 +260,12 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
         "name": "small-window", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
         "context_window": SMALL_WINDOW,
     }]
-    with redis_server(logs) as (redis_process, redis_url), running_gateway(
-        **settings, redis_url=redis_url, redis_timeout_s=2.0  # a loaded CI machine must not look like an outage
-    ) as gw:
+    # Generous timeouts: on a loaded machine a slow Redis reply or embedding must not look like an outage.
+    settings.update(redis_timeout_s=2.0, policy={
+        "response_cache": {"embed_timeout_s": 10.0},
+        "guard": {"terminate_tool": True},  # opt-in; on here so its series appears
+    })
+    with redis_server(logs) as (redis_process, redis_url), running_gateway(**settings, redis_url=redis_url) as gw:
         start_response_cache_traffic(gw)
         drive_core_traffic(gw)
         drive_cache_traffic(gw)

@@ -4,7 +4,9 @@ traces from shared/specs/runtime-semantics.md, so both cannot be wrong the same 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import operator
 import types
 import uuid
@@ -403,3 +405,70 @@ def test_multi_turn_step_numbers() -> None:
     first, second, final = multi_turn(LIBS["agent_runtime"]())
     assert first[0] == [(1, ("a",))] and second[0] == [(4, ("a",))]
     assert final["log"] == ["t1", "a", "t2", "a"]
+
+
+# -- async nodes, update streams, multi-interrupt nodes ---------------------------------------------------
+def _async_graph(lib: Lib) -> Any:
+    async def anode(name: str, state: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"log": [name]}
+
+    g = lib.StateGraph(Log)
+    for name in ("a", "b", "c"):
+        g.add_node(name, functools.partial(anode, name))
+    g.add_node("worker", lambda arg: {"log": [f"w{arg['i']}"]})
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_conditional_edges("a", lambda s: [lib.Send("worker", {"i": i}) for i in (1, 2)])
+    g.add_edge("worker", "c")
+    g.add_edge("b", "c")
+    return g.compile()
+
+
+async def _atrace(app: Any) -> Any:
+    steps: dict[int, list[str]] = {}
+    final = None
+    async for mode, event in app.astream({"log": []}, stream_mode=["debug", "values"]):
+        if mode == "values":
+            final = event
+        elif event["type"] == "task":
+            steps.setdefault(event["step"], []).append(event["payload"]["name"])
+    return sorted((k, tuple(sorted(v))) for k, v in steps.items()), final
+
+
+def test_async_nodes_match_langgraph() -> None:
+    ours = asyncio.run(_atrace(_async_graph(LIBS["agent_runtime"]())))
+    theirs = asyncio.run(_atrace(_async_graph(LIBS["langgraph"]())))
+    assert ours == theirs
+    assert ours[1] == {"log": ["a", "b", "w1", "w2", "c"]}
+
+
+@pytest.mark.parametrize("build", [unequal_branches, send_map_reduce, command_goto, subgraph], ids=lambda f: f.__name__)
+def test_updates_stream_matches_langgraph(build: Callable[[Lib], list[Any]]) -> None:
+    def updates(name: str) -> list[str]:
+        ((app, inp, cfg),) = build(LIBS[name]())
+        return sorted(repr(chunk) for chunk in app.stream(inp, cfg, stream_mode="updates"))
+
+    assert updates("agent_runtime") == updates("langgraph")
+
+
+def two_questions(lib: Lib) -> list[Any]:
+    def ask(state: Any) -> dict[str, Any]:
+        first = lib.interrupt("first?")
+        second = lib.interrupt("second?")
+        return {"log": [f"{first}+{second}"]}
+
+    g = lib.StateGraph(Log)
+    g.add_node("ask", ask)
+    g.add_edge(lib.START, "ask")
+    app, cfg = g.compile(checkpointer=lib.MemorySaver()), _cfg()
+    first = app.invoke({"log": []}, cfg)
+    second = app.invoke(lib.Command(resume="1"), cfg)
+    third = app.invoke(lib.Command(resume="2", update={"log": ["edit"]}), cfg)
+    return [[i.value for i in first["__interrupt__"]], [i.value for i in second["__interrupt__"]], third]
+
+
+def test_sequential_interrupts_in_one_node_match_langgraph() -> None:
+    ours = two_questions(LIBS["agent_runtime"]())
+    assert ours == two_questions(LIBS["langgraph"]())
+    assert ours[2] == {"log": ["edit", "1+2"]}

@@ -1,0 +1,149 @@
+"""The servers under test, each its own process: the trivial upstream, the gateway (core only / all stages),
+LiteLLM's proxy. Configs go to a temporary directory; every process is stopped by its own pid."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from gateway.config import hash_key
+
+REPO = Path(__file__).resolve().parents[2]
+TENANT_KEY = "sk-bench-tenant"
+LITELLM_KEY = "sk-bench-litellm"
+UPSTREAM_KEY = "sk-bench-upstream"
+MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
+OPTIONAL_STAGES = ("guard", "compaction", "response_cache", "prompt_cache")
+CORE_ONLY = {stage: {"enabled": False} for stage in OPTIONAL_STAGES}
+STARTUP_TIMEOUT_S = 90.0
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the server process so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited at startup; see {log}:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{name} did not start within {STARTUP_TIMEOUT_S:.0f} s; see {log}")
+
+
+@contextmanager
+def _process(name: str, argv: list[str], health: str, port: int, workdir: Path,
+             env: dict[str, str] | None = None) -> Iterator[Server]:
+    log = workdir / f"{name}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT,
+                                   env={**os.environ, **(env or {})}, start_new_session=True)
+    try:
+        _wait_ready(name, f"http://127.0.0.1:{port}{health}", process, log)
+        yield Server(name, f"http://127.0.0.1:{port}", process)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
+    bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
+    models = []
+    for wire, model in MODELS.items():
+        common = {"provider": wire, "model": model, "api_base": bases[wire], "api_key_env": "BENCH_UPSTREAM_KEY",
+                  "retries": 0}
+        models.append({"name": f"{wire}-lean", "path": "auto", **common})
+        if core_only:
+            models.append({"name": f"{wire}-litellm", "path": "litellm", **common})
+    config: dict[str, Any] = {"host": "127.0.0.1", "port": port, "models": models,
+                              "tenants": [{"name": "bench", "keys": [hash_key(TENANT_KEY)]}]}
+    if core_only:
+        config["policy"] = CORE_ONLY
+    return config
+
+
+def litellm_config(upstream: str) -> dict[str, Any]:
+    bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
+    return {
+        "model_list": [
+            {"model_name": model, "litellm_params": {"model": f"{wire}/{model}", "api_base": bases[wire],
+                                                      "api_key": UPSTREAM_KEY}}
+            for wire, model in MODELS.items()
+        ],
+        "general_settings": {"master_key": LITELLM_KEY},
+        "litellm_settings": {"set_verbose": False, "num_retries": 0},
+    }
+
+
+@dataclass(frozen=True)
+class Fleet:
+    upstream: Server
+    gateway_core: Server
+    gateway_all: Server
+    litellm: Server | None
+
+
+@contextmanager
+def fleet(workdir: Path, with_litellm: bool = True) -> Iterator[Fleet]:
+    python = sys.executable
+    offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_UPSTREAM_KEY": UPSTREAM_KEY}
+    with ExitStack() as stack:
+        port = free_port()
+        upstream = stack.enter_context(_process(
+            "upstream", [python, "-m", "bench.overhead.upstream", "--port", str(port)], "/health", port, workdir))
+        gateways = []
+        for name, core_only in (("gateway-core", True), ("gateway-all", False)):
+            port = free_port()
+            config = workdir / f"{name}.yaml"
+            config.write_text(yaml.safe_dump(gateway_config(upstream.url, port, core_only)))
+            gateways.append(stack.enter_context(_process(
+                name, [python, "-m", "gateway.cli", "serve", "--config", str(config)], "/healthz", port, workdir,
+                offline)))
+        litellm = None
+        if with_litellm:
+            port = free_port()
+            config = workdir / "litellm.yaml"
+            config.write_text(yaml.safe_dump(litellm_config(upstream.url)))
+            argv = [python, "-m", "litellm.proxy.proxy_cli", "--config", str(config), "--host", "127.0.0.1",
+                    "--port", str(port), "--num_workers", "1"]
+            litellm = stack.enter_context(_process(
+                "litellm-proxy", argv, "/health/liveliness", port, workdir,
+                {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"}))
+        yield Fleet(upstream, gateways[0], gateways[1], litellm)

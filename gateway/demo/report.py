@@ -1,0 +1,61 @@
+"""Read a gateway's /metrics and say what it saved and stopped."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+
+@dataclass
+class Summary:
+    requests: float = 0.0
+    errors: float = 0.0
+    cost_usd: float = 0.0
+    cost_without_cache_usd: float = 0.0
+    saved_usd: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    tokens: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    stops: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    response_cache_hits: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    @property
+    def prompt_cache_hit_ratio(self) -> float:
+        total = sum(self.tokens[k] for k in ("uncached_input", "cache_read", "cache_write_5m", "cache_write_1h"))
+        return self.tokens["cache_read"] / total if total else 0.0
+
+
+def summarize(metrics_text: str) -> Summary:
+    summary = Summary()
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            name, labels, value = sample.name, sample.labels, sample.value
+            if name == "cachegate_requests_total":
+                summary.requests += value
+            elif name == "cachegate_errors_total":
+                summary.errors += value
+            elif name == "cachegate_cost_usd_total":
+                summary.cost_usd += value
+            elif name == "cachegate_cost_without_cache_usd_total":
+                summary.cost_without_cache_usd += value
+            elif name == "cachegate_saved_usd":
+                summary.saved_usd[labels.get("source", "?")] += value
+            elif name == "cachegate_tokens_total":
+                summary.tokens[labels.get("kind", "?")] += value
+            elif name.startswith("cachegate_guard_") and name.endswith("_total") and "reason" in labels:
+                summary.stops[f"{name.removeprefix('cachegate_guard_').removesuffix('_total')}:{labels['reason']}"] += value
+            elif name.startswith("cachegate_response_cache_hits") and name.endswith("_total"):
+                summary.response_cache_hits[labels.get("tier", "?")] += value
+    return summary
+
+
+def render(summary: Summary) -> str:
+    lines = [
+        f"requests answered        {summary.requests:,.0f}  (errors {summary.errors:,.0f})",
+        f"spend                    ${summary.cost_usd:,.4f}  (without prompt caching ${summary.cost_without_cache_usd:,.4f})",
+        f"prompt-cache hit ratio   {summary.prompt_cache_hit_ratio:.1%} of input tokens read from cache",
+    ]
+    lines += [f"saved by {source:<16} ${value:,.4f}" for source, value in sorted(summary.saved_usd.items())]
+    lines += [f"response cache {tier:<9} {value:,.0f} hits" for tier, value in sorted(summary.response_cache_hits.items())]
+    lines += [f"guard {kind:<18} {value:,.0f}" for kind, value in sorted(summary.stops.items())]
+    return "\n".join(lines)

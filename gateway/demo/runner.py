@@ -1,0 +1,93 @@
+"""Drive the demo traffic through a gateway (the embedded default when no URL is given)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import uvicorn
+from tqdm import tqdm
+
+from gateway.demo.report import render, summarize
+from gateway.demo.scenarios import DemoRequest, agent_sessions, looping_sessions, questions
+from gateway.traces import default_traces
+
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+@contextmanager
+def embedded_gateway() -> Iterator[str]:
+    """The embedded default in a background thread, its simulator replaying the shared traces."""
+    from gateway.app import create_app
+    from gateway.config import load_settings
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    replay = default_traces()
+    settings = load_settings(port=port, simulator_replay_file=replay if replay.is_file() else None)
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+def plan(sessions: int, turns: int) -> list[DemoRequest]:
+    streams = [agent_sessions(sessions, turns), looping_sessions(3), questions()]
+    return list(itertools.chain(*streams))
+
+
+async def drive(url: str, key: str, requests: list[DemoRequest], concurrency: int) -> Counter[str]:
+    """Sessions run in order (an agent waits for each answer); different sessions run concurrently."""
+    outcomes: Counter[str] = Counter()
+    by_session: dict[str, list[DemoRequest]] = {}
+    for number, request in enumerate(requests):
+        by_session.setdefault(request.session or f"single-{number}", []).append(request)
+    progress = tqdm(total=len(requests), desc="demo traffic", unit="req")
+    limit = asyncio.Semaphore(concurrency)
+    headers = {"authorization": f"Bearer {key}", "x-api-key": key}
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+
+        async def run_session(items: list[DemoRequest]) -> None:
+            async with limit:
+                for item in items:
+                    extra = {"x-session-id": item.session} if item.session else {}
+                    response = await client.post(PATHS[item.api], json=item.body, headers={**headers, **extra})
+                    outcome = response.headers.get("x-cachegate-guard", "").split(";")[0] or str(response.status_code)
+                    outcomes[f"{item.scenario}: {outcome}"] += 1
+                    progress.update()
+                    if response.status_code == 409:  # the guard blocked this session: the agent is done
+                        progress.update(len(items) - items.index(item) - 1)
+                        return
+
+        await asyncio.gather(*(run_session(items) for items in by_session.values()))
+    progress.close()
+    return outcomes
+
+
+def run_demo(url: str | None, key: str, sessions: int = 6, turns: int = 20, concurrency: int = 8) -> str:
+    requests = plan(sessions, turns)
+
+    def go(target: str) -> str:
+        outcomes = asyncio.run(drive(target, key, requests, concurrency))
+        metrics = httpx.get(f"{target}/metrics").text
+        lines = [f"{name:<40} {count}" for name, count in sorted(outcomes.items())]
+        return "\n".join(["", "outcomes by scenario:", *lines, "", render(summarize(metrics))])
+
+    if url:
+        return go(url.rstrip("/"))
+    with embedded_gateway() as embedded:
+        return go(embedded)
