@@ -71,7 +71,8 @@ def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, An
     for message in messages:
         role = message["role"]
         if role == "assistant":
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+            text = message.get("content")
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             blocks += [
                 {"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
                  "input": _tool_input(c["function"].get("arguments", ""))}
@@ -109,7 +110,9 @@ def fixed_injection(body: dict[str, Any]) -> dict[str, Any]:
     body["system"] = [{"type": "text", "text": body["system"], "cache_control": mark}]
     last = body["messages"][-1]
     content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    )
     blocks[-1]["cache_control"] = mark
     body["messages"][-1] = {**last, "content": blocks}
     return body
@@ -145,21 +148,21 @@ class Replay:
 
 
 def gateway_settings(sim_url: str, port: int) -> Settings:
-    return Settings(
-        port=port,
-        embedded_simulator=False,
-        models=[
+    return Settings.model_validate({
+        "port": port,
+        "embedded_simulator": False,
+        "models": [
             {"name": MODELS["anthropic"], "provider": "anthropic", "model": MODELS["anthropic"], "api_base": sim_url},
             {"name": MODELS["openai"], "provider": "openai", "model": MODELS["openai"], "api_base": f"{sim_url}/v1"},
         ],
-        tenants=[
+        "tenants": [
             {"name": name, "keys": [hash_key(f"sk-{name}")], "policy": {"prompt_cache": policy}}
             for name, policy in TENANTS.items()
         ],
-        policy={"response_cache": {"enabled": False}},  # every request must reach the provider
-        max_body_bytes=16 * 1024 * 1024,
-        log_level="warning",
-    )
+        "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
+        "max_body_bytes": 16 * 1024 * 1024,
+        "log_level": "warning",
+    })
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
+import os
 import platform
 import statistics
 import sys
@@ -100,20 +101,21 @@ def parallel_graph(lib: Library, is_async: bool, checkpointer: Any) -> Any:
 GRAPHS = {"loop": (loop_graph, LOOP_STEPS, {"n": 0}), "parallel": (parallel_graph, PARALLEL_STEPS, {})}
 
 
-def run_once(lib: Library, graph: str, is_async: bool, with_checkpointer: bool) -> float:
-    """Seconds per superstep for one invocation (graph built and compiled outside the timing)."""
+def run_once(lib: Library, graph: str, is_async: bool, with_checkpointer: bool) -> tuple[float, float]:
+    """(wall, CPU) seconds per superstep for one invocation (graph built and compiled outside the
+    timing). CPU time is the whole process's (all threads), so it stays meaningful on a busy machine."""
     build, steps, inp = GRAPHS[graph]
     app = build(lib, is_async, lib.saver() if with_checkpointer else None)
     config: dict[str, Any] = {
         "recursion_limit": PARALLEL_LIMIT * 2 if graph == "loop" else PARALLEL_LIMIT,
         "configurable": {"thread_id": uuid.uuid4().hex},
     }
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     out = asyncio.run(app.ainvoke(inp, config)) if is_async else app.invoke(inp, config)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     if graph == "loop" and out["n"] != LOOP_STEPS:
         raise AssertionError(f"{lib.name}: loop ran {out['n']} steps")
-    return elapsed / steps
+    return elapsed / steps, cpu / steps
 
 
 @dataclass
@@ -127,6 +129,9 @@ class Row:
     ratio: float
     ours_min_us: float
     langgraph_min_us: float
+    ours_cpu_us: float
+    langgraph_cpu_us: float
+    cpu_ratio: float
 
 
 def measure(repeats: int, quick: bool) -> list[Row]:
@@ -135,12 +140,16 @@ def measure(repeats: int, quick: bool) -> list[Row]:
     variants = [(g, m, c) for g in GRAPHS for m in ("sync", "async") for c in (False, True)]
     for index, (graph, mode, ckpt) in enumerate(variants, 1):
         samples: dict[str, list[float]] = {ours.name: [], theirs.name: []}
+        cpu: dict[str, list[float]] = {ours.name: [], theirs.name: []}
         run_once(ours, graph, mode == "async", ckpt)  # warm-up (imports, caches)
         run_once(theirs, graph, mode == "async", ckpt)
         for _ in range(repeats):
             for lib in (ours, theirs):  # interleaved, so load changes hit both
-                samples[lib.name].append(run_once(lib, graph, mode == "async", ckpt) * 1e6)
+                wall_s, cpu_s = run_once(lib, graph, mode == "async", ckpt)
+                samples[lib.name].append(wall_s * 1e6)
+                cpu[lib.name].append(cpu_s * 1e6)
         med = {k: statistics.median(v) for k, v in samples.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
         row = Row(
             graph,
             mode,
@@ -151,12 +160,15 @@ def measure(repeats: int, quick: bool) -> list[Row]:
             round(med[theirs.name] / med[ours.name], 1),
             round(min(samples[ours.name]), 2),
             round(min(samples[theirs.name]), 2),
+            round(med_cpu[ours.name], 2),
+            round(med_cpu[theirs.name], 2),
+            round(med_cpu[theirs.name] / med_cpu[ours.name], 1),
         )
         rows.append(row)
         label = f"{graph}/{mode}/{'memory-checkpointer' if ckpt else 'no-checkpointer'}"
         print(
             f"[{index}/{len(variants)}] {label:40s} agent_runtime {row.ours_us:8.1f} us/step   "
-            f"langgraph {row.langgraph_us:8.1f} us/step   ratio {row.ratio:5.1f}x",
+            f"langgraph {row.langgraph_us:8.1f} us/step   ratio {row.ratio:5.1f}x   (CPU ratio {row.cpu_ratio:.1f}x)",
             flush=True,
         )
         if quick:
@@ -203,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "goal_ratio": GOAL_RATIO,
         "goal_met": all(r.ratio >= GOAL_RATIO for r in rows),
+        "load_average": list(os.getloadavg()),
         "rows": [asdict(r) for r in rows],
     }
     if not args.quick:

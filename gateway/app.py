@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +14,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from gateway.api import admin, admin_cache, admin_guard, admin_state, context_retrieval, health, proxy
 from gateway.config import Settings, load_settings
+from gateway.dashboard import routes as dashboard_routes
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
 
@@ -34,7 +36,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
         yield
+        sampler.cancel()
         await services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
@@ -48,6 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_api_route("/readyz", health.readyz, methods=["GET"])
     app.add_api_route("/metrics", health.metrics, methods=["GET"])
     app.include_router(admin.router)
+    app.include_router(dashboard_routes.router)
     app.include_router(admin_cache.router)
     app.include_router(admin_state.router)
     app.include_router(admin_guard.router)

@@ -9,6 +9,8 @@ import httpx
 
 from gateway.auth import KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
+from gateway.dashboard.live import LiveHistory
+from gateway.dashboard.sessions import RecentSessions
 from gateway.metrics import GatewayMetrics
 from gateway.state import StateStore, create_store
 from gateway.upstream.lean import LeanUpstream
@@ -27,6 +29,8 @@ class Services:
     keys: KeyRing
     http: httpx.AsyncClient
     router: Router
+    live: LiveHistory
+    sessions: RecentSessions = field(default_factory=RecentSessions)
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
     _policies: dict[tuple[str, str], PolicyConfig] = field(default_factory=dict)
@@ -58,4 +62,5 @@ def create_services(settings: Settings) -> Services:
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200), timeout=60.0)
     paths: dict[str, UpstreamPath] = {"lean": LeanUpstream(http), "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings))
-    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http, router=router)
+    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http,
+                    router=router, live=LiveHistory(metrics.registry))

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agent_runtime.channels import NamedBarrierValue
@@ -17,11 +17,15 @@ from agent_runtime.engine.spec import TASKS, GraphSpec
 _MAX_WALK = 10_000  # bound on records visited per check, so diagnostics never dominate a long run
 
 
-@dataclass(slots=True, eq=False)
 class Record:
-    name: str
-    step: int
-    parents: tuple[Record, ...]
+    """One task run; `parents` are the runs whose writes triggered it (compared by identity)."""
+
+    __slots__ = ("name", "parents", "step")
+
+    def __init__(self, name: str, step: int, parents: Sequence[Record]) -> None:
+        self.name = name
+        self.step = step
+        self.parents = parents
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,31 +87,44 @@ def _path_from(ancestor: Record, record: Record) -> tuple[str, ...]:
 
 
 class Lineage:
+    """Parent links between task runs, kept cheaply at every superstep (this is on the hot path)."""
+
     def __init__(self, spec: GraphSpec) -> None:
         self.spec = spec
+        # trigger channel -> runs whose writes are waiting in it (lists are replaced, never shared
+        # while still growing, so a Record may keep the list it was given)
         self.pending: dict[str, list[Record]] = {}
         self.sends: list[Record] = []
         self.last_run: dict[str, Record] = {}
         self.duplicates: list[DuplicateRun] = []
+        self._triggers = frozenset(spec.trigger_to_nodes)
         # joins and deferred triggers collect writers over several supersteps until they fire
-        self._accumulating = {c for c in spec.trigger_to_nodes if c.startswith("join:")} | set(spec.finishable)
+        self._accumulating = frozenset(c for c in spec.trigger_to_nodes if c.startswith("join:")) | frozenset(
+            spec.finishable
+        )
 
     def tasks_started(self, step: int, tasks: Iterable[Task], state: ChannelState) -> None:
+        pending = self.pending
+        last_run = self.last_run
         for task in tasks:
+            parents: Sequence[Record]
             if task.kind == PUSH:
-                parents: tuple[Record, ...] = (self.sends[task.index],) if task.index < len(self.sends) else ()
+                parents = (self.sends[task.index],) if task.index < len(self.sends) else ()
+            elif len(task.triggers) == 1:  # the only trigger is the one that fired
+                chan = task.triggers[0]
+                parents = pending.pop(chan, ()) if chan in self._accumulating else pending.get(chan, ())
             else:
                 fired = [c for c in task.triggers if state.channels[c].is_available()]
-                parents = tuple(w for c in fired for w in self.pending.get(c, ()))
+                parents = [w for c in fired for w in pending.get(c, ())]
                 for chan in fired:
                     if chan in self._accumulating:
-                        self.pending.pop(chan, None)
+                        pending.pop(chan, None)
             record = Record(task.name, step, parents)
             task.record = record
-            previous = self.last_run.get(task.name)
-            if previous is not None and previous.step < step and task.kind != PUSH:
+            previous = last_run.get(task.name)
+            if previous is not None and task.kind != PUSH and previous.step < step:
                 self._check(previous, record)
-            self.last_run[task.name] = record
+            last_run[task.name] = record
 
     def _check(self, first: Record, second: Record) -> None:
         if first in second.parents or id(first) in _ancestors(second, first.step):
@@ -133,19 +150,23 @@ class Lineage:
             stack.extend(current.parents)
 
     def writes_applied(self, tasks: Iterable[Task]) -> None:
+        accumulating = self._accumulating
         pending = self.pending
-        new: dict[str, list[Record]] = {}
+        if pending:  # one-step signals are gone after the barrier
+            self.pending = pending = {c: v for c, v in pending.items() if c in accumulating} if accumulating else {}
+        triggers = self._triggers
         sends: list[Record] = []
         for task in tasks:
+            record = task.record
             for chan, value in task.writes:
-                if chan == TASKS:
-                    sends.extend([task.record] * (len(value) if isinstance(value, list) else 1))
-                elif chan in self.spec.trigger_to_nodes:
-                    new.setdefault(chan, []).append(task.record)
-        for chan in [c for c in pending if c not in self._accumulating]:
-            del pending[chan]
-        for chan, records in new.items():
-            pending.setdefault(chan, []).extend(records)
+                if chan in triggers:
+                    bucket = pending.get(chan)
+                    if bucket is None:
+                        pending[chan] = [record]
+                    elif bucket[-1] is not record:
+                        bucket.append(record)
+                elif chan == TASKS:
+                    sends.extend([record] * (len(value) if isinstance(value, list) else 1))
         self.sends = sends
 
     def waiting_joins(self, state: ChannelState) -> list[WaitingJoin]:

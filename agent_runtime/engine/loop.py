@@ -74,7 +74,9 @@ class Run:
         self._state_keys = tuple(self.spec.schema.channels)
         self._managed = self.spec.schema.managed
         self._pending_writes: list[tuple[str, str, Any]] = []
-        self._saved_versions: dict[str, int] = {}
+        self._saved_max = 0  # highest channel version in the last saved checkpoint
+        self._persisted_id = ""  # id of the last checkpoint actually written
+        self._last_step = -1  # step of the last applied superstep
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
@@ -172,15 +174,14 @@ class Run:
             self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
             self.checkpoint_id = ""
             saved_step = -2
-            self.metadata_parents: dict[str, Any] = {}
         else:
             checkpoint = saved.checkpoint
             channels = {
                 k: ch.from_checkpoint(checkpoint.channel_values.get(k, MISSING)) for k, ch in spec.channels.items()
             }
             self.state = ChannelState(channels, dict(checkpoint.channel_versions), checkpoint.versions_seen)
-            self.checkpoint_id = checkpoint.id
-            self._saved_versions = dict(checkpoint.channel_versions)
+            self.checkpoint_id = self._persisted_id = checkpoint.id
+            self._saved_max = self.state.max_version
             self._pending_writes = list(saved.pending_writes)
             saved_step = int(saved.metadata.get("step", -1))
         self.step = saved_step + 1
@@ -266,36 +267,61 @@ class Run:
         return cached[1]
 
     def _save(self, source: str) -> None:
-        if self.checkpointer is None or (self.durability == "exit" and source != "exit"):
+        """Checkpoint the state after a superstep (or the input / an update). With
+        durability="exit" the ids still advance (task ids derive from them, so a resume matches
+        the saved writes) but only the final state is written, by `_save_exit`."""
+        if self.checkpointer is None:
             return
+        self._last_step = self.step
+        if self.durability == "exit":
+            self.checkpoint_id = new_checkpoint_id()
+            return
+        self._put(new_checkpoint_id(), source, self.step, self._cp_config())
+
+    def _save_exit(self, tasks: Sequence[Task]) -> None:
+        """durability="exit": persist the final state and the unfinished step's task writes."""
+        if self.checkpointer is None or self.durability != "exit":
+            return
+        parent = (
+            checkpoint_config(self.thread_id, self.ns, self._persisted_id)
+            if self._persisted_id
+            else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+        )
+        if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
+            self._put(self.checkpoint_id, "loop", self._last_step, parent)
+        for task in tasks:
+            if task.done or task.interrupts or task.error is not None:
+                self.commit(task, force=True)
+
+    def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
+        assert self.checkpointer is not None
         state = self.state
-        saved = self._saved_versions
-        new_versions = {c: v for c, v in state.versions.items() if saved.get(c) != v}
+        # versions only grow, so what changed since the last save is what is newer than its maximum
+        saved_max = self._saved_max
+        new_versions = {c: v for c, v in state.versions.items() if v > saved_max}
         values = {}
         for chan in new_versions:
             snapshot = state.channels[chan].checkpoint()
             if snapshot is not MISSING:
                 values[chan] = snapshot
-        versions = dict(state.versions)
         checkpoint = Checkpoint(
-            new_checkpoint_id(),
+            checkpoint_id,
             time.time(),
             values,
-            versions,
+            dict(state.versions),
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        step = self.step - 1 if source == "exit" else self.step
-        metadata = {"source": "loop" if source == "exit" else source, "step": step, "parents": {}}
-        self.checkpointer.put(self._cp_config(), checkpoint, metadata, new_versions)
-        self.checkpoint_id = checkpoint.id
-        self._saved_versions = versions
+        metadata = {"source": source, "step": step, "parents": {}}
+        self.checkpointer.put(parent, checkpoint, metadata, new_versions)
+        self.checkpoint_id = self._persisted_id = checkpoint_id
+        self._saved_max = state.max_version
         if "debug" in self.modes:
-            self._debug("checkpoint", {"id": checkpoint.id, "source": metadata["source"], "values": self.output()})
+            self._debug("checkpoint", {"id": checkpoint_id, "source": source, "values": self.output()})
 
-    def commit(self, task: Task) -> None:
+    def commit(self, task: Task, force: bool = False) -> None:
         """Persist a finished task's writes at once, so a resume after a crash skips it."""
-        if self.checkpointer is None or self.durability == "exit":
+        if self.checkpointer is None or (self.durability == "exit" and not force):
             return
         writes: list[tuple[str, Any]] = list(task.writes)
         if task.interrupts:
@@ -378,7 +404,11 @@ class Run:
                     break
                 if self.guard is not None and self.guard.before_step(tasks):
                     break
+                known = len(self.lineage.duplicates)
                 self.lineage.tasks_started(self.step, tasks, self.state)
+                if len(self.lineage.duplicates) > known:
+                    for duplicate in self.lineage.duplicates[known:]:
+                        self._debug("diagnostic", {"kind": "duplicate_run", "message": str(duplicate)})
                 if "debug" in self.modes:
                     for t in tasks:
                         if not t.hidden:
@@ -414,8 +444,7 @@ class Run:
         except Exception as exc:
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
-            if self.durability == "exit":
-                self._save("exit")
+            self._save_exit(self._tasks)
             raise
         finally:
             self.report.elapsed_s = time.perf_counter() - started
@@ -468,8 +497,7 @@ class Run:
         report.duplicate_runs = self.lineage.duplicates
         if self.status in ("done", "terminated", "guard"):
             report.waiting_joins = self.lineage.waiting_joins(self.state)
-        if self.durability == "exit":
-            self._save("exit")
+        self._save_exit(self._tasks if self.status.startswith("interrupt") else ())
         if self.status == "done":
             report.stop_reason = StopReason.GOAL
         elif self.status == "terminated":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, RetryPolicy
+from agent_runtime.types import END, START, RetryPolicy
 
 if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
@@ -126,7 +126,11 @@ class GraphSpec:
     consumable: frozenset[str] = frozenset()  # channels whose consume() does something
     # the builder's edges, kept for diagnostics: (source, target)
     edges: frozenset[tuple[str, str]] = frozenset()
+    branch_channels: dict[str, str] = field(default_factory=dict)  # node -> its trigger channel
     waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.branch_channels = {name: branch_channel(name) for name in self.nodes if name != START}
 
     def successor_groups(self, node: str) -> list[tuple[str, tuple[str, ...] | None]]:
         """Outgoing routes of `node`: one group per static edge / join / branch (kind, targets)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
-from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement, branch_channel
+from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
 from agent_runtime.errors import GraphInterrupt, InvalidUpdateError
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, Send, Terminate
@@ -144,9 +144,10 @@ def route(run: Run, source: str, results: Any, path_map: Mapping[Hashable, str] 
                 raise InvalidUpdateError(f"'{source}' sent a Send to END; send to a node")
             writes.append((TASKS, target))
         elif target != END:
-            if target not in run.spec.nodes:
+            trigger = run.spec.branch_channels.get(target)
+            if trigger is None:
                 raise InvalidUpdateError(f"'{source}' routed to unknown node {target!r}")
-            writes.append((branch_channel(target), None))
+            writes.append((trigger, None))
     return writes
 
 

@@ -15,8 +15,8 @@ import httpx
 import uvicorn
 from tqdm import tqdm
 
-from gateway.demo.report import render, summarize
 from gateway.demo.scenarios import DemoRequest, agent_sessions, looping_sessions, questions
+from gateway.metrics_summary import render, summarize
 from gateway.traces import default_traces
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}

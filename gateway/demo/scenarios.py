@@ -18,8 +18,10 @@ QUESTIONS = [
     ("Explain what a Python list comprehension is.", "What is a list comprehension in Python?"),
     ("What does HTTP status 404 mean?", "What is the meaning of HTTP status code 404?"),
     ("Who wrote the novel Moby-Dick?", "Who is the author of Moby-Dick?"),
-    ("What is the boiling point of water at sea level in Celsius?",
-     "At sea level, what is water's boiling point in Celsius?"),
+    (
+        "What is the boiling point of water at sea level in Celsius?",
+        "At sea level, what is water's boiling point in Celsius?",
+    ),
 ]
 
 
@@ -38,8 +40,13 @@ def agent_sessions(count: int, max_turns: int) -> Iterator[DemoRequest]:
             return
         model = "gpt-4o-mini" if number % 2 == 0 else "claude-sonnet-4-5"
         for k in assistant_turns(session["messages"])[:max_turns]:
-            body = {"model": model, "messages": session["messages"][:k], "tools": session["tools"],
-                    "temperature": 0, "max_tokens": 512}
+            body = {
+                "model": model,
+                "messages": session["messages"][:k],
+                "tools": session["tools"],
+                "temperature": 0,
+                "max_tokens": 512,
+            }
             yield DemoRequest("agent sessions", "openai", body, f"demo-swe-{session['id']}")
 
 
@@ -53,8 +60,13 @@ def looping_sessions(count: int, repeats: int = 8) -> Iterator[DemoRequest]:
         call, result = messages[k], messages[k + 1]
         history = copy.deepcopy(messages[: k + 2])
         for repeat in range(repeats):
-            body = {"model": "gpt-4o-mini", "messages": copy.deepcopy(history), "tools": session["tools"],
-                    "temperature": 0, "max_tokens": 256}
+            body = {
+                "model": "gpt-4o-mini",
+                "messages": copy.deepcopy(history),
+                "tools": session["tools"],
+                "temperature": 0,
+                "max_tokens": 256,
+            }
             yield DemoRequest("looping agents", "openai", body, f"demo-loop-{number}")
             call_id = f"loop_{repeat}"
             again = {**call, "tool_calls": [{**call["tool_calls"][0], "id": call_id}]}
@@ -66,8 +78,18 @@ def questions(rounds: int = 2) -> Iterator[DemoRequest]:
     for _ in range(rounds):
         for original, paraphrase in QUESTIONS:
             for text in (original, original, paraphrase):
-                yield DemoRequest("questions", "openai", {"model": "gpt-4o-mini", "temperature": 0,
-                                                          "messages": [{"role": "user", "content": text}]})
-            yield DemoRequest("questions", "anthropic", {"model": "claude-sonnet-4-5", "max_tokens": 200,
-                                                         "temperature": 0,
-                                                         "messages": [{"role": "user", "content": original}]})
+                yield DemoRequest(
+                    "questions",
+                    "openai",
+                    {"model": "gpt-4o-mini", "temperature": 0, "messages": [{"role": "user", "content": text}]},
+                )
+            yield DemoRequest(
+                "questions",
+                "anthropic",
+                {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 200,
+                    "temperature": 0,
+                    "messages": [{"role": "user", "content": original}],
+                },
+            )

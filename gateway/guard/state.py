@@ -80,24 +80,34 @@ class GuardSessions:
     async def begin(self, prefix: str) -> Snapshot:
         """Count this LLM call and read the session's state."""
         s, ttl = self.store, self.ttl_s
-        strikes, calls, values = await asyncio.gather(
+        strikes, calls, counters, values = await asyncio.gather(
             s.range(prefix + "strikes"),
             s.incr(prefix + "calls", 1, ttl),
-            asyncio.gather(*(s.get(prefix + name) for name in ("tools", "tokens", "cost", "started", "nudge"))),
+            self._counters(prefix),
+            asyncio.gather(s.get(prefix + "started"), s.get(prefix + "nudge")),
         )
-        tools, tokens, cost, started, nudge = values
+        tools, tokens, cost = counters
+        started, nudge = values
         now = time.time()
         if started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         return Snapshot(
             strikes=unique_strikes(strikes),
             llm_calls=calls - 1,
-            tool_calls=int(_number(tools)),
-            total_tokens=int(_number(tokens)),
-            cost_usd=_number(cost),
+            tool_calls=int(tools),
+            total_tokens=int(tokens),
+            cost_usd=cost,
             elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
             nudge=nudge.decode() if nudge else None,
         )
+
+    async def _counters(self, prefix: str) -> tuple[float, float, float]:
+        """Tool calls, tokens, cost. Read as an increment by 0: the store's get() only returns bytes values."""
+        s, ttl = self.store, self.ttl_s
+        tools, tokens, cost = await asyncio.gather(
+            s.incr(prefix + "tools", 0, ttl), s.incr(prefix + "tokens", 0, ttl), s.incr_float(prefix + "cost", 0.0, ttl)
+        )
+        return float(tools), float(tokens), cost
 
     async def strike(self, prefix: str, strike: Strike) -> None:
         item = {"position": strike.position, "action": strike.action.value, "reason": strike.reason.value,
@@ -140,14 +150,15 @@ class GuardSessions:
         strikes_raw, decisions_raw, values = await asyncio.gather(
             s.range(prefix + "strikes"),
             s.range(prefix + "decisions"),
-            asyncio.gather(*(s.get(prefix + name) for name in ("steps", "status", "started", "calls", "tools",
-                                                                 "tokens", "cost"))),
+            asyncio.gather(*(s.get(prefix + name) for name in ("steps", "status", "started"))),
         )
-        steps, status, started, *counters = values
+        steps, status, started = values
         if started is None and not strikes_raw and not decisions_raw and status is None:
             return None
+        calls, (tools, tokens, cost) = await asyncio.gather(
+            s.incr(prefix + "calls", 0, self.ttl_s), self._counters(prefix)
+        )
         strikes = unique_strikes(strikes_raw)
-        calls, tools, tokens, cost = (_number(raw) for raw in counters)
         return {
             "blocked": is_blocked(strikes),
             "status": orjson.loads(status) if status else {"status": "active"},

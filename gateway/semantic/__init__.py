@@ -17,7 +17,7 @@ __all__ = [
     "DEFAULT_SIMILARITY_THRESHOLD",
     "Embedder",
     "EmbeddingTimeout",
-    "Verdict",
     "VectorIndex",
+    "Verdict",
     "verify",
 ]

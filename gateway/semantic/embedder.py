@@ -95,7 +95,7 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        dim = self.load().get_sentence_embedding_dimension()
+        dim = self.load().get_embedding_dimension()
         assert dim is not None
         return int(dim)
 

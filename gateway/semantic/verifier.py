@@ -26,8 +26,10 @@ failure is the reason):
    paraphrase rewords or moves whole phrases, which keeps such pairs; swapping roles or modifiers
    ("many lands and lucrative offices" vs "lucrative lands and many offices", "current summer league"
    vs "summer collegiate league") makes a new pair out of words both prompts have. It also rejects
-   some true paraphrases (a word inserted between two shared words, a clause moved to the other end):
-   a miss, the safe side.
+   some true paraphrases (a word inserted between two shared words, a clause moved to the other end,
+   "twenty-five" for "25"): a miss, the safe side. Looser variants (ignoring inserted words, a
+   one-word gap, numbers as placeholders) served 2-5 points fewer PAWS paraphrases at the same
+   wrong-answer rate.
 
 Everything is lexical and takes well under a millisecond; it errs towards a miss, which costs one
 provider call, never a wrong answer.
@@ -111,9 +113,6 @@ _STOP_WORDS = frozenset(
     much many some such only just both each all any other another same own too again further once
     not no never nor""".split()  # noqa: SIM905 - a long word list reads better as text
 )
-
-
-_NOT_CONTENT = _STOP_WORDS | _SMALL.keys() | _ORDINAL.keys() | _SCALE.keys()
 
 
 @dataclass(frozen=True)
@@ -241,11 +240,11 @@ def _mentions(text: str, names: set[str]) -> list[str]:
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words in order, without stop words and written numbers (numbers have their own check)."""
+    """Lower-cased non-stop words in order, numbers excluded (they have their own check)."""
     return [
         t.text.lower()
         for t in _tokens(text)
-        if t.text[0].isalpha() and len(t.text) > 1 and t.text.lower() not in _NOT_CONTENT
+        if t.text[0].isalpha() and t.text.lower() not in _STOP_WORDS and len(t.text) > 1
     ]
 
 

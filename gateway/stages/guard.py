@@ -66,6 +66,13 @@ class GuardNote:
     restore: dict[str, Any] = field(default_factory=dict)  # stream fields of a buffered stream
 
 
+def _position(note: GuardNote) -> int:
+    """Where this request stands for the strike history: messages in its history, except that a history
+    shorter than the session's stop (a restarted or rewritten conversation) still counts as later."""
+    stops = [s.position for s in note.strikes if s.action in (Action.STOP, Action.BLOCK)]
+    return stops[-1] + 1 if stops and note.position < stops[-1] else note.position
+
+
 def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
     assert decision.detection is not None
     d = decision.detection
@@ -105,7 +112,7 @@ class GuardStage(Stage):
             counters = SessionCounters(snapshot.llm_calls, snapshot.tool_calls, snapshot.total_tokens,
                                        snapshot.cost_usd, snapshot.elapsed_s)
         tail = tail_steps(note.steps, note.policy.lookback_steps)
-        decision = evaluate(tail, counters, note.policy, note.strikes, position=note.position)
+        decision = evaluate(tail, counters, note.policy, note.strikes, position=_position(note))
         try:
             await self._act(ctx, note, decision, snapshot)
         finally:

@@ -6,6 +6,7 @@ import logging
 import time
 
 from gateway.context import RequestContext
+from gateway.dashboard.sessions import DECISION_HEADERS
 from gateway.stages.base import Stage
 
 log = logging.getLogger("cachegate.request")
@@ -26,6 +27,8 @@ class TelemetryStage(Stage):
         else:
             overhead = total - ctx.timings.upstream_s
         metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
+        if ctx.session_id:
+            self._record_session(ctx)
         if log.isEnabledFor(logging.INFO):
             usage = ctx.usage
             log.info(
@@ -41,3 +44,19 @@ class TelemetryStage(Stage):
                 f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
                 total * 1000,
             )
+
+    def _record_session(self, ctx: RequestContext) -> None:
+        """Feed the dashboard's session inspector with this request's outcome and stage decisions."""
+        assert ctx.session_id is not None
+        event = {
+            "t": time.time(),
+            "model": ctx.model_label,
+            "source": ctx.reply.source if ctx.reply else "-",
+            "cost_usd": ctx.cost.usd if ctx.cost else 0.0,
+            **{h.removeprefix("x-cachegate-").replace("-", "_"): ctx.response_headers.get(h) for h in DECISION_HEADERS},
+        }
+        usage = ctx.usage
+        ctx.services.sessions.record(
+            ctx.tenant_label, ctx.session_id, event, ctx.cost.usd if ctx.cost else 0.0,
+            usage.input_total if usage else 0, usage.cache_read if usage else 0,
+        )

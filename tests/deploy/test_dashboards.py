@@ -21,6 +21,7 @@ import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, redis_server
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 
@@ -34,7 +35,7 @@ EVENT_ONLY = {"cachegate_stage_failures_total"}
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$|\s|[*/+-])")
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 LONG_TEXT = " ".join(f"Rule {i}: answer precisely and cite section {i} of the handbook." for i in range(300))
-EMBEDDER_LOAD_TIMEOUT_S = 60.0
+EMBEDDER_LOAD_TIMEOUT_S = 120.0  # a failure bound: the model loads in seconds on an idle machine
 SMALL_WINDOW = 3000  # tokens: long agent histories are over it, so compaction and summaries happen
 
 
@@ -131,16 +132,6 @@ def test_every_panel_queries_something() -> None:
 # -- traffic -----------------------------------------------------------------------------------------------
 
 
-def openai_tool_turns(turns: int, result: str) -> list[dict[str, Any]]:
-    """An OpenAI-shaped agent history: the task, then `turns` identical tool calls and results."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Find the failing test and fix it."}]
-    for i in range(turns):
-        call = {"id": f"call_{i}", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"call_{i}", "content": result}]
-    return messages
-
-
 def drive_core_traffic(gw: RunningGateway) -> None:
     session = {"x-session-id": f"dash-{uuid.uuid4().hex[:8]}"}
     oai, claude = gw.openai(), gw.anthropic("globex")
@@ -214,7 +205,7 @@ def finish_response_cache_traffic(gw: RunningGateway) -> None:
 
 def drive_agent_traffic(gw: RunningGateway) -> None:
     oai = gw.openai()
-    tools: Any = [{"type": "function", "function": {"name": "run_tests", "parameters": {"type": "object"}}}]
+    tools = RUN_TESTS
     # A loop: the same tool call with the same result, turn after turn, until the guard blocks the session
     # (on the way: a nudge, then a stop).
     loop = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}

@@ -18,10 +18,12 @@ import yaml
 
 from gateway.config import hash_key
 from gateway.state import RedisStore
+from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
+MAX_LOOP_TURNS = 16
 
 
 @dataclass
@@ -132,6 +134,29 @@ def test_a_response_cached_through_one_replica_is_served_by_the_other(topology: 
     assert second.headers["x-cachegate-cache"] == "exact"
     assert second.parse().choices[0].message.content == first.parse().choices[0].message.content
     assert sim_requests(topology) - before == 1, "the second replica answered without calling the provider"
+
+
+def test_a_session_stopped_on_one_replica_is_blocked_on_the_other(topology: Topology) -> None:
+    """The loop guard's strikes live in Redis: a replica that never saw the session still refuses it."""
+    session = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
+
+    def turn(replica: int, turns: int) -> None:
+        topology.client(replica).chat.completions.create(
+            model="gpt-4o-mini", tools=RUN_TESTS, extra_headers=session,
+            messages=openai_tool_turns(turns, "1 failed: test_login"),
+        )
+
+    blocked_at = None
+    for turns in range(1, MAX_LOOP_TURNS):
+        try:
+            turn(0, turns)
+        except openai.ConflictError as blocked:
+            assert blocked.code == "LOOP"
+            blocked_at = turns
+            break
+    assert blocked_at is not None, f"replica 1 never blocked the loop in {MAX_LOOP_TURNS} turns"
+    with pytest.raises(openai.ConflictError):
+        turn(1, blocked_at + 1)
 
 
 def test_a_redis_outage_degrades_every_replica_to_its_fallback(topology: Topology) -> None:

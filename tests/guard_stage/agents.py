@@ -17,7 +17,9 @@ import openai
 from tests.gateway_harness import RunningGateway
 
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
-OPENAI_TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a command", "parameters": SCHEMA}}]
+OPENAI_TOOLS = [
+    {"type": "function", "function": {"name": "bash", "description": "Run a command", "parameters": SCHEMA}}
+]
 ANTHROPIC_TOOLS = [{"name": "bash", "description": "Run a command", "input_schema": SCHEMA}]
 TASK = "Fix the failing test in the repository."
 
@@ -86,6 +88,7 @@ class OpenAIAgent:
             tool_calls = [c.model_dump() for c in message.tool_calls or []]
         guard = headers.get("x-cachegate-guard")
         if not tool_calls:
+            self.messages += [request[-1], {"role": "assistant", "content": text}]
             return Outcome("text", guard, text=text)
         self.calls += 1
         self.messages.append({"role": "assistant", "content": text or None, "tool_calls": tool_calls})
@@ -124,6 +127,8 @@ class AnthropicAgent:
         text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
         uses = [b for b in blocks if b["type"] == "tool_use"]
         if not uses:
+            self.messages += [user, {"role": "assistant", "content": blocks}]
+            self.pending = []
             return Outcome("text", guard, text=text)
         self.calls += 1
         self.messages += [user, {"role": "assistant", "content": blocks}]

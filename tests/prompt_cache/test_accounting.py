@@ -38,7 +38,7 @@ def test_savings_are_net_of_write_premiums() -> None:
 def test_headers_and_metrics_follow_the_providers_usage(gw: RunningGateway) -> None:
     session, client = new_session(), anthropic_client(gw)
     messages: list[Any] = [{"role": "user", "content": "[[sim:text ok]] " + long_text("acct", 1500)}]
-    usages = []
+    usages: list[Any] = []
     for turn in range(2):
         raw = client.messages.with_raw_response.create(
             model="claude-sonnet-4-5", max_tokens=50, messages=messages, extra_headers={"x-session-id": session}

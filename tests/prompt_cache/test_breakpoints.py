@@ -127,7 +127,8 @@ def test_ttl_order_follows_the_clients_marks(gw: RunningGateway) -> None:
     # A client 1h mark late in the prompt: our static mark before it must be 1h, the moving one may be 5m.
     system2: Any = long_text("order2", 1500)
     messages2: list[Any] = [
-        {"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
+        {"role": "user", "content": [{"type": "text", "text": "a",
+                                      "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
         {"role": "assistant", "content": "b"},
         {"role": "user", "content": "[[sim:text ok]] c"},
     ]

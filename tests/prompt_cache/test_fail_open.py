@@ -29,7 +29,7 @@ async def test_a_failure_mid_rewrite_sends_the_request_unmodified(gw: RunningGat
         model="claude-sonnet-4-5", max_tokens=50, system=long_text("fail", 1500), tools=tools,
         messages=[{"role": "user", "content": "[[sim:text still fine]]"}], extra_headers={"x-session-id": session},
     )
-    assert message.content[0].text == "still fine"
+    assert message.content[0].type == "text" and message.content[0].text == "still fine"
     body = last_sim_body(gw)
     assert body["tools"] == tools and isinstance(body["system"], str)  # no sorting, no marks leaked
     assert failures(gw) == before + 1

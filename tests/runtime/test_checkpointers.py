@@ -180,3 +180,10 @@ def test_durability_exit_saves_only_the_end(saver: ar.BaseCheckpointer) -> None:
     app.invoke({"log": []}, cfg, durability="exit")
     history = list(app.get_state_history(cfg))
     assert len(history) == 1 and history[0].values["log"] == ["a", "b"]
+
+
+def test_durability_exit_keeps_interrupts_resumable(saver: ar.BaseCheckpointer) -> None:
+    app, cfg = _interrupting(saver), _cfg()
+    app.invoke({"log": []}, cfg, durability="exit")
+    assert app.get_state(cfg).next == ("ask",)
+    assert app.invoke(ar.Command(resume="7"), cfg, durability="exit")["log"] == ["a", "answer:7", "sibling"]

@@ -121,6 +121,8 @@ def test_run_report_names_the_double_run() -> None:
     assert "defer=True" in str(dup)
     events = list(app.stream({"log": []}, stream_mode="debug"))
     assert events[-1]["type"] == "run_report" and events[-1]["payload"].duplicate_runs
+    (diagnostic,) = [e for e in events if e["type"] == "diagnostic"]
+    assert diagnostic["step"] == 4 and "node 'd' ran twice" in diagnostic["payload"]["message"]
 
 
 def test_loops_and_defer_are_not_reported_as_double_runs() -> None:

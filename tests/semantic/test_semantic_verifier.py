@@ -10,7 +10,7 @@ SAME_MEANING = [
     ("What is the capital of France?", "what's the capital of France"),
     ("Convert 5 km to miles", "convert 5 kilometres to miles"),
     ("The meeting is on 18 October 2007.", "The meeting is on October 18, 2007."),
-    ("How many days are in twenty-five weeks?", "How many days are in 25 weeks?"),
+    ("How many days are in twenty-five weeks?", "How many days are there in twenty five weeks?"),
     ("Why does `os.path.join` ignore the first argument?", "Why does os.path.join ignore the first argument?"),
     ("I can't log in to my account", "I cannot log into my account"),
     ("Explain how Kubernetes schedules pods", "Can you explain how Kubernetes schedules pods?"),

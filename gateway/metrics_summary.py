@@ -1,10 +1,11 @@
-"""Read a gateway's /metrics and say what it saved and stopped."""
+"""A gateway's metrics boiled down to what it saved and stopped (for `cachegate demo` and /dashboard)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -43,10 +44,16 @@ def summarize(metrics_text: str) -> Summary:
             elif name == "cachegate_tokens_total":
                 summary.tokens[labels.get("kind", "?")] += value
             elif name.startswith("cachegate_guard_") and name.endswith("_total") and "reason" in labels:
-                summary.stops[f"{name.removeprefix('cachegate_guard_').removesuffix('_total')}:{labels['reason']}"] += value
+                summary.stops[f"{name.removeprefix('cachegate_guard_').removesuffix('_total')}:{labels['reason']}"] += (
+                    value
+                )
             elif name.startswith("cachegate_response_cache_hits") and name.endswith("_total"):
                 summary.response_cache_hits[labels.get("tier", "?")] += value
     return summary
+
+
+def summarize_registry(registry: CollectorRegistry) -> Summary:
+    return summarize(generate_latest(registry).decode())
 
 
 def render(summary: Summary) -> str:
@@ -56,6 +63,8 @@ def render(summary: Summary) -> str:
         f"prompt-cache hit ratio   {summary.prompt_cache_hit_ratio:.1%} of input tokens read from cache",
     ]
     lines += [f"saved by {source:<16} ${value:,.4f}" for source, value in sorted(summary.saved_usd.items())]
-    lines += [f"response cache {tier:<9} {value:,.0f} hits" for tier, value in sorted(summary.response_cache_hits.items())]
+    lines += [
+        f"response cache {tier:<9} {value:,.0f} hits" for tier, value in sorted(summary.response_cache_hits.items())
+    ]
     lines += [f"guard {kind:<18} {value:,.0f}" for kind, value in sorted(summary.stops.items())]
     return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The built-in live dashboard (/dashboard) for deployments without Grafana."""
