@@ -297,6 +297,21 @@ def plot(results: dict[str, ModeResult], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def mode_report(result: ModeResult) -> dict[str, Any]:
+    assert result.limit is not None
+    ours, fixed = result.variants["c_cachegate"], result.variants["b_fixed_injection"]
+    return {
+        "physical_limit": asdict(result.limit),
+        "variants": {name: asdict(summary) for name, summary in result.variants.items()},
+        "ours_vs_limit_hit_ratio": ours.hit_ratio / result.limit.hit_ratio if result.limit.hit_ratio else None,
+        "ours_vs_fixed_cost": ours.input_cost_usd / fixed.input_cost_usd,
+        "timestamp_ours_vs_fixed_cost": result.variants["timestamp_c_cachegate"].input_cost_usd
+        / result.variants["timestamp_b_fixed_injection"].input_cost_usd,
+        "timestamp_relocate_vs_fixed_cost": result.variants["timestamp_c_cachegate_relocate"].input_cost_usd
+        / result.variants["timestamp_b_fixed_injection"].input_cost_usd,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=12, help="sessions replayed (spread over the file)")
@@ -309,29 +324,19 @@ def main() -> None:
     with replay_gateway() as replay:
         for mode in ("anthropic", "openai"):
             results[mode] = run_mode(replay, mode, sessions, lambda line: print(line, flush=True))
+    reports = {mode: mode_report(result) for mode, result in results.items()}
+    seconds = round(time.perf_counter() - started, 1)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "sessions": len(sessions),
-        "session_ids": [s["id"] for s in sessions],
-        "seconds": round(time.perf_counter() - started, 1),
-        "modes": {
-            mode: {
-                "physical_limit": asdict(r.limit) if r.limit else None,
-                "variants": {name: asdict(s) for name, s in r.variants.items()},
-                "ours_vs_limit_hit_ratio": r.variants["c_cachegate"].hit_ratio / r.limit.hit_ratio
-                if r.limit and r.limit.hit_ratio else None,
-                "ours_vs_fixed_cost": r.variants["c_cachegate"].input_cost_usd
-                / r.variants["b_fixed_injection"].input_cost_usd,
-            }
-            for mode, r in results.items()
-        },
-    }
+    payload = {"sessions": len(sessions), "session_ids": [s["id"] for s in sessions], "seconds": seconds,
+               "modes": reports}
     (RESULTS / "prompt_cache_replay.json").write_text(json.dumps(payload, indent=2))
     plot(results, RESULTS / "prompt_cache_replay.png")
-    for mode, data in payload["modes"].items():
-        print(f"{mode}: ours / limit hit ratio = {data['ours_vs_limit_hit_ratio']:.3f}, "
-              f"ours / fixed-injection input cost = {data['ours_vs_fixed_cost']:.3f}")
-    print(f"results: {RESULTS / 'prompt_cache_replay.json'} ({payload['seconds']} s)")
+    for mode, report in reports.items():
+        print(f"{mode}: ours / limit hit ratio = {report['ours_vs_limit_hit_ratio']:.3f}, "
+              f"ours / fixed-injection input cost = {report['ours_vs_fixed_cost']:.3f} "
+              f"(with a timestamp: {report['timestamp_ours_vs_fixed_cost']:.3f}, "
+              f"relocated: {report['timestamp_relocate_vs_fixed_cost']:.3f})")
+    print(f"results: {RESULTS / 'prompt_cache_replay.json'} ({seconds} s)")
 
 
 if __name__ == "__main__":

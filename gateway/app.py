@@ -23,9 +23,9 @@ def mount_simulator(app: FastAPI, settings: Settings) -> None:
     from gateway.sim.app import create_sim_app
     from gateway.sim.settings import SimSettings
 
-    extra = {"replay_file": settings.simulator_replay_file}
-    realistic = settings.simulator_latency == "realistic"
-    sim_settings = SimSettings.realistic(**extra) if realistic else SimSettings(**extra)
+    sim_settings = SimSettings(replay_file=settings.simulator_replay_file)
+    if settings.simulator_latency == "realistic":
+        sim_settings = SimSettings.realistic(replay_file=settings.simulator_replay_file)
     app.mount("/sim", create_sim_app(sim_settings))
 
 

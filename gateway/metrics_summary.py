@@ -59,7 +59,8 @@ def summarize_registry(registry: CollectorRegistry) -> Summary:
 def render(summary: Summary) -> str:
     lines = [
         f"requests answered        {summary.requests:,.0f}  (errors {summary.errors:,.0f})",
-        f"spend                    ${summary.cost_usd:,.4f}  (without prompt caching ${summary.cost_without_cache_usd:,.4f})",
+        f"spend                    ${summary.cost_usd:,.4f}"
+        f"  (without prompt caching ${summary.cost_without_cache_usd:,.4f})",
         f"prompt-cache hit ratio   {summary.prompt_cache_hit_ratio:.1%} of input tokens read from cache",
     ]
     lines += [f"saved by {source:<16} ${value:,.4f}" for source, value in sorted(summary.saved_usd.items())]

@@ -55,7 +55,7 @@ def _anthropic_turn(gw: RunningGateway, tenant: str, session: str, stamp: str, m
 
 def test_relocation_keeps_the_prefix_cacheable(gw: RunningGateway) -> None:
     messages: list[Any] = [{"role": "user", "content": "[[sim:text ok]] " + long_text("task", 200)}]
-    results = {}
+    results: dict[str, Any] = {}
     for tenant in ("acme", "reloc"):
         session = new_session()
         first, headers = _anthropic_turn(gw, tenant, session, f"2026-11-22T10:00:0{len(results)}Z", messages)

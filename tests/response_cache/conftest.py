@@ -30,14 +30,15 @@ def cache_status(gw: RunningGateway) -> dict[str, Any]:
     return status
 
 
-def warm_embedder(gw: RunningGateway, timeout_s: float = 60.0) -> None:
-    """A semantic-eligible request starts the model load; wait until the replica reports it ready."""
-    gw.openai().chat.completions.create(
-        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": f"warm up {uuid.uuid4().hex}"}],
-        extra_headers={"x-cachegate-cache-namespace": "warmup"},
-    )
+def warm_embedders(*gateways: RunningGateway, timeout_s: float = 120.0) -> None:
+    """A semantic-eligible request starts a replica's model load; wait until every replica reports it ready."""
+    for gw in gateways:
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": f"warm up {uuid.uuid4().hex}"}],
+            extra_headers={"x-cachegate-cache-namespace": "warmup"},
+        )
     deadline = time.monotonic() + timeout_s
-    while cache_status(gw)["embedder"] != "ready":
+    while any(cache_status(gw)["embedder"] != "ready" for gw in gateways):
         assert time.monotonic() < deadline, "the embedder did not load"
         time.sleep(0.1)
 
@@ -60,8 +61,7 @@ def metric(gw: RunningGateway, name: str, **labels: str) -> float:
 def replicas() -> Iterator[Replicas]:
     redis.Redis.from_url(REDIS_URL).flushdb()
     with running_gateway(redis_url=REDIS_URL) as a, running_gateway(redis_url=REDIS_URL) as b:
-        warm_embedder(a)
-        warm_embedder(b)
+        warm_embedders(a, b)
         yield Replicas(a, b)
     redis.Redis.from_url(REDIS_URL).flushdb()
 

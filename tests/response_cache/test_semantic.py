@@ -72,11 +72,11 @@ def test_temperature_needs_opt_in(replicas: Replicas, namespace: str) -> None:
     original, paraphrase = PARAPHRASE
     opt_in = {"x-cachegate-cache-semantic": "on"}
     assert ask(replicas.a, original, namespace, temperature=0.7, extra_headers=opt_in)[0] == "miss"
-    no_store = {"cache-control": "no-store"}
-    assert ask(replicas.b, paraphrase, namespace, temperature=0.7, extra_headers=no_store)[0] == "miss"
-    assert ask(replicas.b, paraphrase, namespace, temperature=0.7,
-               extra_headers={**opt_in, "x-cachegate-cache-semantic": "off"})[0] == "miss"
-    assert ask(replicas.b, paraphrase, namespace, temperature=0.7, extra_headers=opt_in)[0] == "semantic"
+    assert ask(replicas.b, paraphrase, namespace, temperature=0.7)[0] == "miss"
+    another = "How would I reverse a list in Python?"
+    off = {"x-cachegate-cache-semantic": "off", "cache-control": "no-store"}
+    assert ask(replicas.b, another, namespace, temperature=0.7, extra_headers=off)[0] == "miss"
+    assert ask(replicas.b, another, namespace, temperature=0.7, extra_headers=opt_in)[:3:2] == ("semantic", original)
 
 
 def test_no_semantic_hits_for_tool_results(replicas: Replicas, namespace: str) -> None:
