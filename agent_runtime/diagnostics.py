@@ -141,7 +141,7 @@ def _branch_choices(spec: GraphSpec, source: str) -> set[str]:
     """Where the conditional edges of `source` can go (END included); empty if any is unknown."""
     choices: set[str] = set()
     for branch in spec.nodes[source].branches:
-        known = branch.known_destinations()
+        known = branch.declared
         if known is None:
             return set()
         choices.update(known)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, cast
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
 
 START = "__start__"
 END = "__end__"
 
-StreamMode = Literal["values", "updates", "debug"]
 N = TypeVar("N")
 
 
@@ -153,5 +152,4 @@ class PregelTask:
     name: str
     interrupts: tuple[Interrupt, ...] = ()
     error: str | None = None
-    result: Any = None
-    path: tuple[Any, ...] = field(default=())
+    result: Any = None  # the saved writes of a task that already finished (history snapshots)

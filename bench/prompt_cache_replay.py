@@ -246,6 +246,7 @@ VARIANTS: dict[str, tuple[str, dict[str, bool]]] = {
     "a_no_optimizer": ("plain", {}),
     "b_fixed_injection": ("plain", {"fixed": True}),
     "c_cachegate": ("ours", {}),
+    "timestamp_a_no_optimizer": ("plain", {"timestamp": True}),
     "timestamp_b_fixed_injection": ("plain", {"fixed": True, "timestamp": True}),
     "timestamp_c_cachegate": ("ours", {"timestamp": True}),
     "timestamp_c_cachegate_relocate": ("relocate", {"timestamp": True}),
@@ -264,6 +265,10 @@ def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]],
     result = ModeResult()
     with httpx.Client(timeout=120) as client:
         for name, (tenant, options) in VARIANTS.items():
+            if mode == "openai" and options.get("fixed"):
+                # Marks change nothing on OpenAI's automatic cache: (b) sends what (a) sends.
+                result.variants[name] = result.variants[name.replace("b_fixed_injection", "a_no_optimizer")]
+                continue
             replay.reset()
             started = time.perf_counter()
             per_session = [

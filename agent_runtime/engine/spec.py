@@ -51,17 +51,15 @@ class Branch:
     source: str
     path: Callable[..., Any]
     path_map: Mapping[Hashable, str] | None
-    declared: tuple[str, ...] | None  # destinations known statically (path_map or Literal return)
+    # where the edge can lead (END included), from the path map or a Literal return type;
+    # None when only the path function knows
+    declared: tuple[str, ...] | None
     is_async: bool = False
     takes_config: bool = False
 
     def __post_init__(self) -> None:
         self.is_async = is_async_callable(self.path)
         self.takes_config = takes_config(self.path)
-
-    def known_destinations(self) -> tuple[str, ...] | None:
-        """Where this edge can lead (END included), or None if only the path function knows."""
-        return self.declared
 
 
 FAST_NODE_S = 0.0005
@@ -142,7 +140,7 @@ class GraphSpec:
             if node in starts:
                 groups.append(("join", (dst,)))
         for branch in self.nodes[node].branches:
-            dests = branch.known_destinations()
+            dests = branch.declared
             groups.append(("branch", None if dests is None else tuple(d for d in dests if d != END)))
         destinations = self.nodes[node].destinations
         if destinations is None:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from gateway.api.admin import require_admin
-from gateway.guard.state import GuardSessions, session_prefix
+from gateway.guard.state import GuardSessions, session_prefix, tenant_prefix
 from gateway.services import Services
 
 MAX_LISTED = 1000
@@ -56,7 +56,7 @@ async def reset_session(sessions: Sessions, tenant: Tenant, session: Session) ->
 
 @router.get("/sessions")
 async def list_sessions(sessions: Sessions, tenant: Tenant) -> dict[str, Any]:
-    prefix = session_prefix(tenant, "")
+    prefix = tenant_prefix(tenant)
     found: set[str] = set()
     async for key in sessions.store.scan(prefix):
         found.add(key[len(prefix) :].rsplit(":", 1)[0])

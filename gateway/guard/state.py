@@ -33,8 +33,12 @@ STEPS_SHOWN = 30
 FIELDS = ("strikes", "calls", "tools", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
 
 
+def tenant_prefix(tenant: str) -> str:
+    return f"{tenant}:guard:"
+
+
 def session_prefix(tenant: str, session: str) -> str:
-    return f"{tenant}:guard:{session}:"
+    return f"{tenant_prefix(tenant)}{session}:"
 
 
 def _strike(item: bytes) -> Strike:

@@ -171,7 +171,7 @@ def optimize(body: dict[str, Any], wire: str, route: ModelConfig, config: Prompt
     relocated = bool(moved)
     if relocated:
         append_note(work, wire, relocation_note(moved))
-    found = diagnose(previous.record, record)
+    found = diagnose(previous.record, record) if session_key else PrefixBreak("no_session")
     static_changed = found.cause in STATIC_CAUSES or found.where in ("tools", "system")
     state = SessionState(
         last_seen=now,

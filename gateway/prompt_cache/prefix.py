@@ -88,14 +88,14 @@ def record_prefix(model: str, tools: Any, system: Any, messages: list[Any]) -> P
 
 @dataclass(frozen=True, slots=True)
 class PrefixBreak:
-    cause: str  # none | first_request | model_changed | tools_changed | system_changed | message_edited
-    #             | history_truncated | volatile_content
+    cause: str  # none | first_request | no_session | model_changed | tools_changed | system_changed
+    #             | message_edited | history_truncated | volatile_content
     where: str | None = None  # model | tools | system | messages.<i>
     message_index: int | None = None  # first message that differs (None: all shared messages match)
 
     @property
     def is_break(self) -> bool:
-        return self.cause not in ("none", "first_request")
+        return self.cause not in ("none", "first_request", "no_session")
 
     def header(self) -> str:
         return f"{self.cause}; at={self.where}" if self.where else self.cause

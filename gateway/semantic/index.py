@@ -2,20 +2,19 @@
 
 A scope (tenant, model, prompt-settings hash, conversation hash) is usually small, so a scope starts
 as one contiguous float32 matrix searched exactly by brute force (one matmul). A scope that grows past
-``ivf_min_size`` entries becomes an IVF index, so that a lookup over 100,000 entries stays within ~2x of
-one over 1,000 (brute force would be ~100-200x):
+``ivf_min_size`` entries becomes an IVF index so that a lookup over 100,000 entries stays within ~2x
+of one over 1,000 (brute force over 100k is ~150x):
 
-- a projection onto the top ``reduced_dim`` (64) principal directions of the scope's vectors; dot
-  products in that space approximate cosines, and a row there is 6x smaller, so the rows a search
-  reads stay in cache (a cold 384-float row costs ~4x a cached one: memory, not arithmetic, bounds it);
-- cells from spherical k-means in the reduced space; a search scores every centroid, scans only the
-  ``nprobe`` nearest cells in the reduced space, and re-scores the ``rerank`` best rows of each cell
-  with the full vectors, so the returned scores are exact cosines.
+- cells from spherical k-means, computed in a 64-dimensional projection (top principal directions of
+  the scope's vectors), so scoring every centroid reads a small, cache-resident matrix;
+- a search scans only the ``nprobe`` cells nearest to the query, with the full vectors, so the scores
+  it returns are exact cosines. A cold 384-float row costs ~4x a cached one (memory, not arithmetic,
+  bounds this), which is why there are many small cells (~sqrt(16 * nprobe * size)).
 
-IVF can miss a neighbour in an unprobed cell or one the reduced space ranks too low; for a cache that
-only costs a miss, and the near-duplicates a cache serves (cosine >= ~0.9) share the query's cell.
-The cells are rebuilt each time the scope doubles (amortised O(1) per add, but that add stalls:
-~0.3 s at 65k entries).
+IVF can miss a neighbour that sits in an unprobed cell; for a cache that only costs a miss, and the
+near-duplicates a cache serves (cosine >= ~0.9) share the query's cell (recall@1 ~1.0 in the bench).
+The cells are rebuilt each time the scope doubles: amortised O(1) per add, but that one add stalls
+(~0.1-0.5 s at 65k entries).
 
 Rows live in matrices with amortised doubling; removal swaps the last row into the hole (O(1)); the
 total size is bounded: adding past ``max_entries`` evicts the least recently used entry (``touch``
@@ -29,6 +28,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_IVF_MIN_SIZE = 4096
@@ -238,6 +238,12 @@ class VectorIndex:
 
     def _partition(self, scope: Hashable, target: _Scope) -> None:
         """(Re)build the scope's cells; runs each time the scope doubles, so its cost is amortised."""
+        # One BLAS thread: on a small shared box, threaded OpenBLAS spinning against torch and other
+        # processes made this 100x slower (eigh of 384x384: 7 s instead of 0.05 s).
+        with threadpool_limits(limits=1, user_api="blas"):
+            self._rebuild(scope, target)
+
+    def _rebuild(self, scope: Hashable, target: _Scope) -> None:
         ids = [i for b in target.blocks for i in b.ids]
         vectors = np.concatenate([b.vectors[: b.size] for b in target.blocks])
         basis = principal_basis(vectors, self.reduced_dim)

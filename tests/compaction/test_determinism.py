@@ -47,3 +47,15 @@ def test_session_without_id_is_recognised_by_its_start(gw: RunningGateway) -> No
         )
         actions.append(raw.headers["x-cachegate-compaction"])
     assert "reapplied" in actions  # the record was found again without any session id
+
+
+def test_streaming_requests_are_compacted_the_same_way(gw: RunningGateway) -> None:
+    for steps in range(1, 12):
+        _send(gw, steps, "stream-same")
+    _, plain = _send(gw, 12, "stream-same")
+    stream = gw.openai().chat.completions.create(
+        model="small", messages=openai_history(12), tools=TOOLS_OPENAI, stream=True,  # type: ignore[arg-type]
+        extra_headers={"x-session-id": "stream-same"},
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert json.dumps(sent_bodies(gw, 1)[0]["messages"]) == plain

@@ -228,7 +228,7 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
     oai.chat.completions.create(model="small-window", tools=tools, extra_headers=long,
                                 messages=openai_tool_turns(8, big_result))
     chatty = {"x-session-id": f"chatty-{uuid.uuid4().hex[:8]}"}
-    history: list[dict[str, Any]] = []
+    history: list[Any] = []
     for i in range(12):
         history += [{"role": "user", "content": f"Step {i}: " + LONG_TEXT[:900]},
                     {"role": "assistant", "content": f"Done with step {i}. " + LONG_TEXT[:900]}]

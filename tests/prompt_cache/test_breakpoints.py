@@ -161,3 +161,28 @@ def test_openai_shaped_requests_to_anthropic_get_marks_through_litellm(gw: Runni
     assert first.usage is not None and second.usage is not None
     details = second.usage.prompt_tokens_details
     assert details is not None and details.cached_tokens == first.usage.prompt_tokens
+
+
+def test_streamed_turns_are_marked_the_same_way(gw: RunningGateway) -> None:
+    client, session = anthropic_client(gw), new_session()
+    messages: list[Any] = [{"role": "user", "content": "[[sim:text streamed reply]] " + long_text("stream", 1500)}]
+    with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
+                                extra_headers={"x-session-id": session}) as stream:
+        first = stream.get_final_message()
+    messages += [{"role": "assistant", "content": "streamed reply"}, {"role": "user", "content": "[[sim:text ok]] more"}]
+    with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
+                                extra_headers={"x-session-id": session}) as stream:
+        second = stream.get_final_message()
+    assert second.usage.cache_read_input_tokens == total_input(first.usage)
+
+
+def test_no_marks_while_the_system_prompt_changes_on_every_request(gw: RunningGateway) -> None:
+    session = new_session()
+    messages: list[Any] = [{"role": "user", "content": "[[sim:text ok]] " + long_text("unstable", 300)}]
+    found = []
+    for second in range(3):
+        system = f"Agent. Request {second} at 2026-11-22T10:00:0{second}Z. " + long_text("unstable-sys", 1500)
+        _, headers = send(gw, messages, system=system, session=session)
+        found.append(headers["x-cachegate-cache-breakpoints"])
+    assert found[0].startswith("static:5m@0,moving") and found[1].startswith("static:5m@0,moving")
+    assert found[2] == "skipped=unstable_prefix; client=0"  # its writes would never be read

@@ -93,3 +93,8 @@ def test_model_change_and_truncated_history(gw: RunningGateway) -> None:
     assert diagnose(gw, session, messages, model="gpt-4o-mini-24h") == "model_changed; at=model"
     # The client dropped the newest turns (a rewind): what is left still matches the previous request.
     assert diagnose(gw, session, messages[:2], model="gpt-4o-mini-24h") == "history_truncated; at=messages.2"
+
+
+def test_sessionless_requests_are_not_compared(gw: RunningGateway) -> None:
+    raw = openai_client(gw).chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=conversation())
+    assert raw.headers["x-cachegate-prefix-break"] == "no_session"

@@ -98,11 +98,12 @@ def test_no_cache_header_skips_semantic(replicas: Replicas, namespace: str) -> N
 
 def test_anthropic_semantic_hit(replicas: Replicas, namespace: str) -> None:
     original, paraphrase = PARAPHRASE
-    headers = {"x-cachegate-cache-namespace": namespace}
+    # anthropic SDK 2.x has no temperature parameter: the omitted default (1) needs the caller's opt-in.
+    headers = {"x-cachegate-cache-namespace": namespace, "x-cachegate-cache-semantic": "on"}
 
     def create(gw: RunningGateway, prompt: str) -> tuple[str, str]:
         raw = gw.anthropic().messages.with_raw_response.create(
-            model="claude-sonnet-4-5", max_tokens=100, temperature=0, extra_headers=headers,
+            model="claude-sonnet-4-5", max_tokens=100, extra_headers=headers,
             messages=[{"role": "user", "content": prompt}],
         )
         return raw.headers["x-cachegate-cache"], raw.parse().content[0].text  # type: ignore[union-attr]

@@ -1,13 +1,9 @@
-"""Fixtures for the runtime tests: the same graph builders run on LangGraph and on agent_runtime."""
+"""Helpers for the runtime tests: the two libraries behind one namespace, and a superstep trace."""
 
 from __future__ import annotations
 
 import types
-import uuid
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 import agent_runtime as ar
 
@@ -55,11 +51,6 @@ def _ours() -> types.SimpleNamespace:
 LIBS = {"langgraph": _langgraph, "agent_runtime": _ours}
 
 
-@pytest.fixture(params=sorted(LIBS))
-def lib(request: pytest.FixtureRequest) -> types.SimpleNamespace:
-    return LIBS[request.param]()
-
-
 def trace(app: Any, input: Any, config: dict[str, Any] | None = None) -> tuple[list[tuple[int, tuple[str, ...]]], Any]:
     """(per superstep: the sorted node names that ran, final state or the exception class name)."""
     steps: dict[int, list[str]] = {}
@@ -73,8 +64,3 @@ def trace(app: Any, input: Any, config: dict[str, Any] | None = None) -> tuple[l
     except Exception as exc:
         final = type(exc).__name__
     return sorted((k, tuple(sorted(v))) for k, v in steps.items()), final
-
-
-@pytest.fixture
-def thread() -> Iterator[dict[str, Any]]:
-    yield {"configurable": {"thread_id": uuid.uuid4().hex}}

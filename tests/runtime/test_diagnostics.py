@@ -119,6 +119,7 @@ def test_run_report_names_the_double_run() -> None:
     assert dup.node == "d" and dup.steps == (3, 4) and dup.fanout == "a"
     assert dup.paths == (("a", "c", "d"), ("a", "b", "b2", "d"))
     assert "defer=True" in str(dup)
+    assert report.diagnostics() == [str(dup)]
     events = list(app.stream({"log": []}, stream_mode="debug"))
     assert events[-1]["type"] == "run_report" and events[-1]["payload"].duplicate_runs
     (diagnostic,) = [e for e in events if e["type"] == "diagnostic"]
