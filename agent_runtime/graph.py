@@ -52,18 +52,26 @@ def _return_hint(fn: Callable[..., Any]) -> Any:
         return getattr(target, "__annotations__", {}).get("return")
 
 
-def _code_mentions_command(fn: Callable[..., Any]) -> bool:
-    """True if the function's code refers to a name `Command` (it may route with Command(goto=...)).
-    Callables without inspectable code count as yes: unknown routes only disable checks."""
+def _code_mentions_command(fn: Callable[..., Any], depth: int = 3) -> bool:
+    """True if the function's code, or a module-level function it calls (`depth` levels down), refers
+    to a name `Command` (it may route with Command(goto=...)). Callables without inspectable code count
+    as yes: an unknown route only disables the reachability check."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return True
+    scope = getattr(fn, "__globals__", {})
     stack = [code]
     while stack:
         current = stack.pop()
         if "Command" in current.co_names:
             return True
         stack.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+        if depth > 0:
+            for name in current.co_names:
+                helper = scope.get(name)
+                if helper is not fn and callable(helper) and hasattr(helper, "__code__"):
+                    if _code_mentions_command(helper, depth - 1):
+                        return True
     return False
 
 

@@ -18,6 +18,7 @@ from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
+from gateway.upstream.lean import LeanUpstream
 
 
 def mount_simulator(app: FastAPI, settings: Settings) -> None:

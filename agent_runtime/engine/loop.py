@@ -208,7 +208,8 @@ class Run:
         if command is not None:
             if command.resume is not None:
                 self._set_resume(command.resume)
-            writes, gotos = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
+            writes, _ = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
+            gotos = command.goto_targets()
             new_writes = writes + (route(self, START, gotos) if gotos else [])
             if new_writes and self.checkpointer is not None:
                 self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel
 
@@ -10,6 +12,7 @@ from gateway.response_cache import ResponseCache
 from gateway.services import Services
 
 router = APIRouter(prefix="/admin/cache", tags=["admin"])
+Admin = Annotated[Services, Depends(require_admin)]
 
 
 class PurgeRequest(BaseModel):
@@ -29,7 +32,7 @@ def cache_of(services: Services) -> ResponseCache:
 
 
 @router.post("/purge")
-async def purge(request: PurgeRequest, services: Services = Depends(require_admin)) -> dict[str, object]:
+async def purge(request: PurgeRequest, services: Admin) -> dict[str, object]:
     if not (request.tenant or request.namespace or request.model or request.all):
         raise HTTPException(status_code=400, detail="name a tenant, namespace or model, or set all=true")
     deleted = await cache_of(services).purge(request.tenant, request.namespace, request.model)
@@ -37,7 +40,10 @@ async def purge(request: PurgeRequest, services: Services = Depends(require_admi
 
 
 @router.get("/status")
-async def status(services: Services = Depends(require_admin)) -> dict[str, object]:
+async def status(services: Admin) -> dict[str, object]:
     cache = cache_of(services)
-    return {"backend": "redis" if cache.backend.shared else "memory", "indexed_semantic_entries": len(cache.index),
-            "embedder": "ready" if cache.embedder_ready else "loading"}
+    return {
+        "backend": "redis" if cache.backend.shared else "memory",
+        "indexed_semantic_entries": len(cache.index),
+        "embedder": "ready" if cache.embedder_ready else "loading",
+    }

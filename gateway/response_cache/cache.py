@@ -37,7 +37,11 @@ class Hit:
 
 class ResponseCache:
     def __init__(
-        self, backend: EntryBackend, index: LocalIndex, sync: IndexSync, embedder: Embedder,
+        self,
+        backend: EntryBackend,
+        index: LocalIndex,
+        sync: IndexSync,
+        embedder: Embedder,
         metrics: ResponseCacheMetrics,
     ) -> None:
         self.backend, self.index, self.sync, self.embedder, self.metrics = backend, index, sync, embedder, metrics
@@ -162,10 +166,12 @@ class ResponseCache:
 
     async def purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         """Delete the selected entries on every replica; returns how many entries were deleted."""
-        keys = [k for k in await self.backend.keys(purge_prefix(tenant, namespace))
-                if (place := place_of(k)) is not None and place.matches(tenant, namespace, model)]
+        keys = [
+            k
+            for k in await self.backend.keys(purge_prefix(tenant, namespace))
+            if (place := place_of(k)) is not None and place.matches(tenant, namespace, model)
+        ]
         deleted = await self.backend.delete(keys)
         self.index.purge(tenant, namespace, model)
         await self.sync.publish_purge(tenant, namespace, model)
         return deleted
-

@@ -59,8 +59,12 @@ def decode_vector(text: str) -> np.ndarray:
 
 def encode_entry(entry: Entry) -> bytes:
     data: dict[str, Any] = {
-        "key": entry.key, "wire": entry.wire, "response": entry.response, "cost": entry.cost_usd,
-        "created": entry.created, "expires": entry.expires,
+        "key": entry.key,
+        "wire": entry.wire,
+        "response": entry.response,
+        "cost": entry.cost_usd,
+        "created": entry.created,
+        "expires": entry.expires,
     }
     if entry.prompt is not None:
         data.update(prompt=entry.prompt, scope=entry.scope)
@@ -85,8 +89,15 @@ def decode_entry(raw: bytes, key: str) -> Entry:
             raise CorruptEntry("not a complete response")
         vector = decode_vector(data["vector"]) if "vector" in data else None
         return Entry(
-            key=key, wire=wire, response=response, cost_usd=float(data["cost"]), created=float(data["created"]),
-            expires=float(data["expires"]), prompt=data.get("prompt"), scope=data.get("scope"), vector=vector,
+            key=key,
+            wire=wire,
+            response=response,
+            cost_usd=float(data["cost"]),
+            created=float(data["created"]),
+            expires=float(data["expires"]),
+            prompt=data.get("prompt"),
+            scope=data.get("scope"),
+            vector=vector,
         )
     except (KeyError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
         raise CorruptEntry(f"unreadable entry: {type(exc).__name__}") from exc

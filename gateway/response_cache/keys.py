@@ -17,8 +17,17 @@ import orjson
 
 # Body fields that never change the answer.
 NON_SEMANTIC_FIELDS = frozenset(
-    {"stream", "stream_options", "user", "metadata", "prompt_cache_key", "prompt_cache_retention", "store",
-     "service_tier", "safety_identifier"}
+    {
+        "stream",
+        "stream_options",
+        "user",
+        "metadata",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "store",
+        "service_tier",
+        "safety_identifier",
+    }
 )
 # Provider defaults, so an omitted parameter and its default value key alike.
 SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
@@ -136,8 +145,10 @@ class Place:
         return "rc:" + "".join(quote(part, safe="") + ":" for part in (self.tenant, self.namespace, self.model))
 
     def matches(self, tenant: str | None, namespace: str | None, model: str | None) -> bool:
-        return all(want is None or want == have for want, have in
-                   ((tenant, self.tenant), (namespace, self.namespace), (model, self.model)))
+        return all(
+            want is None or want == have
+            for want, have in ((tenant, self.tenant), (namespace, self.namespace), (model, self.model))
+        )
 
 
 def place_of(key: str) -> Place | None:

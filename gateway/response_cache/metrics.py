@@ -13,28 +13,35 @@ class ResponseCacheMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         r = registry
         self.hits = Counter("cachegate_response_cache_hits", "Requests answered from the cache", ["tier"], registry=r)
-        self.misses = Counter("cachegate_response_cache_misses", "Lookups that found nothing to serve", ["tier"],
-                              registry=r)
+        self.misses = Counter(
+            "cachegate_response_cache_misses", "Lookups that found nothing to serve", ["tier"], registry=r
+        )
         self.stores = Counter("cachegate_response_cache_stores", "Entries written", ["tier"], registry=r)
         self.verifier_rejections = Counter(
             "cachegate_response_cache_verifier_rejections",
-            "Semantic candidates above the threshold that the verifier refused", ["check"], registry=r,
+            "Semantic candidates above the threshold that the verifier refused",
+            ["check"],
+            registry=r,
         )
         self.embedding_seconds = Histogram(
-            "cachegate_response_cache_embedding_seconds", "Time to embed a last user turn (queueing included)",
-            buckets=EMBEDDING_BUCKETS, registry=r,
+            "cachegate_response_cache_embedding_seconds",
+            "Time to embed a last user turn (queueing included)",
+            buckets=EMBEDDING_BUCKETS,
+            registry=r,
         )
         self.skips = Counter(
             "cachegate_response_cache_skips",
             "Tiers that sat out a request: caller controls, eligibility, backend or embedder unavailable",
-            ["tier", "reason"], registry=r,
-        )
-        self.errors = Counter(
-            "cachegate_response_cache_errors", "Corrupt entries dropped and failed cache operations", ["kind"],
+            ["tier", "reason"],
             registry=r,
         )
-        self.evictions = Counter("cachegate_response_cache_evictions", "Entries evicted by the size bound",
-                                 registry=r)
+        self.errors = Counter(
+            "cachegate_response_cache_errors",
+            "Corrupt entries dropped and failed cache operations",
+            ["kind"],
+            registry=r,
+        )
+        self.evictions = Counter("cachegate_response_cache_evictions", "Entries evicted by the size bound", registry=r)
 
     def rejected(self, reason: str) -> None:
         check = next((c for c in VERIFIER_CHECKS if reason.startswith(c)), "other")

@@ -100,8 +100,11 @@ class RedisIndexSync(IndexSync):
             vector = np.frombuffer(fields[b"vec"], dtype="<f4").astype(np.float32)
             self.index.add(fields[b"key"].decode(), fields[b"scope"].decode(), vector, float(fields[b"exp"]))
         elif fields[b"op"] == b"purge":
-            selected = (fields[b"tenant"].decode() or None, fields[b"namespace"].decode() or None,
-                        fields[b"model"].decode() or None)
+            selected = (
+                fields[b"tenant"].decode() or None,
+                fields[b"namespace"].decode() or None,
+                fields[b"model"].decode() or None,
+            )
             self.index.purge(*selected)
 
     async def _reload(self) -> None:

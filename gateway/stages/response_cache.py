@@ -137,15 +137,26 @@ class ResponseCacheStage(Stage):
             return
         assert ctx.response_body is not None
         decision, now = pending.decision, time.time()
-        base = Entry(key=pending.exact_key, wire=ctx.wire.name, response=ctx.response_body,
-                     cost_usd=ctx.cost.usd if ctx.cost else 0.0, created=now, expires=now + decision.ttl_s)
+        base = Entry(
+            key=pending.exact_key,
+            wire=ctx.wire.name,
+            response=ctx.response_body,
+            cost_usd=ctx.cost.usd if ctx.cost else 0.0,
+            created=now,
+            expires=now + decision.ttl_s,
+        )
         try:
             if decision.exact:
                 await self.cache.put(base)
                 self.metrics.stores.labels("exact").inc()
             if decision.semantic and pending.scope is not None:
-                entry = replace(base, key=pending.semantic_key, prompt=pending.scope.prompt,
-                                scope=pending.scope_id, vector=pending.vector)
+                entry = replace(
+                    base,
+                    key=pending.semantic_key,
+                    prompt=pending.scope.prompt,
+                    scope=pending.scope_id,
+                    vector=pending.vector,
+                )
                 if pending.vector is None:
                     self.cache.put_later(entry, pending.scope.prompt)
                 else:

@@ -32,6 +32,11 @@ def free_port() -> int:
     return port
 
 
+def own_environment() -> dict[str, str]:
+    """This environment without gateway settings, so a process is configured by its arguments alone."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("CACHEGATE_") and k != "REDIS_URL"}
+
+
 class Spawned:
     def __init__(self, name: str, argv: list[str], log_dir: Path) -> None:
         self.name = name
@@ -39,7 +44,7 @@ class Spawned:
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True, env={**own_environment(), "PYTHONUNBUFFERED": "1"},
             )
 
     def tail(self, chars: int = 2000) -> str:

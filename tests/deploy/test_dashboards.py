@@ -8,6 +8,7 @@ notices. Names and equality/regex label matchers are checked against the /metric
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -22,7 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
-from tests.deploy.processes import REPO, redis_server
+from tests.deploy.processes import REPO, Spawned, redis_server
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 
 DASHBOARDS = REPO / "grafana" / "dashboards"
@@ -129,6 +130,20 @@ def test_every_panel_queries_something() -> None:
                 assert selectors_of(path.stem, panel["title"], target["expr"]), target["expr"]
 
 
+def test_dashboards_have_unique_uids_and_panels_do_not_overlap() -> None:
+    dashboards = [json.loads(path.read_text()) for path in sorted(DASHBOARDS.glob("*.json"))]
+    assert len({d["uid"] for d in dashboards}) == len(dashboards)
+    for dashboard in dashboards:
+        cells: set[tuple[int, int]] = set()
+        for panel in dashboard["panels"]:
+            grid = panel["gridPos"]
+            assert grid["x"] + grid["w"] <= 24, panel["title"]
+            area = {(x, y) for x in range(grid["x"], grid["x"] + grid["w"])
+                    for y in range(grid["y"], grid["y"] + grid["h"])}
+            assert not area & cells, f"{dashboard['title']}: {panel['title']} overlaps another panel"
+            cells |= area
+
+
 # -- traffic -----------------------------------------------------------------------------------------------
 
 
@@ -193,10 +208,11 @@ def start_response_cache_traffic(gw: RunningGateway) -> None:
 
 def finish_response_cache_traffic(gw: RunningGateway) -> None:
     """A semantic hit, once the model has loaded, and a near-duplicate the verifier refuses (negation)."""
-    # Each try is a new exact key (one more "?"), so only the semantic tier can answer it.
-    paraphrases = [f"What's the capital of France{'?' * n}" for n in range(1, 200)]
     deadline = time.monotonic() + EMBEDDER_LOAD_TIMEOUT_S
-    while ask(gw, paraphrases.pop(0)) != "semantic":
+    # Each try is a new exact key (one more "?"), so only the semantic tier can answer it.
+    for marks in itertools.count(1):
+        if ask(gw, "What's the capital of France" + "?" * marks) == "semantic":
+            break
         assert time.monotonic() < deadline, "no semantic hit: did the embedding model load?"
         time.sleep(0.2)
     ask(gw, "How many legs does a spider have?")
@@ -204,14 +220,14 @@ def finish_response_cache_traffic(gw: RunningGateway) -> None:
 
 
 def drive_agent_traffic(gw: RunningGateway) -> None:
+    """Agent sessions: a tool loop (guard), chanting, the terminate tool, long histories (compaction)."""
     oai = gw.openai()
-    tools = RUN_TESTS
     # A loop: the same tool call with the same result, turn after turn, until the guard blocks the session
     # (on the way: a nudge, then a stop).
     loop = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
     for turns in range(1, 16):
         try:
-            oai.chat.completions.create(model="small-window", tools=tools, extra_headers=loop,
+            oai.chat.completions.create(model="small-window", tools=RUN_TESTS, extra_headers=loop,
                                         messages=openai_tool_turns(turns, "1 failed: test_login"))
         except openai.ConflictError:
             break
@@ -220,12 +236,12 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
     list(oai.chat.completions.create(model="gpt-4o-mini", stream=True, extra_headers=chant,
                                      messages=[{"role": "user", "content": "[[sim:chant 40]]"}]))
     done = {"x-session-id": f"done-{uuid.uuid4().hex[:8]}"}
-    oai.chat.completions.create(model="gpt-4o-mini", tools=tools, extra_headers=done, messages=[
+    oai.chat.completions.create(model="gpt-4o-mini", tools=RUN_TESTS, extra_headers=done, messages=[
         {"role": "user", "content": '[[sim:tool terminate {"status": "success", "reason": "tests pass"}]]'}])
     # A long history of large tool results (compaction), then one of long text turns (summary).
     long = {"x-session-id": f"long-{uuid.uuid4().hex[:8]}"}
     big_result = "FAILED test_login: " + " ".join(f"line {i} of the traceback" for i in range(120))
-    oai.chat.completions.create(model="small-window", tools=tools, extra_headers=long,
+    oai.chat.completions.create(model="small-window", tools=RUN_TESTS, extra_headers=long,
                                 messages=openai_tool_turns(8, big_result))
     chatty = {"x-session-id": f"chatty-{uuid.uuid4().hex[:8]}"}
     history: list[Any] = []
@@ -236,7 +252,7 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
     oai.chat.completions.create(model="small-window", extra_headers=chatty, messages=history)
 
 
-def drive_redis_outage(gw: RunningGateway, redis_process: Any) -> None:
+def drive_redis_outage(gw: RunningGateway, redis_process: Spawned) -> None:
     redis_process.kill()
     response = httpx.get(f"{gw.url}/admin/state/stats", params={"prefix": "acme:"},
                          headers={"authorization": f"Bearer {ADMIN_KEY}"})
@@ -269,5 +285,6 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
 def test_every_dashboard_series_is_exported(exported: Exported) -> None:
     selectors = dashboard_selectors()
     assert {s.dashboard for s in selectors} == {"overview", "cost", "cache", "agents"}
-    missing = sorted({str(s) for s in selectors if s.name not in PROMETHEUS_SERIES and not exported.has(s)})
+    missing = sorted({f"{s} ({s.dashboard}: {s.panel})" for s in selectors
+                      if s.name not in PROMETHEUS_SERIES and not exported.has(s)})
     assert not missing, "panels query series the gateway does not export:\n  " + "\n  ".join(missing)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from tests.gateway_harness import RunningGateway
 
@@ -72,7 +73,8 @@ class OpenAIAgent:
         headers = dict(raw.headers)
         if self.stream:
             text, calls = "", {}  # type: ignore[var-annotated]
-            for chunk in raw.parse():
+            chunks = cast("openai.Stream[ChatCompletionChunk]", raw.parse())
+            for chunk in chunks:
                 for choice in chunk.choices:
                     text += choice.delta.content or ""
                     for call in choice.delta.tool_calls or []:
@@ -83,7 +85,7 @@ class OpenAIAgent:
             tool_calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"],
                            "arguments": c["arguments"]}} for c in calls.values()]
         else:
-            message = raw.parse().choices[0].message
+            message = cast(ChatCompletion, raw.parse()).choices[0].message
             text = message.content or ""
             tool_calls = [c.model_dump() for c in message.tool_calls or []]
         guard = headers.get("x-cachegate-guard")

@@ -31,7 +31,8 @@ def test_policy_header(gw: RunningGateway, preset: str, expected: str) -> None:
 def test_policy_header_refused_where_not_allowed(gw: RunningGateway) -> None:
     agent = make_agent("openai", gw, "header-refused", headers={"x-cachegate-guard-policy": "off"}, tenant="globex")
     refused = agent.step("bash", LS, "same")
-    assert refused.status == 400 and refused.error is not None and "x-cachegate-guard-policy" in refused.error["message"]
+    assert refused.status == 400 and refused.error is not None
+    assert "x-cachegate-guard-policy" in refused.error["message"]
     unknown = make_agent("openai", gw, "header-unknown", headers={"x-cachegate-guard-policy": "lenient"})
     assert unknown.step("bash", LS, "same").status == 400
 
@@ -47,10 +48,11 @@ def test_llm_call_limit_stops_without_a_nudge(gw: RunningGateway) -> None:
 
 def test_cost_budget_from_a_model_override(gw: RunningGateway) -> None:
     client = gw.openai(default_headers={"x-session-id": "budget"})
-    messages = [{"role": "user", "content": "hello there"}]
+    messages: list[dict[str, object]] = [{"role": "user", "content": "hello there"}]
     first = client.chat.completions.with_raw_response.create(model="gpt-budget", messages=messages)  # type: ignore[arg-type]
     assert "x-cachegate-guard" not in first.headers
-    messages += [{"role": "assistant", "content": first.parse().choices[0].message.content}, {"role": "user", "content": "more"}]
+    answer = first.parse().choices[0].message.content
+    messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": "more"}]
     second = client.chat.completions.with_raw_response.create(model="gpt-budget", messages=messages)  # type: ignore[arg-type]
     assert second.headers["x-cachegate-guard"] == "stop; reason=BUDGET; detector=max_cost_usd"
     messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "again"}]

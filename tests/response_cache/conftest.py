@@ -34,7 +34,9 @@ def warm_embedders(*gateways: RunningGateway, timeout_s: float = 120.0) -> None:
     """A semantic-eligible request starts a replica's model load; wait until every replica reports it ready."""
     for gw in gateways:
         gw.openai().chat.completions.create(
-            model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": f"warm up {uuid.uuid4().hex}"}],
+            model="gpt-4o-mini",
+            temperature=0,
+            messages=[{"role": "user", "content": f"warm up {uuid.uuid4().hex}"}],
             extra_headers={"x-cachegate-cache-namespace": "warmup"},
         )
     deadline = time.monotonic() + timeout_s

@@ -35,7 +35,8 @@ def test_served_by_the_other_replica_with_zero_usage_and_saved_cost(replicas: Re
     assert ask(replicas.a, prompt, namespace)[0] == "miss"
     before = provider_requests(replicas.b)
     raw = replicas.b.openai().chat.completions.with_raw_response.create(
-        model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}],
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": prompt}],
         extra_headers={"x-cachegate-cache-namespace": namespace},
     )
     completion = raw.parse()
@@ -71,9 +72,8 @@ def test_system_prompt_tools_and_sampling_change_the_key(replicas: Replicas, nam
     assert ask(replicas.b, prompt, namespace, temperature=0)[0] == "miss"  # omitted means 1, not 0
     assert ask(replicas.b, prompt, namespace, temperature=1)[0] == "exact"
     # The same prompt as a list of text parts is the same request.
-    assert ask(replicas.b, prompt, namespace, messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}])[
-        0
-    ] == "exact"
+    parts = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    assert ask(replicas.b, prompt, namespace, messages=parts)[0] == "exact"
 
 
 def test_caller_controls(replicas: Replicas, namespace: str) -> None:
@@ -120,8 +120,11 @@ def test_streaming_replay_openai(replicas: Replicas, namespace: str) -> None:
     headers = {"x-cachegate-cache-namespace": namespace}
     assert ask(replicas.a, prompt, namespace)[0] == "miss"
     raw = replicas.b.openai().chat.completions.with_raw_response.create(
-        model="gpt-4o-mini", stream=True, stream_options={"include_usage": True},
-        messages=[{"role": "user", "content": prompt}], extra_headers=headers,
+        model="gpt-4o-mini",
+        stream=True,
+        stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": prompt}],
+        extra_headers=headers,
     )
     assert raw.headers["x-cachegate-cache"] == "exact"
     chunks = list(raw.parse())
@@ -164,8 +167,11 @@ def test_admin_purge_by_tenant_namespace_and_model(replicas: Replicas, namespace
         assert ask(replicas.a, prompt, namespace, tenant=tenant)[0] == "miss"
     admin = {"authorization": f"Bearer {ADMIN_KEY}"}
     assert httpx.post(f"{replicas.b.url}/admin/cache/purge", json={"tenant": "acme"}).status_code == 401
-    response = httpx.post(f"{replicas.b.url}/admin/cache/purge", headers=admin,
-                          json={"tenant": "acme", "namespace": namespace, "model": "gpt-4o-mini"})
+    response = httpx.post(
+        f"{replicas.b.url}/admin/cache/purge",
+        headers=admin,
+        json={"tenant": "acme", "namespace": namespace, "model": "gpt-4o-mini"},
+    )
     assert response.status_code == 200 and response.json()["deleted"] >= 1
     assert ask(replicas.a, prompt, namespace, tenant="acme")[0] == "miss"
     assert ask(replicas.a, prompt, namespace, tenant="globex")[0] == "exact"

@@ -14,9 +14,11 @@ PARAPHRASE = ("How do I reverse a list in Python?", "How can I reverse a list in
 MUST_MISS = [
     ("How do I convert 5 miles to kilometers?", "How do I convert 6 miles to kilometers?", "numbers"),
     ("Is it safe to drink tap water in Mexico?", "Is it not safe to drink tap water in Mexico?", "negation"),
-    ("Please write a short polite email to my landlord John asking him to fix the broken heating this week",
-     "Please write a short polite email to my landlord Peter asking him to fix the broken heating this week",
-     "entity"),
+    (
+        "Please write a short polite email to my landlord John asking him to fix the broken heating this week",
+        "Please write a short polite email to my landlord Peter asking him to fix the broken heating this week",
+        "entity",
+    ),
 ]
 
 
@@ -28,8 +30,11 @@ def ask(gw: RunningGateway, prompt: str, namespace: str, tenant: str = "acme", *
     raw = gw.openai(tenant).chat.completions.with_raw_response.create(
         model="gpt-4o-mini", messages=messages, extra_headers=headers, **kwargs
     )
-    return raw.headers["x-cachegate-cache"], raw.headers.get("x-cachegate-similarity", ""), \
-        raw.parse().choices[0].message.content or ""
+    return (
+        raw.headers["x-cachegate-cache"],
+        raw.headers.get("x-cachegate-similarity", ""),
+        raw.parse().choices[0].message.content or "",
+    )
 
 
 def test_paraphrase_served_by_the_other_replica(replicas: Replicas, namespace: str) -> None:
@@ -82,8 +87,12 @@ def test_temperature_needs_opt_in(replicas: Replicas, namespace: str) -> None:
 def test_no_semantic_hits_for_tool_results(replicas: Replicas, namespace: str) -> None:
     original, paraphrase = PARAPHRASE
     call = {"id": "call_1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
-    turn = [{"role": "user", "content": "Run it."}, {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "done"}, {"role": "assistant", "content": "Ok."}]
+    turn = [
+        {"role": "user", "content": "Run it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+        {"role": "assistant", "content": "Ok."},
+    ]
     skipped = metric(replicas.b, "cachegate_response_cache_skips_total", tier="semantic", reason="tool_results")
     assert ask(replicas.a, original, namespace, before=turn)[0] == "miss"
     assert ask(replicas.b, paraphrase, namespace, before=turn)[0] == "miss"
@@ -103,7 +112,9 @@ def test_anthropic_semantic_hit(replicas: Replicas, namespace: str) -> None:
 
     def create(gw: RunningGateway, prompt: str) -> tuple[str, str]:
         raw = gw.anthropic().messages.with_raw_response.create(
-            model="claude-sonnet-4-5", max_tokens=100, extra_headers=headers,
+            model="claude-sonnet-4-5",
+            max_tokens=100,
+            extra_headers=headers,
             messages=[{"role": "user", "content": prompt}],
         )
         return raw.headers["x-cachegate-cache"], raw.parse().content[0].text  # type: ignore[union-attr]

@@ -41,7 +41,7 @@ def _node(name: str, calls: dict[str, int] | None = None) -> Callable[[Any], dic
 
 def _graph(lib: Lib, names: str, edges: list[tuple[Any, str]], **node_kwargs: Any) -> Any:
     g = lib.StateGraph(Log)
-    for name in names.split():
+    for name in names.split():  # "" -> an empty builder
         g.add_node(name, _node(name), **node_kwargs.get(name, {}))
     for src, dst in edges:
         g.add_edge(src, dst)
@@ -248,6 +248,61 @@ def schema_kinds(lib: Lib) -> list[Any]:
     return runs
 
 
+def entry_sends_and_list_branches(lib: Lib) -> list[Any]:
+    g = lib.StateGraph(Log)
+    g.add_node("worker", lambda arg: {"log": [f"w{arg['i']}"]})
+    g.add_node("p", _node("p"))
+    g.add_node("q", _node("q"))
+    g.add_node("r", _node("r"))
+    g.add_conditional_edges(lib.START, lambda s: [lib.Send("worker", {"i": i}) for i in range(3)])
+    g.add_conditional_edges("worker", lambda s: ["p", "q", lib.END], ["p", "q", lib.END])
+    g.add_edge("p", "r")
+    g.add_edge("q", "r")
+    return [(g.compile(), {"log": []}, None)]
+
+
+def deferred_join(lib: Lib) -> list[Any]:
+    g = _graph(
+        lib, "a b c b2 d e", [_start(lib, "a"), ("a", "b"), ("a", "c"), ("b", "b2"), ("c", "e")], d={"defer": True}
+    )
+    g.add_edge(["b2", "c"], "d")
+    return [(g.compile(), {"log": []}, None)]
+
+
+def goto_mixed(lib: Lib) -> list[Any]:
+    g = lib.StateGraph(Log)
+    g.add_node("a", lambda s: lib.Command(update={"log": ["a"]}, goto=[lib.END, "b", "b"]))
+    g.add_node("b", lambda s: [lib.Command(update={"log": ["b1"]}), lib.Command(update={"log": ["b2"]}, goto="c")])
+    g.add_node("c", _node("c"))
+    g.add_edge(lib.START, "a")
+    return [(g.compile(), {"log": []}, None)]
+
+
+def odd_returns(lib: Lib) -> list[Any]:
+    unknown = _graph(lib, "", [])
+    unknown.add_node("a", lambda s: {"unknown": 1, "log": ["a"]})
+    unknown.add_edge(lib.START, "a")
+    bad = _graph(lib, "", [])
+    bad.add_node("a", lambda s: "oops")
+    bad.add_edge(lib.START, "a")
+    missing = _graph(lib, "", [])
+    missing.add_node("a", lambda s: {"log": [s["x"]]})
+    missing.add_edge(lib.START, "a")
+    return [
+        (unknown.compile(), {"log": []}, None),
+        (bad.compile(), {"log": []}, None),
+        (missing.compile(), {"log": []}, None),
+    ]
+
+
+def sends_hit_recursion_limit(lib: Lib) -> list[Any]:
+    g = lib.StateGraph(Log)
+    g.add_node("w", lambda arg: {"log": [str(arg)]})
+    g.add_conditional_edges(lib.START, lambda s: [lib.Send("w", 0)])
+    g.add_conditional_edges("w", lambda s: [lib.Send("w", len(s["log"]))])
+    return [(g.compile(), {"log": []}, {"recursion_limit": 4})]
+
+
 CASES = [
     linear,
     fanout_fanin_reducer,
@@ -265,6 +320,11 @@ CASES = [
     subgraph,
     retries,
     schema_kinds,
+    entry_sends_and_list_branches,
+    deferred_join,
+    goto_mixed,
+    odd_returns,
+    sends_hit_recursion_limit,
 ]
 
 
@@ -375,14 +435,23 @@ def update_state(lib: Lib) -> list[Any]:
     g = _graph(lib, "a b", [_start(lib, "a"), ("a", "b")])
     app, cfg = g.compile(checkpointer=lib.MemorySaver(), interrupt_before=["b"]), _cfg()
     first = trace(app, {"log": []}, cfg)
-    app.update_state(cfg, {"log": ["edited"]}, as_node="a")
+    app.update_state(cfg, {"log": ["edited"]})  # as the last node that ran: a
     snapshot = app.get_state(cfg)
     second = trace(app, None, cfg)
     history = [s.metadata["step"] for s in app.get_state_history(cfg)]
     return [first, snapshot.values, snapshot.next, second, history]
 
 
-STATEFUL = [multi_turn, interrupt_resume, error_then_resume, breakpoints, update_state]
+def command_input(lib: Lib) -> list[Any]:
+    g = _graph(lib, "a b c", [_start(lib, "a")])
+    g.add_conditional_edges("a", lambda s: "b", ["b", "c"])
+    app, cfg = g.compile(checkpointer=lib.MemorySaver(), interrupt_before=["b"]), _cfg()
+    first = trace(app, {"log": []}, cfg)
+    second = trace(app, lib.Command(update={"log": ["human"]}, goto="c"), cfg)
+    return [first, second, app.get_state(cfg).values]
+
+
+STATEFUL = [multi_turn, interrupt_resume, error_then_resume, breakpoints, update_state, command_input]
 
 
 @pytest.mark.parametrize("scenario", STATEFUL, ids=lambda f: f.__name__)

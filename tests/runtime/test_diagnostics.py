@@ -169,6 +169,18 @@ def test_command_destinations_make_nodes_reachable() -> None:
     assert g.compile().invoke({"log": []})["log"] == ["island"]
 
 
+def _route_to_island() -> ar.Command:  # type: ignore[type-arg]
+    return ar.Command(goto="island")
+
+
+def test_command_in_a_helper_function_counts_as_a_route() -> None:
+    g = ar.StateGraph(Log)
+    g.add_node("router", lambda state: _route_to_island())
+    g.add_node("island", _node("island"))
+    g.add_edge(ar.START, "router")
+    assert g.compile().invoke({"log": []})["log"] == ["island"]
+
+
 def test_reducer_with_wrong_arity() -> None:
     class Bad(TypedDict):
         log: Annotated[list[str], lambda a, b, c: a]

@@ -1,0 +1,309 @@
+"""Loop-guard quality through the gateway: false alarms on real sessions, detection delay on loops made
+from them, chanting streams, and the stage's overhead on a 100-message request.
+
+1. Replay: every recorded session (mini-swe-agent + Gemini 3 Pro on SWE-bench Verified) is sent turn by
+   turn (request k carries messages[:k], with a session id) through a real gateway with the default
+   policy; the simulator in replay mode answers with the recorded next message. Goal: no nudge or stop
+   on a resolved session (any on the others is reported with its reason).
+2. Loops made from the same sessions, appended after a recorded step: the step repeated with its
+   identical result, two recorded steps alternating, a failing command repeated; and polling (a
+   successful call repeated with changing output) as the negative control. Goal: every loop stopped,
+   acted on within 3 repeated steps after it starts; polling never.
+3. Chanting: `[[sim:chant N]]` streams must be cut; recorded assistant texts streamed must not.
+4. Overhead: GuardStage.on_request in-process on a 100-message request, p50 (goal <= 1 ms); baseline
+   in the same run: parsing the whole history with steps_from_openai_messages.
+
+    python -m bench.guard_quality [--sessions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
+from agent_runtime.guard import looks_like_error, steps_from_openai_messages
+from gateway.app import create_app
+from gateway.config import PolicyConfig, Settings, TenantConfig, hash_key
+from gateway.context import RequestContext
+from gateway.services import create_services
+from gateway.sim.app import create_sim_app
+from gateway.sim.settings import SimSettings
+from gateway.stages.guard import GuardStage
+from gateway.wire import OPENAI
+from tests.servers import free_socket, serve_on_socket
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CACHEGATE_SHARED_DIR", REPO / ".." / "shared"))
+TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
+RESULTS = REPO / "bench" / "results"
+KEY = "sk-bench-guard"
+MAX_DELAY = 3
+Message = dict[str, Any]
+
+
+def load_sessions() -> list[dict[str, Any]]:
+    with gzip.open(TRACES, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+@contextmanager
+def gateway_with_replay() -> Iterator[str]:
+    """A real gateway on loopback, its models routed to a simulator that replays the traces."""
+    sock = free_socket()
+    settings = Settings(
+        port=sock.getsockname()[1],
+        models=[{"name": "gpt-4.1-mini", "provider": "openai", "model": "gpt-4.1-mini", "api_base": "embedded-sim",
+                 "path": "lean"}],
+        tenants=[{"name": "bench", "keys": [hash_key(KEY)]}],
+        # Only the guard under test: the other stages would change what is measured and cost time.
+        policy={name: {"enabled": False} for name in ("compaction", "response_cache", "prompt_cache")},
+        max_body_bytes=16 * 1024 * 1024,
+        log_level="warning",
+    )
+    app = create_app(settings)
+    app.mount("/sim", create_sim_app(SimSettings(replay_file=TRACES)))
+    with serve_on_socket(app, sock) as url:
+        yield url
+
+
+class Client:
+    """Sends one request of a session; returns the guard's action (or 'error:<status>')."""
+
+    def __init__(self, url: str, tools: list[Any]) -> None:
+        self.http = httpx.Client(base_url=url, timeout=60, headers={"authorization": f"Bearer {KEY}"})
+        self.tools = tools
+        self.requests = 0
+
+    def send(self, session: str, messages: list[Message], *, stream: bool = False) -> tuple[str, str, httpx.Response]:
+        body = {"model": "gpt-4.1-mini", "messages": messages, "tools": self.tools, "stream": stream}
+        response = self.http.post("/v1/chat/completions", json=body, headers={"x-session-id": session})
+        self.requests += 1
+        if response.status_code == 409:
+            return "block", response.headers.get("x-cachegate-guard", ""), response
+        if response.status_code != 200:
+            return f"error:{response.status_code}", response.text[:200], response
+        guard = response.headers.get("x-cachegate-guard", "")
+        return (guard.split(";")[0] or "continue"), guard, response
+
+
+# --- 1. replay ------------------------------------------------------------------------------------
+
+
+def replay(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    alarms: list[dict[str, Any]] = []
+    requests = 0
+    for number, session in enumerate(sessions):
+        messages = session["messages"]
+        for k, message in enumerate(messages):
+            if message["role"] != "assistant":
+                continue
+            action, guard, _ = client.send(f"replay-{session['id']}", messages[:k])
+            requests += 1
+            if action != "continue":
+                alarms.append({"session": session["id"], "resolved": session["resolved"], "request": k,
+                               "action": action, "guard": guard})
+        if number % 20 == 0:
+            print(f"  replay {number + 1}/{len(sessions)} sessions, {requests} requests, {len(alarms)} alarms")
+    resolved = [s for s in sessions if s["resolved"]]
+    return {
+        "sessions": len(sessions),
+        "resolved_sessions": len(resolved),
+        "requests": requests,
+        "alarms_on_resolved": [a for a in alarms if a["resolved"]],
+        "alarms_on_unresolved": [a for a in alarms if not a["resolved"]],
+    }
+
+
+# --- 2. loops -------------------------------------------------------------------------------------
+
+
+def tool_pairs(messages: list[Message]) -> list[int]:
+    return [a for a in range(len(messages) - 1)
+            if len(messages[a].get("tool_calls") or []) == 1 and messages[a + 1]["role"] == "tool"]
+
+
+def with_output(message: Message, suffix: str) -> Message:
+    return {**message, "content": message["content"] + suffix}
+
+
+def loops(messages: list[Message], rng: random.Random) -> Iterator[tuple[str, int, list[Message], list[Message]]]:
+    """(kind, first index, history, appended steps as message pairs) made from recorded steps."""
+    m, pairs = messages, tool_pairs(messages)
+    failing = [a for a in pairs if looks_like_error(m[a + 1]["content"])]
+    for a in rng.sample(pairs, min(3, len(pairs))):
+        yield "repeat", a, m[: a + 2], [m[a], m[a + 1]] * 6
+        if a + 2 in pairs:
+            yield "alternate", a, m[: a + 4], [m[a], m[a + 1], m[a + 2], m[a + 3]] * 3
+        if a not in failing:
+            yield "polling", a, m[: a + 2], [x for i in range(8) for x in (m[a], with_output(m[a + 1], f"\n{i}0%"))]
+    for a in rng.sample(failing, min(2, len(failing))):
+        yield "failing", a, m[: a + 2], [m[a], m[a + 1]] * 6
+
+
+def run_loop(client: Client, session: str, history: list[Message], loop: list[Message]) -> tuple[int | None, int | None]:
+    """(repeated steps when the guard first acted, when it stopped the session), None = never."""
+    first = stop = None
+    for step in range(1, len(loop) // 2 + 1):
+        action, _, _ = client.send(session, history + loop[: 2 * step])
+        if action != "continue" and first is None:
+            first = step
+        if action in ("stop", "block"):
+            stop = step
+            break
+    return first, stop
+
+
+def synthetic_loops(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    rng = random.Random(7)
+    firsts: dict[str, Counter[str]] = {}
+    stops: dict[str, Counter[str]] = {}
+    for number, session in enumerate(sessions):
+        for kind, a, history, loop in loops(session["messages"], rng):
+            first, stop = run_loop(client, f"loop-{session['id']}-{kind}-{a}", history, loop)
+            firsts.setdefault(kind, Counter())[str(first)] += 1
+            stops.setdefault(kind, Counter())[str(stop)] += 1
+        if number % 20 == 0:
+            print(f"  loops {number + 1}/{len(sessions)} sessions, {client.requests} requests so far")
+    summary = {}
+    for kind in firsts:
+        total = sum(firsts[kind].values())
+        if kind == "polling":
+            summary[kind] = {"runs": total, "never_acted": firsts[kind]["None"]}
+            continue
+        within = sum(n for d, n in firsts[kind].items() if d != "None" and int(d) <= MAX_DELAY)
+        summary[kind] = {
+            "runs": total,
+            "acted_within_3_repeats": within,
+            "stopped": total - stops[kind]["None"],
+            "first_action_delay": dict(sorted(firsts[kind].items())),
+            "stop_delay": dict(sorted(stops[kind].items())),
+        }
+    return summary
+
+
+# --- 3. chanting ----------------------------------------------------------------------------------
+
+
+def stream_text(response: httpx.Response) -> str:
+    text = ""
+    for line in response.text.splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:]).get("choices") or []:
+                text += choice["delta"].get("content") or ""
+    return text
+
+
+def chanting(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    from gateway.sim.responses import CHANT_SENTENCE
+
+    chants = []
+    for repeats in (12, 20, 40, 80, 160):
+        prompt = [{"role": "user", "content": f"[[sim:chant {repeats}]]"}]
+        _, _, response = client.send(f"chant-{repeats}", prompt, stream=True)
+        text = stream_text(response)
+        full = len(" ".join([CHANT_SENTENCE] * repeats))
+        chants.append({"repeats": repeats, "cut": len(text) < full, "chars_streamed": len(text), "chars_full": full,
+                       "sentences_before_cut": round(len(text) / (len(CHANT_SENTENCE) + 1), 1)})
+    rng = random.Random(11)
+    texts = [(s["id"], s["resolved"], m["content"]) for s in sessions for m in s["messages"]
+             if m["role"] == "assistant" and m.get("content") and "]]" not in m["content"]]
+    sample = rng.sample(texts, min(300, len(texts)))
+    cut = []
+    for number, (sid, resolved, text) in enumerate(sample):
+        _, _, response = client.send(f"prose-{number}", [{"role": "user", "content": f"[[sim:text {text}]]"}],
+                                     stream=True)
+        if len(stream_text(response)) < len(text.strip()):
+            cut.append({"session": sid, "resolved": resolved})
+    return {"chanting_streams": chants, "recorded_texts_streamed": len(sample), "recorded_texts_cut": cut}
+
+
+# --- 4. overhead ----------------------------------------------------------------------------------
+
+
+async def stage_overhead(messages: list[Message], runs: int = 400) -> dict[str, float]:
+    """p50 of GuardStage.on_request on a 100-message request (memory store), warm and cold."""
+    settings = Settings(tenants=[{"name": "bench", "keys": [hash_key(KEY)]}])
+    services = create_services(settings)
+    stage = GuardStage(services)
+    tenant = TenantConfig(name="bench")
+    body = {"model": "gpt-4.1-mini", "messages": messages}
+
+    def context(session: str, history: list[Message]) -> RequestContext:
+        return RequestContext(wire=OPENAI, body={**body, "messages": history}, headers={}, services=services,
+                              tenant=tenant, session_id=session, policy=PolicyConfig())
+
+    async def timed(session: str, warm: bool) -> float:
+        if warm:  # the session's previous request: history up to the last assistant turn
+            await stage.on_request(context(session, messages[:-2]))
+        ctx = context(session, messages)
+        start = time.perf_counter()
+        await stage.on_request(ctx)
+        return time.perf_counter() - start
+
+    results: dict[str, float] = {}
+    for label, warm in (("warm", True), ("cold", False)):
+        samples = [await timed(f"{label}-{i}", warm) for i in range(runs)]
+        results[f"stage_p50_ms_{label}"] = statistics.median(samples) * 1e3
+        results[f"stage_p90_ms_{label}"] = statistics.quantiles(samples, n=10)[-1] * 1e3
+    parse = []
+    for _ in range(runs // 4):
+        start = time.perf_counter()
+        steps_from_openai_messages(messages)
+        parse.append(time.perf_counter() - start)
+    results["baseline_full_parse_p50_ms"] = statistics.median(parse) * 1e3
+    results["warm_vs_full_parse"] = results["stage_p50_ms_warm"] / results["baseline_full_parse_p50_ms"]
+    await services.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
+    args = parser.parse_args()
+    every = load_sessions()
+    sessions = every[: args.sessions] if args.sessions else every
+    started = time.perf_counter()
+    hundred = next(s["messages"] for s in every if len(s["messages"]) >= 100)[:100]
+    print("overhead (in-process) ...")
+    overhead = asyncio.run(stage_overhead(hundred))
+    print(f"  {overhead}")
+    with gateway_with_replay() as url:
+        client = Client(url, sessions[0]["tools"])
+        print(f"replay of {len(sessions)} sessions ...")
+        replayed = replay(client, sessions)
+        print("synthetic loops ...")
+        looped = synthetic_loops(client, sessions)
+        print("chanting ...")
+        chanted = chanting(client, sessions)
+    result = {
+        "command": "python -m bench.guard_quality" + (f" --sessions {args.sessions}" if args.sessions else ""),
+        "policy": "default (GuardConfig())",
+        "replay": replayed,
+        "loops": looped,
+        "chanting": chanted,
+        "overhead": overhead,
+        "requests": client.requests,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "guard_quality.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "chanting"}, indent=2)[:4000])
+    print(f"chanting: {json.dumps(chanted)[:1500]}")
+
+
+if __name__ == "__main__":
+    main()
