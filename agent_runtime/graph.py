@@ -69,9 +69,10 @@ def _code_mentions_command(fn: Callable[..., Any], depth: int = 3) -> bool:
         if depth > 0:
             for name in current.co_names:
                 helper = scope.get(name)
-                if helper is not fn and callable(helper) and hasattr(helper, "__code__"):
-                    if _code_mentions_command(helper, depth - 1):
-                        return True
+                if helper is fn or not callable(helper) or not hasattr(helper, "__code__"):
+                    continue
+                if _code_mentions_command(helper, depth - 1):
+                    return True
     return False
 
 

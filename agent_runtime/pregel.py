@@ -105,6 +105,7 @@ class CompiledGraph:
         modes: frozenset[str],
         durability: str | None,
         guard_rails: GuardRails | None,
+        checkpointer: BaseCheckpointer | None = None,
     ) -> Run:
         config = dict(config or {})
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
@@ -122,6 +123,7 @@ class CompiledGraph:
             durability=durability or "sync",
             executor=_shared_executor(),
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
+            checkpointer=checkpointer or self.checkpointer,
         )
 
     async def ainvoke(

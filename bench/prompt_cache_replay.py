@@ -283,23 +283,24 @@ def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]],
     return result
 
 
-def plot(results: dict[str, ModeResult], path: Path) -> None:
+def plot(reports: dict[str, dict[str, Any]], path: Path) -> None:
+    """Hit ratio and input cost per variant, one column per mode (from the JSON report)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for axis, (mode, result) in zip(axes, results.items(), strict=True):
-        assert result.limit is not None
-        names = ["physical_limit", *result.variants]
-        ratios = [result.limit.hit_ratio, *(s.hit_ratio for s in result.variants.values())]
-        axis.barh(names, ratios, color=["grey"] + ["tab:blue"] * len(result.variants))
-        axis.set_xlim(0, 1)
-        axis.set_title(f"{mode} mode: prompt-cache hit ratio")
-        axis.invert_yaxis()
+    fig, axes = plt.subplots(2, len(reports), figsize=(13, 8))
+    for column, (mode, report) in enumerate(reports.items()):
+        rows = {"physical_limit": report["physical_limit"], **report["variants"]}
+        colors = ["grey"] + ["tab:orange" if "cachegate" in name else "tab:blue" for name in report["variants"]]
+        for row, (metric, label) in enumerate((("hit_ratio", "hit ratio"), ("input_cost_usd", "input cost (USD)"))):
+            axis = axes[row][column]
+            axis.barh(list(rows), [summary[metric] for summary in rows.values()], color=colors)
+            axis.set_title(f"{mode} mode: {label}")
+            axis.invert_yaxis()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 def mode_report(result: ModeResult) -> dict[str, Any]:
@@ -335,7 +336,7 @@ def main() -> None:
     payload = {"sessions": len(sessions), "session_ids": [s["id"] for s in sessions], "seconds": seconds,
                "modes": reports}
     (RESULTS / "prompt_cache_replay.json").write_text(json.dumps(payload, indent=2))
-    plot(results, RESULTS / "prompt_cache_replay.png")
+    plot(reports, RESULTS / "prompt_cache_replay.png")
     for mode, report in reports.items():
         print(f"{mode}: ours / limit hit ratio = {report['ours_vs_limit_hit_ratio']:.3f}, "
               f"ours / fixed-injection input cost = {report['ours_vs_fixed_cost']:.3f} "

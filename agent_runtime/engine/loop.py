@@ -25,7 +25,7 @@ from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME
 from agent_runtime.engine.tasks import execute, route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphRecursionError
+from agent_runtime.errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
@@ -50,6 +50,7 @@ class Run:
         durability: str,
         executor: Executor | None,
         guard_rails: GuardRails | None,
+        checkpointer: BaseCheckpointer | None,
     ) -> None:
         self.graph = graph
         self.spec = graph.spec
@@ -59,7 +60,7 @@ class Run:
         self.recursion_limit = recursion_limit
         self.durability = durability
         self.executor = executor
-        self.checkpointer: BaseCheckpointer | None = graph.checkpointer
+        self.checkpointer = checkpointer
         self.checkpointing = self.checkpointer is not None
         self.events: list[Event] = []
         self.report = RunReport()
@@ -144,11 +145,32 @@ class Run:
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
         return {**self.config, "configurable": configurable, "metadata": metadata}
 
-    def child_config(self, task: Task) -> dict[str, Any]:
-        configurable = dict(self.config.get("configurable", {}))
-        configurable["checkpoint_ns"] = f"{task.name}:{task.id}"
+    async def run_subgraph(self, task: Task, arg: Any) -> Any:
+        """A compiled graph used as a node: its full output state is this task's update. Without a
+        checkpointer of its own it inherits this run's, under the namespace `<node>:<task id>`, so an
+        interrupt inside it pauses this run, and the resume continues the subgraph where it stopped."""
+        subgraph = task.node.subgraph  # type: ignore[union-attr]
+        assert subgraph is not None
+        configurable = {**self.config.get("configurable", {}), "checkpoint_ns": f"{task.name}:{task.id}"}
         configurable.pop("checkpoint_id", None)
-        return {"configurable": configurable, "recursion_limit": self.recursion_limit}
+        config = {"configurable": configurable, "recursion_limit": self.recursion_limit}
+        if self.checkpointer is None or subgraph.checkpointer is not None:
+            return await subgraph.ainvoke(arg, config)
+        saved = self.checkpointer.get_tuple(config)
+        if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
+            source = self.resume_source  # hand this run's answer down to the paused subgraph
+            if source.by_id:
+                arg = Command(resume=dict(source.by_id))
+            elif source.value is not MISSING:
+                arg, source.value = Command(resume=source.value), MISSING
+            else:
+                arg = None
+        run = subgraph._new_run(arg, config, frozenset(), self.durability, None, checkpointer=self.checkpointer)
+        async for _ in run.events_iter():
+            pass
+        if run.interrupts:
+            raise GraphInterrupt(tuple(run.interrupts))
+        return run.output()
 
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:

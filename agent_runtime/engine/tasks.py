@@ -49,7 +49,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             if node.fn is None:  # the hidden __start__ task maps the graph input
                 result = arg
             elif node.subgraph is not None:
-                result = await node.subgraph.ainvoke(arg, config=run.child_config(task))
+                result = await run.run_subgraph(task, arg)
             else:
                 args = (arg, run.node_config(task)) if node.takes_config else (arg,)
                 if node.is_async:

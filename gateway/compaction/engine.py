@@ -12,7 +12,7 @@ from gateway.compaction.layout import LAYOUTS, Layout, Message, digest
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cuts
-from gateway.compaction.summarizer import INSTRUCTION, SummaryFailed, summary_request, write_summary
+from gateway.compaction.summarizer import INSTRUCTION, SummaryFailed, fit, summary_request, write_summary
 from gateway.compaction.thresholds import Thresholds, context_window
 from gateway.compaction.tokens import TokenCounter, counter_for
 from gateway.config.compaction import CompactionConfig
@@ -99,7 +99,7 @@ class Run:
         chosen: list[Candidate] = []
         if tokens > self.thresholds.compact_trigger:
             candidates = self.compactor.candidates(self.history, results)
-            if tokens - sum(c.saving for c in candidates) > self.thresholds.summarize_trigger:
+            if self._must_summarize(tokens, sum(c.saving for c in candidates)):
                 changed |= await self._summarize(record, outcome)
                 results = self.layout.tool_results(self.messages, self.history.start)
                 candidates = self.compactor.candidates(self.history, results)
@@ -118,6 +118,12 @@ class Run:
             outcome.body = {**self.body, "messages": self.history.sent()}
             outcome.tokens_after = self.tokens()
         return outcome
+
+    def _must_summarize(self, tokens: int, full_saving: int) -> bool:
+        """Over the summarization trigger, and compaction cannot get clearly under it: compacting
+        anyway would only come back next turn with another small, cache-breaking step."""
+        t = self.thresholds
+        return tokens > t.summarize_trigger and tokens - full_saving > t.summarize_trigger - t.clear_at_least
 
     def _replay_summary(self, record: SessionRecord) -> bool:
         """Put the recorded summary back if the history still starts with the range it replaced."""
@@ -191,7 +197,10 @@ class Run:
         route = self.ctx.services.settings.model_by_name(self.summarizer)
         if route is None:
             raise SummaryFailed("unknown_route")
-        request = summary_request(self.layout, self.body, self.history.sent(cut), self.config.summary_max_tokens)
+        window = context_window(route, self.config.default_context_window)
+        prefix = fit(self.history.sent(cut), self.counter, window - self.config.summary_max_tokens,
+                     self.config.shrink_preview_chars)
+        request = summary_request(self.layout, self.body, prefix, self.config.summary_max_tokens)
         written = await write_summary(self.ctx.services.router, self.ctx.wire.name, route, request,
                                       self.config.summarizer_timeout_s)
         outcome.summary_cost_usd = written.cost_usd

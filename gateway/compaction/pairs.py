@@ -1,9 +1,10 @@
 """Where a history may be cut without separating a tool call from its result.
 
 A cut at index i drops messages[start:i] and keeps messages[i:]. It is safe when every tool call made
-before i is answered before i, and messages[i] is an assistant message (the kept part then follows
-the summary, a user message, as both APIs expect). A call left unanswered (a dangling call) closes
-every later cut: nothing after it is ever summarized.
+before i is answered before i, and messages[i] carries no tool result. The summary (a user message)
+then precedes the kept part; when that starts with a user message too, OpenAI accepts consecutive user
+messages and Anthropic merges them. A call left unanswered (a dangling call) closes every later cut:
+nothing after it is ever summarized.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def safe_cuts(layout: Layout, messages: list[Message], start: int) -> list[int]:
         if open_calls and not answered and message.get("role") != "tool":
             dangling = True  # a call never answered: unsafe to cut anywhere after it
         open_calls -= answered
-        is_boundary = not open_calls and not dangling and message.get("role") == "assistant"
+        is_boundary = not open_calls and not dangling and not answered and message.get("role") != "tool"
         if is_boundary and index > start:
             cuts.append(index)
         open_calls |= {call_id for call_id, _ in layout.calls(message)}

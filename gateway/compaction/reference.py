@@ -8,7 +8,7 @@ from __future__ import annotations
 RETRIEVAL_TOOL = "retrieve_context"
 
 
-def _preview(text: str, chars: int) -> str:
+def preview(text: str, chars: int) -> str:
     if len(text) <= 2 * chars:
         return text
     omitted = len(text) - 2 * chars
@@ -19,5 +19,5 @@ def reference(tool: str, text: str, tokens: int, handle: str, preview_chars: int
     how = f'{RETRIEVAL_TOOL}(handle="{handle}")' if tool_offered else f"GET /v1/context/{handle}"
     return (
         f"[cachegate: output of `{tool}` compacted: {len(text):,} characters, ~{tokens:,} tokens. "
-        f"Full text: {how}]\n{_preview(text, preview_chars)}"
+        f"Full text: {how}]\n{preview(text, preview_chars)}"
     )

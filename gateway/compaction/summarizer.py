@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message
+from gateway.compaction.reference import preview
 from gateway.compaction.replies import reply_text
+from gateway.compaction.tokens import TokenCounter
 from gateway.config import ModelConfig
 from gateway.upstream.router import Router
 from gateway.usage import Cost, price_for
@@ -44,6 +46,23 @@ class SummaryFailed(Exception):
 class Written:
     text: str
     cost_usd: float
+
+
+def fit(prefix: list[Message], counter: TokenCounter, budget: int, preview_chars: int) -> list[Message]:
+    """The prefix, with its largest plain-text messages cut to a head and tail until it fits the
+    summarizer's window. Normally a no-op: only a history holding a message near the window's size
+    (which compaction may not touch) needs it, and then this one request misses the warm cache."""
+    total = counter.messages(prefix)
+    fitted = list(prefix)
+    for index in sorted(range(len(fitted)), key=lambda i: -counter.message(fitted[i])):
+        content = fitted[index].get("content")
+        if total <= budget:
+            break
+        if isinstance(content, str):
+            shorter = {**fitted[index], "content": preview(content, preview_chars)}
+            total -= counter.message(fitted[index]) - counter.message(shorter)
+            fitted[index] = shorter
+    return fitted
 
 
 def summary_request(layout: Layout, body: dict[str, Any], prefix: list[Message], max_tokens: int) -> dict[str, Any]:

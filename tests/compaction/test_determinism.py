@@ -57,5 +57,6 @@ def test_streaming_requests_are_compacted_the_same_way(gw: RunningGateway) -> No
         model="small", messages=openai_history(12), tools=TOOLS_OPENAI, stream=True,  # type: ignore[arg-type]
         extra_headers={"x-session-id": "stream-same"},
     )
-    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # type: ignore[union-attr]
     assert json.dumps(sent_bodies(gw, 1)[0]["messages"]) == plain

@@ -7,6 +7,8 @@ from typing import Any
 
 from gateway.compaction.layout import LAYOUTS
 from gateway.compaction.pairs import safe_cuts
+from gateway.compaction.summarizer import fit
+from gateway.compaction.tokens import counter_for
 from tests.compaction.conftest import sent_bodies
 from tests.compaction.sessions import TOOLS_ANTHROPIC, TOOLS_OPENAI, anthropic_history, openai_history
 from tests.gateway_harness import RunningGateway
@@ -30,6 +32,21 @@ def test_dangling_call_closes_every_later_cut() -> None:
         {"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
     broken = [*messages, dangling, {"role": "user", "content": "never mind"}, *openai_history(2)[2:]]
     assert all(cut <= 6 for cut in safe_cuts(LAYOUTS["openai"], broken, 2))
+
+
+def test_cut_before_a_plain_user_message_never_before_a_result() -> None:
+    messages = [*openai_history(1), {"role": "assistant", "content": "x " * 5000},
+                {"role": "user", "content": "Please provide exactly one action."}]
+    assert safe_cuts(LAYOUTS["openai"], messages, 2) == [4, 5]  # the huge assistant message can go
+
+
+def test_summarizer_input_fits_its_window() -> None:
+    counter = counter_for("openai", "gpt-4o-mini")
+    prefix = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "word " * 6000},
+              {"role": "user", "content": "short"}]
+    fitted = fit(prefix, counter, 2000, 500)
+    assert counter.messages(fitted) <= 2000 and fitted[0] == prefix[0] and fitted[2] == prefix[2]
+    assert fit(prefix[:1], counter, 2000, 500) == prefix[:1]
 
 
 def test_anthropic_cuts() -> None:

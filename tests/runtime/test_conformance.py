@@ -451,7 +451,34 @@ def command_input(lib: Lib) -> list[Any]:
     return [first, second, app.get_state(cfg).values]
 
 
-STATEFUL = [multi_turn, interrupt_resume, error_then_resume, breakpoints, update_state, command_input]
+def subgraph_interrupt(lib: Lib) -> list[Any]:
+    calls: dict[str, int] = {}
+    inner = lib.StateGraph(Log)
+    inner.add_node("s1", _node("s1", calls))
+    inner.add_node("ask", lambda s: {"log": [f"ask:{lib.interrupt('inner?')}"]})
+    inner.add_node("s2", _node("s2", calls))
+    inner.add_edge(lib.START, "s1")
+    inner.add_edge("s1", "ask")
+    inner.add_edge("ask", "s2")
+    outer = _graph(lib, "pre post", [_start(lib, "pre"), ("sub", "post")])
+    outer.add_node("sub", inner.compile())
+    outer.add_edge("pre", "sub")
+    app, cfg = outer.compile(checkpointer=lib.MemorySaver()), _cfg()
+    first = app.invoke({"log": []}, cfg)
+    pending = (app.get_state(cfg).next, [i.value for i in first["__interrupt__"]])
+    second = app.invoke(lib.Command(resume="yes"), cfg)
+    return [first["log"], pending, second, dict(calls)]
+
+
+STATEFUL = [
+    multi_turn,
+    interrupt_resume,
+    error_then_resume,
+    breakpoints,
+    update_state,
+    command_input,
+    subgraph_interrupt,
+]
 
 
 @pytest.mark.parametrize("scenario", STATEFUL, ids=lambda f: f.__name__)

@@ -66,7 +66,7 @@ def test_wall_time_budget() -> None:
     app = _loop(slow, guard_rails=ar.GuardRails(max_wall_time_s=0.1))
     out = app.invoke({"n": 0})
     assert _report(app).stop_reason is ar.StopReason.TIMEOUT
-    assert 3 <= out["n"] <= 5
+    assert 1 <= out["n"] <= 5  # ~3 on a quiet machine
 
 
 def test_token_budget() -> None:
