@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 
 import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
 from agent_runtime.guard import looks_like_error, steps_from_openai_messages
@@ -52,6 +53,7 @@ TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
 RESULTS = REPO / "bench" / "results"
 KEY = "sk-bench-guard"
 MAX_DELAY = 3
+REDIS_URL = "redis://127.0.0.1:6379/12"  # overhead with a shared store (flushed after)
 Message = dict[str, Any]
 
 
@@ -236,9 +238,10 @@ def chanting(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
 # --- 4. overhead ----------------------------------------------------------------------------------
 
 
-async def stage_overhead(messages: list[Message], runs: int = 400) -> dict[str, float]:
-    """p50 of GuardStage.on_request on a 100-message request (memory store), warm and cold."""
-    settings = Settings.model_validate({"tenants": [{"name": "bench", "keys": [hash_key(KEY)]}]})
+async def stage_overhead(messages: list[Message], runs: int = 400, redis_url: str | None = None) -> dict[str, float]:
+    """p50 of GuardStage.on_request on a 100-message request (memory store, or Redis), warm and cold."""
+    settings = Settings.model_validate({"tenants": [{"name": "bench", "keys": [hash_key(KEY)]}],
+                                        "redis_url": redis_url})
     services = create_services(settings)
     stage = GuardStage(services)
     tenant = TenantConfig(name="bench")
@@ -272,6 +275,13 @@ async def stage_overhead(messages: list[Message], runs: int = 400) -> dict[str, 
     return results
 
 
+def redis_available(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
+    except redis.RedisError:
+        return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
@@ -282,7 +292,12 @@ def main() -> None:
     hundred = next(s["messages"] for s in every if len(s["messages"]) >= 100)[:100]
     print("overhead (in-process) ...")
     overhead = asyncio.run(stage_overhead(hundred))
-    print(f"  {overhead}")
+    print(f"  memory store: {overhead}")
+    if redis_available(REDIS_URL):
+        on_redis = asyncio.run(stage_overhead(hundred, runs=200, redis_url=REDIS_URL))
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        overhead.update({f"redis_{k}": v for k, v in on_redis.items() if k.startswith("stage")})
+        print(f"  redis store: {on_redis}")
     with gateway_with_replay() as url:
         client = Client(url, sessions[0]["tools"])
         print(f"replay of {len(sessions)} sessions ...")

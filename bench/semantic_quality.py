@@ -235,6 +235,7 @@ def plot(results: dict[str, object], path: Path) -> None:
                 ax.annotate(f"{chosen['threshold']}", (chosen[must_miss], chosen["should_hit (PAWS 1)"]))
         ax.axvline(MAX_WRONG, color="grey", lw=0.8, ls=":")
         ax.set_xscale("symlog", linthresh=0.01)
+        ax.set_xlim(left=0)
         ax.set_xlabel(f"wrong answers served ({must_miss})")
         ax.set_ylabel("should-hit pairs served")
         ax.set_title(f"report half, cosine thresholds {THRESHOLDS[0]}-{THRESHOLDS[-1]}")
@@ -245,14 +246,17 @@ def plot(results: dict[str, object], path: Path) -> None:
 
 def main() -> None:
     started = time.perf_counter()
+    load_at_start = os.getloadavg()[0]
     embedder = Embedder()
     sets, vectors = build_sets(embedder)
-    results: dict[str, object] = {"quality": quality(sets)}
+    results: dict[str, object] = {"load_average_1m_at_start": load_at_start, "quality": quality(sets)}
     print("embedding latency ...", flush=True)
     results["embedding"] = embedding_latency(embedder)
     print("index latency ...", flush=True)
     results["index"] = index_latency(vectors)
     results["seconds"] = time.perf_counter() - started
+    # The machine is shared: say how busy it was, since every latency scales with it.
+    results["load_average_1m_at_end"] = os.getloadavg()[0]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "semantic_quality.json").write_text(json.dumps(results, indent=2))
     quality_results = results["quality"]

@@ -41,6 +41,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
         yield
         sampler.cancel()
+        lean = services.router.paths.get("lean")
+        if isinstance(lean, LeanUpstream):
+            await lean.aclose()  # its aiohttp session lives in this event loop
         await services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
@@ -67,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             {"error": {"type": "invalid_request_error", "message": str(exc.errors())[:1000]}}, status_code=400
         )
 
+    app.add_middleware(proxy.DirectRoutes)  # before CORS, so that CORS still wraps the proxy endpoints
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"], allow_headers=["*"]

@@ -70,3 +70,26 @@ class BaseChannel:
     def finish(self) -> bool:
         """Called when the graph would otherwise go quiet; True if the channel changed."""
         return False
+
+
+class SingleValueChannel(BaseChannel):
+    """A channel that holds one value (MISSING while empty) and saves exactly that value."""
+
+    __slots__ = ("key", "value")
+
+    key: str
+    value: Any
+
+    def _restore(self, value: Any) -> None:
+        self.value = value
+
+    def checkpoint(self) -> Any:
+        return self.value
+
+    def get(self) -> Any:
+        if self.value is MISSING:
+            raise EmptyChannelError(self.key)
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING

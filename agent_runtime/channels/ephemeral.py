@@ -5,34 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Self
 
-from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.channels.base import MISSING, SingleValueChannel
 from agent_runtime.errors import InvalidUpdateError
 
 
-class EphemeralValue(BaseChannel):
-    __slots__ = ("guard", "key", "value")
+class EphemeralValue(SingleValueChannel):
+    __slots__ = ("guard",)
 
     def __init__(self, key: str = "", guard: bool = True) -> None:
         self.key = key
         self.guard = guard
-        self.value: Any = MISSING
+        self.value = MISSING
 
     def new(self) -> Self:
         return type(self)(self.key, self.guard)
-
-    def _restore(self, value: Any) -> None:
-        self.value = value
-
-    def checkpoint(self) -> Any:
-        return self.value
-
-    def get(self) -> Any:
-        if self.value is MISSING:
-            raise EmptyChannelError(self.key)
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:

@@ -5,34 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Self
 
-from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError, SingleValueChannel
 from agent_runtime.errors import InvalidUpdateError
 
 
-class LastValue(BaseChannel):
-    __slots__ = ("key", "value")
+class LastValue(SingleValueChannel):
+    __slots__ = ()
     STEP_SENSITIVE = False
 
     def __init__(self, key: str = "") -> None:
         self.key = key
-        self.value: Any = MISSING
+        self.value = MISSING
 
     def new(self) -> Self:
         return type(self)(self.key)
-
-    def _restore(self, value: Any) -> None:
-        self.value = value
-
-    def checkpoint(self) -> Any:
-        return self.value
-
-    def get(self) -> Any:
-        if self.value is MISSING:
-            raise EmptyChannelError(self.key)
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:

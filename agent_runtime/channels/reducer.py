@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.channels.base import MISSING, SingleValueChannel
 from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.types import Overwrite
 
@@ -29,32 +29,18 @@ def _overwrite_value(value: Any) -> tuple[bool, Any]:
     return False, None
 
 
-class BinaryOperatorAggregate(BaseChannel):
-    __slots__ = ("key", "operator", "typ", "value")
+class BinaryOperatorAggregate(SingleValueChannel):
+    __slots__ = ("operator", "typ")
     STEP_SENSITIVE = False
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         self.key = key
         self.typ = typ
         self.operator = operator
-        self.value: Any = _initial(typ)
+        self.value = _initial(typ)
 
     def new(self) -> Self:
         return type(self)(self.typ, self.operator, self.key)
-
-    def _restore(self, value: Any) -> None:
-        self.value = value
-
-    def checkpoint(self) -> Any:
-        return self.value
-
-    def get(self) -> Any:
-        if self.value is MISSING:
-            raise EmptyChannelError(self.key)
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
 
     def preview(self, values: Sequence[Any]) -> Any:
         if any(_overwrite_value(v)[0] for v in values):

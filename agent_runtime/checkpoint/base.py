@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_runtime.channels import MISSING
+
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 
 _last_id = 0
@@ -51,6 +53,24 @@ class CheckpointTuple:
     parent_config: dict[str, Any] | None = None
     pending_writes: list[tuple[str, str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def saved(
+        cls,
+        thread: tuple[str, str],
+        checkpoint: Checkpoint,
+        metadata: dict[str, Any],
+        parent_id: str | None,
+        pending_writes: list[tuple[str, str, Any]],
+    ) -> CheckpointTuple:
+        """A checkpoint saved on `thread` ((thread_id, checkpoint_ns)), as `get_tuple` and `list` return it."""
+        return cls(
+            config=checkpoint_config(*thread, checkpoint.id),
+            checkpoint=checkpoint,
+            metadata=metadata,
+            parent_config=None if parent_id is None else checkpoint_config(*thread, parent_id),
+            pending_writes=pending_writes,
+        )
+
 
 def thread_key(config: dict[str, Any]) -> tuple[str, str]:
     conf = config.get("configurable", {})
@@ -61,6 +81,20 @@ def thread_key(config: dict[str, Any]) -> tuple[str, str]:
 
 def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+@dataclass(frozen=True, slots=True)
+class NewCheckpoint:
+    """What `put` hands a backend to store: the checkpoint, where it goes, and its changed channel values."""
+
+    thread_id: str
+    ns: str
+    parent_id: str | None
+    checkpoint: Checkpoint  # the backend owns it now; its values are the `blobs`
+    metadata: dict[str, Any]
+    # (channel, version, value) per channel whose version changed; MISSING: empty at that version
+    # (e.g. a cleared trigger)
+    blobs: list[tuple[str, int, Any]]
 
 
 class BaseCheckpointer:
@@ -79,6 +113,15 @@ class BaseCheckpointer:
         metadata: dict[str, Any],
         new_versions: dict[str, int],
     ) -> dict[str, Any]:
+        """Save `checkpoint` as the child of the one `config` names; returns the config that names it."""
+        thread_id, ns = thread_key(config)
+        values = checkpoint.channel_values
+        blobs = [(chan, version, values.get(chan, MISSING)) for chan, version in new_versions.items()]
+        parent_id = config["configurable"].get("checkpoint_id")
+        self._save(NewCheckpoint(thread_id, ns, parent_id, checkpoint, metadata, blobs))
+        return checkpoint_config(thread_id, ns, checkpoint.id)
+
+    def _save(self, new: NewCheckpoint) -> None:
         raise NotImplementedError
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:

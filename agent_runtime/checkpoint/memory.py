@@ -12,7 +12,7 @@ from agent_runtime.checkpoint.base import (
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
-    checkpoint_config,
+    NewCheckpoint,
     thread_key,
 )
 
@@ -33,30 +33,16 @@ class InMemoryCheckpointer(BaseCheckpointer):
         self._blobs: dict[tuple[str, str, str, int], Any] = {}
         self._writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, Any]]] = {}
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: dict[str, Any],
-        new_versions: dict[str, int],
-    ) -> dict[str, Any]:
-        thread_id, ns = thread_key(config)
-        parent_id = config["configurable"].get("checkpoint_id")
-        values = checkpoint.channel_values
+    def _save(self, new: NewCheckpoint) -> None:
+        thread = (new.thread_id, new.ns)
         blobs = {
-            (thread_id, ns, chan, version): _copy(values[chan]) if chan in values else _EMPTY
-            for chan, version in new_versions.items()
+            (*thread, chan, version): _EMPTY if value is MISSING else _copy(value) for chan, version, value in new.blobs
         }
-        stored = checkpoint
+        stored = new.checkpoint
         stored.channel_values = {}  # values live in the blobs; the saver owns the checkpoint now
         with self._lock:
             self._blobs.update(blobs)
-            self._checkpoints.setdefault((thread_id, ns), {})[checkpoint.id] = (
-                stored,
-                dict(metadata),
-                parent_id,
-            )
-        return checkpoint_config(thread_id, ns, checkpoint.id)
+            self._checkpoints.setdefault(thread, {})[stored.id] = (stored, dict(new.metadata), new.parent_id)
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
@@ -83,13 +69,8 @@ class InMemoryCheckpointer(BaseCheckpointer):
             stored.updated_channels,
         )
         writes = self._writes.get((thread_id, ns, checkpoint_id), {})
-        return CheckpointTuple(
-            config=checkpoint_config(thread_id, ns, checkpoint_id),
-            checkpoint=checkpoint,
-            metadata=copy.deepcopy(metadata),
-            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
-            pending_writes=[(t, c, copy.deepcopy(v)) for t, c, v in writes.values()],
-        )
+        pending = [(t, c, copy.deepcopy(v)) for t, c, v in writes.values()]
+        return CheckpointTuple.saved((thread_id, ns), checkpoint, copy.deepcopy(metadata), parent_id, pending)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         thread_id, ns = thread_key(config)

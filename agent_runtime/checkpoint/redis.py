@@ -9,11 +9,12 @@ from typing import Any, cast
 
 import redis
 
+from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import (
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
-    checkpoint_config,
+    NewCheckpoint,
     thread_key,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
@@ -39,30 +40,22 @@ class RedisCheckpointer(BaseCheckpointer):
             for key in keys:
                 pipe.expire(key, self.ttl_s)
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: dict[str, Any],
-        new_versions: dict[str, int],
-    ) -> dict[str, Any]:
-        thread_id, ns = thread_key(config)
-        values = checkpoint.channel_values
+    def _save(self, new: NewCheckpoint) -> None:
         blobs = {
-            f"{chan}\x00{version}": dumps(values[chan]) if chan in values else _EMPTY
-            for chan, version in new_versions.items()
+            f"{chan}\x00{version}": _EMPTY if value is MISSING else dumps(value) for chan, version, value in new.blobs
         }
+        checkpoint = new.checkpoint
         record = dumps(
             (
                 checkpoint.ts,
                 checkpoint.channel_versions,
                 checkpoint.versions_seen,
                 checkpoint.updated_channels,
-                metadata,
-                config["configurable"].get("checkpoint_id"),
+                new.metadata,
+                new.parent_id,
             )
         )
-        index, body, blob_key = (self._key(k, thread_id, ns) for k in ("index", "checkpoints", "blobs"))
+        index, body, blob_key = (self._key(k, new.thread_id, new.ns) for k in ("index", "checkpoints", "blobs"))
         pipe = self.client.pipeline(transaction=True)
         if blobs:
             pipe.hset(blob_key, mapping=blobs)  # type: ignore[arg-type]
@@ -70,7 +63,6 @@ class RedisCheckpointer(BaseCheckpointer):
         pipe.zadd(index, {checkpoint.id: 0})
         self._expire(pipe, index, body, blob_key)
         pipe.execute()
-        return checkpoint_config(thread_id, ns, checkpoint.id)
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
@@ -88,13 +80,8 @@ class RedisCheckpointer(BaseCheckpointer):
         values = {chan: loads(cast(bytes, data)) for chan, data in zip(versions, raw, strict=True) if data}
         writes = self.client.hgetall(self._key("writes", thread_id, ns, checkpoint_id))
         pending = [loads(cast(bytes, writes[k])) for k in sorted(writes)]
-        return CheckpointTuple(
-            config=checkpoint_config(thread_id, ns, checkpoint_id),
-            checkpoint=Checkpoint(checkpoint_id, ts, values, versions, seen, updated),
-            metadata=metadata,
-            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
-            pending_writes=pending,
-        )
+        checkpoint = Checkpoint(checkpoint_id, ts, values, versions, seen, updated)
+        return CheckpointTuple.saved((thread_id, ns), checkpoint, metadata, parent_id, pending)
 
     def _ids(self, thread_id: str, ns: str, limit: int | None) -> list[str]:
         raw = self.client.zrevrangebylex(

@@ -8,11 +8,12 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import (
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
-    checkpoint_config,
+    NewCheckpoint,
     thread_key,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
@@ -48,18 +49,11 @@ class SqliteCheckpointer(BaseCheckpointer):
         with self._lock:
             self._conn.close()
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: dict[str, Any],
-        new_versions: dict[str, int],
-    ) -> dict[str, Any]:
-        thread_id, ns = thread_key(config)
-        values = checkpoint.channel_values
+    def _save(self, new: NewCheckpoint) -> None:
+        thread_id, ns, checkpoint = new.thread_id, new.ns, new.checkpoint
         blob_rows = [
-            (thread_id, ns, chan, version, dumps(values[chan]) if chan in values else None)
-            for chan, version in new_versions.items()
+            (thread_id, ns, chan, version, None if value is MISSING else dumps(value))
+            for chan, version, value in new.blobs
         ]
         body = dumps((checkpoint.channel_versions, checkpoint.versions_seen, checkpoint.updated_channels))
         with self._lock, self._conn:
@@ -67,17 +61,8 @@ class SqliteCheckpointer(BaseCheckpointer):
             self._conn.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?)", blob_rows)
             self._conn.execute(
                 "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread_id,
-                    ns,
-                    checkpoint.id,
-                    config["configurable"].get("checkpoint_id"),
-                    checkpoint.ts,
-                    body,
-                    dumps(metadata),
-                ),
+                (thread_id, ns, checkpoint.id, new.parent_id, checkpoint.ts, body, dumps(new.metadata)),
             )
-        return checkpoint_config(thread_id, ns, checkpoint.id)
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
@@ -105,13 +90,9 @@ class SqliteCheckpointer(BaseCheckpointer):
             "ORDER BY task_id, idx",
             (thread_id, ns, checkpoint_id),
         ).fetchall()
-        return CheckpointTuple(
-            config=checkpoint_config(thread_id, ns, checkpoint_id),
-            checkpoint=Checkpoint(checkpoint_id, ts, values, versions, seen, updated),
-            metadata=loads(metadata),
-            parent_config=None if parent_id is None else checkpoint_config(thread_id, ns, parent_id),
-            pending_writes=[(t, c, loads(v)) for t, c, v in writes],
-        )
+        checkpoint = Checkpoint(checkpoint_id, ts, values, versions, seen, updated)
+        pending = [(t, c, loads(v)) for t, c, v in writes]
+        return CheckpointTuple.saved((thread_id, ns), checkpoint, loads(metadata), parent_id, pending)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         thread_id, ns = thread_key(config)

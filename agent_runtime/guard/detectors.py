@@ -30,7 +30,8 @@ The streaming text detector ``ChantDetector`` lives in ``chanting`` and is re-ex
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 from .chanting import ChantDetector
 from .detection import Detection, StopReason
@@ -70,8 +71,14 @@ def _quote(step: Step) -> str:
     return f"`{step.summary}`"
 
 
-def detect_identical_calls(steps: Sequence[Step], *, min_repeats: int = 4) -> Detection | None:
-    """The same call with the same result, ``min_repeats`` times in a row."""
+class _CallRun(NamedTuple):
+    newest: Step
+    start: int  # index of the run's oldest call
+    length: int
+
+
+def _newest_call_run(steps: Sequence[Step], same: Callable[[Step, Step], bool]) -> _CallRun | None:
+    """The run of consecutive tool calls, newest back, for which ``same(call, newest)`` holds."""
     calls = _calls(steps)
     newest = next(calls, None)
     if newest is None:
@@ -79,13 +86,19 @@ def detect_identical_calls(steps: Sequence[Step], *, min_repeats: int = 4) -> De
     start, last = newest
     count = 1
     for index, step in calls:
-        if step.key != last.key:
+        if not same(step, last):
             break
         start, count = index, count + 1
-    if count < min_repeats:
+    return _CallRun(last, start, count)
+
+
+def detect_identical_calls(steps: Sequence[Step], *, min_repeats: int = 4) -> Detection | None:
+    """The same call with the same result, ``min_repeats`` times in a row."""
+    run = _newest_call_run(steps, lambda step, newest: step.key == newest.key)
+    if run is None or run.length < min_repeats:
         return None
-    detail = f"{_quote(last)} ran {count} times in a row with identical results"
-    return Detection(StopReason.LOOP, "identical_calls", detail, count, start)
+    detail = f"{_quote(run.newest)} ran {run.length} times in a row with identical results"
+    return Detection(StopReason.LOOP, "identical_calls", detail, run.length, run.start)
 
 
 def detect_cycle(
@@ -137,20 +150,11 @@ def detect_no_progress(steps: Sequence[Step], *, min_streak: int = 4, window: in
 
 def detect_repeated_errors(steps: Sequence[Step], *, min_repeats: int = 4) -> Detection | None:
     """The same call (tool + args) failing ``min_repeats`` times in a row, whatever the error text."""
-    calls = _calls(steps)
-    newest = next(calls, None)
-    if newest is None or not newest[1].is_error:
+    run = _newest_call_run(steps, lambda step, newest: step.is_error and step.action == newest.action)
+    if run is None or not run.newest.is_error or run.length < min_repeats:
         return None
-    start, last = newest
-    count = 1
-    for index, step in calls:
-        if not step.is_error or step.action != last.action:
-            break
-        start, count = index, count + 1
-    if count < min_repeats:
-        return None
-    detail = f"{_quote(last)} failed {count} times in a row"
-    return Detection(StopReason.LOOP, "repeated_errors", detail, count, start)
+    detail = f"{_quote(run.newest)} failed {run.length} times in a row"
+    return Detection(StopReason.LOOP, "repeated_errors", detail, run.length, run.start)
 
 
 def detect_monologue(steps: Sequence[Step], *, min_repeats: int = 3) -> Detection | None:

@@ -33,15 +33,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from . import detectors
 from .detection import LIMIT_REASONS, Detection, StopReason
-from .detectors import (
-    detect_cycle,
-    detect_identical_calls,
-    detect_malformed,
-    detect_monologue,
-    detect_no_progress,
-    detect_repeated_errors,
-)
 from .limits import GuardLimits, SessionCounters, check_limits
 from .steps import Step
 
@@ -172,17 +165,17 @@ def stop_message(detection: Detection) -> str:
 def _detections(steps: Sequence[Step], t: GuardThresholds) -> Iterator[Detection | None]:
     """Each enabled detector's verdict, lazily, most specific first (the first one names the loop)."""
     if t.malformed is not None:
-        yield detect_malformed(steps, min_repeats=t.malformed)
+        yield detectors.detect_malformed(steps, min_repeats=t.malformed)
     if t.monologue is not None:
-        yield detect_monologue(steps, min_repeats=t.monologue)
+        yield detectors.detect_monologue(steps, min_repeats=t.monologue)
     if t.identical_calls is not None:
-        yield detect_identical_calls(steps, min_repeats=t.identical_calls)
+        yield detectors.detect_identical_calls(steps, min_repeats=t.identical_calls)
     if t.repeated_errors is not None:
-        yield detect_repeated_errors(steps, min_repeats=t.repeated_errors)
+        yield detectors.detect_repeated_errors(steps, min_repeats=t.repeated_errors)
     if t.cycle_repeated_steps is not None:
-        yield detect_cycle(steps, max_period=t.cycle_max_period, min_repeated_steps=t.cycle_repeated_steps)
+        yield detectors.detect_cycle(steps, max_period=t.cycle_max_period, min_repeated_steps=t.cycle_repeated_steps)
     if t.no_progress_streak is not None:
-        yield detect_no_progress(steps, min_streak=t.no_progress_streak, window=t.no_progress_window)
+        yield detectors.detect_no_progress(steps, min_streak=t.no_progress_streak, window=t.no_progress_window)
 
 
 def detect(steps: Sequence[Step], thresholds: GuardThresholds) -> Detection | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-DEFAULT_SIMILARITY_THRESHOLD = 0.9
+from gateway.semantic import DEFAULT_SIMILARITY_THRESHOLD
 
 
 class ResponseCacheConfig(BaseModel):

@@ -61,8 +61,16 @@ def _ttl_allowed(position: int, ttl: Ttl, client: dict[int, Ttl | None]) -> Ttl 
     return "1h" if hour_after else ttl
 
 
+def _markable(position: int, markable: Sequence[bool]) -> int | None:
+    """The nearest block at or before `position` that can carry a mark."""
+    while position >= 0 and not markable[position]:
+        position -= 1
+    return position if position >= 0 else None
+
+
 def plan_breakpoints(
     ends: Sequence[int],
+    markable: Sequence[bool],
     client_marks: dict[int, Any],
     *,
     static_end: int | None,
@@ -71,17 +79,19 @@ def plan_breakpoints(
     ttl: Ttl,
     limits: Limits,
 ) -> list[Placement]:
-    """Our marks, by position. `ends[i]`: tokens of the prefix ending at block i; `client_marks`: block
-    position -> the client's mark; `anchor`: newest position the provider should hold an entry for."""
+    """Our marks, by position. `ends[i]`: tokens of the prefix ending at block i; `markable[i]`: block i
+    may carry a mark; `client_marks`: block position -> the client's mark; `anchor`: newest position the
+    provider should hold an entry for."""
     budget = limits.max_marks - len(client_marks)
     if budget <= 0:
         return []
     client = {position: client_ttl(mark) for position, mark in client_marks.items()}
     chosen: dict[int, Placement] = {}
-    for position, kind in _candidates(static_end, last, anchor, limits.every):
+    for candidate, kind in _candidates(static_end, last, anchor, limits.every):
         if len(chosen) == budget:
             break
-        if position in client or position in chosen or ends[position] < limits.min_tokens:
+        position = _markable(candidate, markable)
+        if position is None or position in client or position in chosen or ends[position] < limits.min_tokens:
             continue
         allowed = _ttl_allowed(position, ttl, client)
         if allowed is not None:

@@ -16,6 +16,7 @@ import orjson
 
 Section = Literal["tools", "system", "messages"]
 MARK = "cache_control"
+UNMARKABLE_TYPES = {"thinking", "redacted_thinking"}
 
 
 @dataclass(slots=True)
@@ -32,6 +33,16 @@ class Block:
         if self.field is None and MARK in self.holder:
             return self.holder[MARK]
         return self.inherited_mark
+
+    @property
+    def markable(self) -> bool:
+        """Anthropic refuses marks on thinking blocks and on empty text blocks."""
+        if self.field is not None:
+            return bool(self.holder[self.field])
+        kind = self.holder.get("type")
+        if kind in UNMARKABLE_TYPES:
+            return False
+        return kind != "text" or bool(self.holder.get("text"))
 
     def text(self) -> str:
         """What the provider reads for this block, without marks (for token counts)."""

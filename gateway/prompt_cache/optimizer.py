@@ -117,7 +117,7 @@ def _place_marks(outcome: Outcome, wire: str, route: ModelConfig, config: Prompt
         common = _common_blocks(blocks, outcome.prefix_break)
         anchor = max((p for p in previous.marks if p < common), default=None)
         outcome.placements = plan_breakpoints(
-            prefix_tokens(blocks, limits.min_tokens), client,
+            prefix_tokens(blocks, limits.min_tokens), [b.markable for b in blocks], client,
             static_end=statics[-1] if statics else None, last=last if last >= 0 else None,
             anchor=anchor, ttl=outcome.ttl, limits=limits,
         )
@@ -133,7 +133,8 @@ def _session_keys(outcome: Outcome, wire: str, route: ModelConfig, config: Promp
     if wire != "openai":
         return
     if route.provider not in config.key_providers:
-        if any(body.pop(name, None) is not None for name in KEY_FIELDS):
+        removed = [body.pop(name) for name in KEY_FIELDS if name in body]
+        if removed:
             outcome.key_action = "stripped"  # providers that reject unknown fields would answer 400
         return
     if config.prompt_cache_key and session_key and "prompt_cache_key" not in body:

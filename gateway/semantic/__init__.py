@@ -11,7 +11,7 @@ from gateway.semantic.embedder import Embedder, EmbeddingTimeout
 from gateway.semantic.index import VectorIndex
 from gateway.semantic.verifier import Verdict, verify
 
-DEFAULT_SIMILARITY_THRESHOLD = 0.9
+DEFAULT_SIMILARITY_THRESHOLD = 0.975
 
 __all__ = [
     "DEFAULT_SIMILARITY_THRESHOLD",

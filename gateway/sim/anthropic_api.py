@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -11,23 +12,21 @@ from starlette.responses import JSONResponse, Response
 
 from gateway.sim.anthropic_cache import AnthropicCachePlan, min_cacheable_tokens, prompt_blocks
 from gateway.sim.conversation import anthropic_turns
-from gateway.sim.directives import parse_directives
 from gateway.sim.errors import SimError, anthropic_error_response
 from gateway.sim.exchange import (
+    Conversation,
     SseEvent,
     Timing,
     api_key,
-    directive_text,
-    flat_turns,
+    choose_fault,
     json_response,
     read_body,
+    read_request,
     split_json,
     split_text,
     stream_response,
 )
-from gateway.sim.faults import FAULT_HEADER, raise_error_fault
-from gateway.sim.latency import decode_time, time_to_first_token
-from gateway.sim.responses import Reply, limit_reply, output_tokens, plan_reply
+from gateway.sim.responses import Reply, limit_reply, output_tokens
 from gateway.sim.state import SimState
 from gateway.sim.tokens import ANTHROPIC_ENCODING
 from gateway.sim.validation import check_anthropic_request
@@ -130,28 +129,16 @@ async def messages(request: Request) -> Response:
     state: SimState = request.app.state.sim
     settings = state.settings
     try:
-        key = api_key(request, settings, "invalid x-api-key")
-        body = await read_body(request)
-        state.stats.record_request("anthropic", request.url.path, dict(request.headers), body)
+        key, body = await read_request(request, state, "anthropic", "invalid x-api-key")
         check_anthropic_request(body)
         model = body["model"]
         blocks = prompt_blocks(body)
-        grouped = anthropic_turns(body["messages"])
-        directives = parse_directives(directive_text(grouped))
-        fault = state.faults.choose(model, request.headers.get(FAULT_HEADER), directives.fault)
-        if fault is not None:
-            state.stats.count(model, **{f"fault_{fault.value}": 1})
-            await raise_error_fault(fault, settings)
+        conversation = Conversation.of(anthropic_turns(body["messages"]))
+        fault = await choose_fault(request, state, model, conversation.directives)
         namespace = (key, model)
         min_tokens = min_cacheable_tokens(model, settings.anthropic_min_tokens)
         plan = state.anthropic_cache.plan(namespace, blocks, min_tokens)
-        reply = plan_reply(
-            flat_turns(grouped),
-            directives,
-            state.replay,
-            tool_id_prefix="toolu_",
-            forced_tool=_forced_tool(body),
-        )
+        reply = conversation.reply(state.replay, "toolu_", _forced_tool(body))
     except SimError as error:
         state.stats.count_error(error.status)
         return anthropic_error_response(error)
@@ -168,15 +155,9 @@ async def messages(request: Request) -> Response:
         output_tokens=produced,
     )
     usage = _usage(plan, produced)
-    timing = Timing(
-        time_to_first_token(settings.latency, plan.total_tokens - plan.read_tokens, plan.read_tokens),
-        decode_time(settings.latency, produced),
-    )
+    timing = Timing.simulated(settings.latency, plan.total_tokens - plan.read_tokens, plan.read_tokens, produced)
     message_id = f"msg_sim{uuid.uuid4().hex[:20]}"
-
-    def on_start() -> None:
-        state.anthropic_cache.commit(namespace, plan)
-
+    on_start = partial(state.anthropic_cache.commit, namespace, plan)
     if body.get("stream"):
         events = _events(reply, model, usage, message_id, settings.stream_chunk_words)
         return stream_response(events, timing, on_start, fault)

@@ -1,4 +1,4 @@
-"""The parts of one request/response exchange that both APIs share: auth, body, timing, faults."""
+"""The parts of one request/response exchange that both APIs share: auth, body, directives, faults, timing."""
 
 from __future__ import annotations
 
@@ -12,10 +12,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.sim.conversation import Turn
+from gateway.sim.directives import Directives, parse_directives
 from gateway.sim.errors import ErrorKind, SimError, invalid_request
-from gateway.sim.faults import SimulatedDisconnect
-from gateway.sim.latency import pause
-from gateway.sim.settings import FaultKind, SimSettings
+from gateway.sim.faults import FAULT_HEADER, SimulatedDisconnect, raise_error_fault
+from gateway.sim.latency import decode_time, pause, time_to_first_token
+from gateway.sim.replay import ReplayIndex
+from gateway.sim.responses import Reply, plan_reply
+from gateway.sim.settings import FaultKind, LatencySettings, SimSettings
+from gateway.sim.state import SimState
 
 
 def api_key(request: Request, settings: SimSettings, rejection: str) -> str:
@@ -37,15 +41,44 @@ async def read_body(request: Request) -> dict[str, Any]:
     return body
 
 
-def directive_text(grouped: list[list[Turn]]) -> str:
+async def read_request(request: Request, state: SimState, api: str, rejection: str) -> tuple[str, dict[str, Any]]:
+    """The caller's key and JSON body; the body is recorded for /sim/requests before any API rule is checked."""
+    key = api_key(request, state.settings, rejection)
+    body = await read_body(request)
+    state.stats.record_request(api, request.url.path, dict(request.headers), body)
+    return key, body
+
+
+def _directive_text(grouped: list[list[Turn]]) -> str:
     """User-written text of the LAST message: directives anywhere else are history, not instructions."""
     if not grouped:
         return ""
     return "\n".join(turn.text for turn in grouped[-1] if turn.kind == "user")
 
 
-def flat_turns(grouped: list[list[Turn]]) -> list[Turn]:
-    return [turn for turns in grouped for turn in turns if turn.kind != "system"]
+@dataclass(frozen=True)
+class Conversation:
+    """The request's turns (grouped per message) and the directives of its last message."""
+
+    grouped: list[list[Turn]]
+    directives: Directives
+
+    @classmethod
+    def of(cls, grouped: list[list[Turn]]) -> Conversation:
+        return cls(grouped, parse_directives(_directive_text(grouped)))
+
+    def reply(self, replay: ReplayIndex | None, tool_id_prefix: str, forced_tool: str | None) -> Reply:
+        turns = [turn for turns in self.grouped for turn in turns if turn.kind != "system"]
+        return plan_reply(turns, self.directives, replay, tool_id_prefix=tool_id_prefix, forced_tool=forced_tool)
+
+
+async def choose_fault(request: Request, state: SimState, model: str, directives: Directives) -> FaultKind | None:
+    """The fault this response gets (header, directive or random); an error fault is raised as its SimError."""
+    fault = state.faults.choose(model, request.headers.get(FAULT_HEADER), directives.fault)
+    if fault is not None:
+        state.stats.count(model, **{f"fault_{fault.value}": 1})
+        await raise_error_fault(fault, state.settings)
+    return fault
 
 
 @dataclass(frozen=True)
@@ -68,6 +101,12 @@ class SseEvent:
 class Timing:
     ttft_s: float
     decode_s: float
+
+    @classmethod
+    def simulated(
+        cls, latency: LatencySettings, uncached_tokens: int, cached_tokens: int, output_tokens: int
+    ) -> Timing:
+        return cls(time_to_first_token(latency, uncached_tokens, cached_tokens), decode_time(latency, output_tokens))
 
 
 def stream_response(

@@ -5,30 +5,27 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.sim.conversation import openai_turns
-from gateway.sim.directives import parse_directives
 from gateway.sim.errors import SimError, openai_error_response
 from gateway.sim.exchange import (
+    Conversation,
     SseEvent,
     Timing,
-    api_key,
-    directive_text,
-    flat_turns,
+    choose_fault,
     json_response,
-    read_body,
+    read_request,
     split_json,
     split_text,
     stream_response,
 )
-from gateway.sim.faults import FAULT_HEADER, raise_error_fault
-from gateway.sim.latency import decode_time, time_to_first_token
 from gateway.sim.openai_cache import OpenAICachePlan, render_prompt
-from gateway.sim.responses import Reply, limit_reply, output_tokens, plan_reply
+from gateway.sim.responses import Reply, limit_reply, output_tokens
 from gateway.sim.state import SimState
 from gateway.sim.tokens import encode, openai_encoding
 from gateway.sim.validation import check_openai_request
@@ -98,15 +95,18 @@ def _completion(reply: Reply, model: str, usage: dict[str, Any], completion_id: 
 def _chunks(
     reply: Reply, model: str, usage: dict[str, Any], completion_id: str, include_usage: bool, words: int
 ) -> list[SseEvent]:
-    created = int(time.time())
+    # every chunk, the final usage-only one included, starts with these fields (in this order)
+    head = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_sim",
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None, output: bool = False) -> SseEvent:
         payload: dict[str, Any] = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "system_fingerprint": "fp_sim",
+            **head,
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
         }
         if include_usage:
@@ -129,16 +129,7 @@ def _chunks(
         ]
     events.append(chunk({}, finish=_finish_reason(reply)))
     if include_usage:
-        tail = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "system_fingerprint": "fp_sim",
-            "choices": [],
-            "usage": usage,
-        }
-        events.append(SseEvent(json.dumps(tail)))
+        events.append(SseEvent(json.dumps({**head, "choices": [], "usage": usage})))
     events.append(SseEvent("[DONE]"))
     return events
 
@@ -147,52 +138,31 @@ async def chat_completions(request: Request) -> Response:
     state: SimState = request.app.state.sim
     settings = state.settings
     try:
-        key = api_key(request, settings, _REJECTED_KEY)
-        body = await read_body(request)
-        state.stats.record_request("openai", request.url.path, dict(request.headers), body)
+        key, body = await read_request(request, state, "openai", _REJECTED_KEY)
         check_openai_request(body)
         model = body["model"]
-        grouped = openai_turns(body["messages"])
-        directives = parse_directives(directive_text(grouped))
-        fault = state.faults.choose(model, request.headers.get(FAULT_HEADER), directives.fault)
-        if fault is not None:
-            state.stats.count(model, **{f"fault_{fault.value}": 1})
-            await raise_error_fault(fault, settings)
+        conversation = Conversation.of(openai_turns(body["messages"]))
+        fault = await choose_fault(request, state, model, conversation.directives)
         encoding = openai_encoding(model)
         extended = body.get("prompt_cache_retention") == "24h"
         ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
         namespace = (key, model)
         plan = state.openai_cache.plan(namespace, encode(render_prompt(body), encoding), ttl_s)
-        reply = plan_reply(
-            flat_turns(grouped),
-            directives,
-            state.replay,
-            tool_id_prefix="call_",
-            forced_tool=_forced_tool(body),
-        )
+        reply = conversation.reply(state.replay, "call_", _forced_tool(body))
     except SimError as error:
         state.stats.count_error(error.status)
         return openai_error_response(error)
 
     reply = limit_reply(reply, body.get("max_completion_tokens") or body.get("max_tokens"), encoding)
     produced = output_tokens(reply, encoding)
+    uncached = plan.prompt_tokens - plan.cached_tokens
     state.stats.count(
-        model,
-        requests=1,
-        input_tokens=plan.prompt_tokens - plan.cached_tokens,
-        cache_read_tokens=plan.cached_tokens,
-        output_tokens=produced,
+        model, requests=1, input_tokens=uncached, cache_read_tokens=plan.cached_tokens, output_tokens=produced
     )
     usage = _usage(plan, produced)
-    timing = Timing(
-        time_to_first_token(settings.latency, plan.prompt_tokens - plan.cached_tokens, plan.cached_tokens),
-        decode_time(settings.latency, produced),
-    )
+    timing = Timing.simulated(settings.latency, uncached, plan.cached_tokens, produced)
     completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-
-    def on_start() -> None:
-        state.openai_cache.commit(namespace, plan)
-
+    on_start = partial(state.openai_cache.commit, namespace, plan)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = _chunks(reply, model, usage, completion_id, include_usage, settings.stream_chunk_words)

@@ -43,8 +43,9 @@ class PromptCacheStage(Stage):
             self.metrics.failures.labels("request").inc()
             raise
         ctx.body = outcome.body
-        ctx.response_headers.update(outcome.headers())
-        ctx.notes["prompt_cache"] = outcome.headers()
+        headers = outcome.headers()
+        ctx.response_headers.update(headers)
+        ctx.notes["prompt_cache"] = headers
         _record(self.metrics, ctx.tenant_label, outcome)
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator
+from functools import lru_cache
 from typing import Any
 
 import aiohttp
 import certifi
 import httpx
 import orjson
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from gateway.config import ModelConfig
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
@@ -58,12 +61,22 @@ def timeout(route: ModelConfig) -> aiohttp.ClientTimeout:
     )
 
 
+@lru_cache(maxsize=256)
+def env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The environment's proxy for a URL (HTTP(S)_PROXY, NO_PROXY), read once per URL as httpx did per
+    client: aiohttp's trust_env would re-read the environment and ~/.netrc on every request."""
+    try:
+        return get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
+
+
 def new_session() -> aiohttp.ClientSession:
-    # The same trust as httpx had: certifi's CAs, proxies from the environment, 5 s idle keep-alive.
+    # The same trust as httpx had: certifi's CAs; 5 s idle keep-alive.
     connector = aiohttp.TCPConnector(
         limit=1000, limit_per_host=0, keepalive_timeout=5.0, ssl=ssl.create_default_context(cafile=certifi.where())
     )
-    return aiohttp.ClientSession(connector=connector, trust_env=True)
+    return aiohttp.ClientSession(connector=connector)
 
 
 async def _error(response: aiohttp.ClientResponse) -> UpstreamError:
@@ -97,11 +110,15 @@ class LeanUpstream:
         payload = {**body, "model": route.model}
         if wire == "openai" and payload.get("stream"):
             payload["stream_options"] = {**(payload.get("stream_options") or {}), "include_usage": True}
+        url = endpoint(wire, api_base)
+        proxy, proxy_auth = env_proxy(url)
         return await self.session().post(
-            endpoint(wire, api_base),
+            url,
             data=orjson.dumps(payload),
             headers=request_headers(wire, route.api_key(), headers),
             timeout=timeout(route),
+            proxy=proxy,
+            proxy_auth=proxy_auth,
         )
 
     async def complete(

@@ -15,11 +15,14 @@ from tests.gateway_harness import TENANT_KEYS, RunningGateway
 DUMP = re.compile(r"stored as (ctx_[0-9a-f]{24})")
 
 
+WORDS = 11  # histories of their own: summaries are memoised per tenant by the content they replace
+
+
 def _run(gw: RunningGateway, model: str, session: str, steps: int = 16) -> list[str]:
     actions = []
     for step in range(1, steps + 1):
         raw = gw.openai().chat.completions.with_raw_response.create(
-            model=model, messages=openai_history(step), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            model=model, messages=openai_history(step, words=WORDS), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
             extra_headers={"x-session-id": session},
         )
         assert raw.http_response.status_code == 200
@@ -43,7 +46,7 @@ def test_summary_request_reuses_prefix_and_dump_is_stored(gw: RunningGateway) ->
     summary = final[2]["content"]
     dump = DUMP.search(summary).group(1)  # type: ignore[union-attr]
     stored = httpx.get(f"{gw.url}/v1/context/{dump}", headers={"x-api-key": TENANT_KEYS["acme"]}).json()
-    assert stored["kind"] == "history" and stored["content"][:10] == openai_history(16)[:10]
+    assert stored["kind"] == "history" and stored["content"][:10] == openai_history(16, words=WORDS)[:10]
 
 
 def test_dump_is_written_even_when_the_summarizer_fails(gw: RunningGateway) -> None:
@@ -53,7 +56,7 @@ def test_dump_is_written_even_when_the_summarizer_fails(gw: RunningGateway) -> N
     tried = [a for a in failures if a != "skipped"]
     assert tried and set(tried) == {"UpstreamError"} and len(tried) <= 3  # stops after max_summary_failures
     first_failed = next(i for i, a in enumerate(actions, 1) if a not in ("-", "written", "memo"))
-    dump = "ctx_" + digest([None, openai_history(first_failed)])
+    dump = "ctx_" + digest([None, openai_history(first_failed, words=WORDS)])
     stored = httpx.get(f"{gw.url}/v1/context/{dump}", headers={"x-api-key": TENANT_KEYS["acme"]})
     assert stored.status_code == 200 and stored.json()["kind"] == "history"  # written before the call
     last = sent_bodies(gw, 1)[0]["messages"]

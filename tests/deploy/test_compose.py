@@ -16,8 +16,8 @@ import yaml
 
 from gateway.config import Settings, load_settings
 from tests.deploy.processes import REPO
+from tests.deploy.topology import REPLICAS
 
-REPLICAS = ["gateway-1", "gateway-2"]
 CONFIG_IN_CONTAINER = "/etc/cachegate/cachegate.yaml"
 DASHBOARDS = ["overview", "cost", "cache", "agents"]
 

@@ -29,9 +29,14 @@ from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gatewa
 DASHBOARDS = REPO / "grafana" / "dashboards"
 # Series Prometheus makes itself (not exported by the gateway).
 PROMETHEUS_SERIES = {"up"}
-# Counters that only move when something breaks (no test traffic can break a stage on purpose without
-# faking it): for these, the family must be declared on /metrics, a sample is not required.
-EVENT_ONLY = {"cachegate_stage_failures_total"}
+# Counters that only move when a stage breaks, which no honest traffic can cause: for these, the family
+# must be declared on /metrics, a sample is not required.
+EVENT_ONLY = {
+    "cachegate_stage_failures_total",
+    "cachegate_compaction_failures_total",
+    "cachegate_prompt_cache_failures_total",
+    "cachegate_response_cache_errors_total",
+}
 # A selector: a metric name with its optional {label matchers}.
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$|\s|[*/+-])")
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
@@ -253,10 +258,13 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
 
 
 def drive_redis_outage(gw: RunningGateway, redis_process: Spawned) -> None:
+    """Redis dies: the state store falls back to memory, and an agent session carries on, degraded."""
     redis_process.kill()
     response = httpx.get(f"{gw.url}/admin/state/stats", params={"prefix": "acme:"},
                          headers={"authorization": f"Bearer {ADMIN_KEY}"})
     assert response.json()["backend"] == "memory (fallback)"
+    gw.openai().chat.completions.create(model="gpt-4o-mini", extra_headers={"x-session-id": "after-outage"},
+                                        messages=[{"role": "user", "content": "still there?"}])
 
 
 @pytest.fixture(scope="module")

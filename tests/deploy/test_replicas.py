@@ -6,20 +6,25 @@ front of one `cachegate sim` as the provider, each replica running the productio
 from __future__ import annotations
 
 import asyncio
+import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config import hash_key
 from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
+from tests.deploy.topology import REPLICAS
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
@@ -70,15 +75,19 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
         sim_url = f"http://127.0.0.1:{sim_port}"
         config = logs / "cachegate.yaml"
         config.write_text(yaml.safe_dump(replica_config(sim_url, redis_url)))
-        ports = [free_port(), free_port()]
-        with (
-            spawned("sim", cachegate("sim", "--port", str(sim_port)), logs) as sim,
-            spawned("gateway-1", cachegate("serve", "--config", str(config), "--port", str(ports[0])), logs) as g1,
-            spawned("gateway-2", cachegate("serve", "--config", str(config), "--port", str(ports[1])), logs) as g2,
-        ):
+        ports = [free_port() for _ in REPLICAS]
+        with ExitStack() as processes:
+            sim = processes.enter_context(spawned("sim", cachegate("sim", "--port", str(sim_port)), logs))
+            # All replicas start at once (their imports take seconds), then each is waited for.
+            gateways = [
+                processes.enter_context(
+                    spawned(name, cachegate("serve", "--config", str(config), "--port", str(port)), logs)
+                )
+                for name, port in zip(REPLICAS, ports, strict=True)
+            ]
             sim.wait_until(answers_http(f"{sim_url}/sim/stats"))
             replicas = [f"http://127.0.0.1:{port}" for port in ports]
-            for process, url in zip((g1, g2), replicas, strict=True):
+            for process, url in zip(gateways, replicas, strict=True):
                 process.wait_until(answers_http(f"{url}/readyz"))
             yield Topology(redis=redis, redis_url=redis_url, sim_url=sim_url, replicas=replicas)
 
@@ -160,6 +169,69 @@ def test_a_session_stopped_on_one_replica_is_blocked_on_the_other(topology: Topo
     assert blocked_at is not None, f"replica 1 never blocked the loop in {MAX_LOOP_TURNS} turns"
     with pytest.raises(openai.ConflictError):
         turn(1, blocked_at + 1)
+
+
+def balancer_conf(replica_ports: list[int], port: int, log_dir: Path) -> str:
+    """deploy/nginx.conf for loopback: the replicas' ports, a free port, logs and pid in log_dir."""
+    conf = (REPO / "deploy" / "nginx.conf").read_text()
+    for name, replica_port in zip(REPLICAS, replica_ports, strict=True):
+        conf = conf.replace(f"server {name}:4000", f"server 127.0.0.1:{replica_port}")
+    conf = conf.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    conf = conf.replace("access_log /dev/stdout;", f"access_log {log_dir}/nginx-access.log;")
+    conf = conf.replace("error_log /dev/stderr warn;", f"error_log {log_dir}/nginx-error.log warn;")
+    return f"daemon off;\npid {log_dir}/nginx.pid;\n{conf}"
+
+
+@pytest.fixture(scope="module")
+def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nginx running deploy/nginx.conf in front of the two replicas; yields its URL."""
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        pytest.skip("nginx is not installed (.ci/run installs nginx-light)")
+    logs = tmp_path_factory.mktemp("balancer")
+    port = free_port()
+    replica_ports = [int(url.rsplit(":", 1)[1]) for url in topology.replicas]
+    conf = logs / "nginx.conf"
+    conf.write_text(balancer_conf(replica_ports, port, logs))
+    with spawned("nginx", [nginx, "-c", str(conf), "-e", str(logs / "nginx-startup.log")], logs) as process:
+        url = f"http://127.0.0.1:{port}"
+        process.wait_until(answers_http(f"{url}/nginx-health"))
+        yield url
+
+
+def answered(replica_url: str) -> float:
+    """Requests a replica answered, from its own /metrics."""
+    text = httpx.get(f"{replica_url}/metrics").text
+    return sum(sample.value for family in text_string_to_metric_families(text)
+               if family.name == "cachegate_requests" for sample in family.samples
+               if sample.name == "cachegate_requests_total")
+
+
+def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, balancer: str) -> None:
+    before = [answered(url) for url in topology.replicas]
+    client = openai.OpenAI(base_url=f"{balancer}/v1", api_key=TENANT_KEYS["acme"], max_retries=0)
+    for i in range(6):
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[sim:text via nginx {i}]]"}]
+        )
+        assert reply.choices[0].message.content == f"via nginx {i}"
+    served = [answered(url) - start for url, start in zip(topology.replicas, before, strict=True)]
+    assert sum(served) == 6 and min(served) >= 1, served
+
+
+def test_streams_and_their_trailer_pass_through_the_balancer(balancer: str) -> None:
+    body = {"model": "gpt-4o-mini", "stream": True,
+            "messages": [{"role": "user", "content": "[[sim:text one two three four]]"}]}
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    with httpx.stream("POST", f"{balancer}/v1/chat/completions", json=body, headers=headers) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        raw = "".join(response.iter_text())
+    assert "data: [DONE]" in raw and ": cachegate {" in raw, raw[-300:]
+
+
+def test_the_balancer_keeps_metrics_to_prometheus(balancer: str) -> None:
+    assert httpx.get(f"{balancer}/metrics").status_code == 404
+    assert httpx.get(f"{balancer}/healthz").status_code == 200
 
 
 def test_a_redis_outage_degrades_every_replica_to_its_fallback(topology: Topology) -> None:

@@ -16,10 +16,7 @@ from agent_runtime.guard import (
     make_text_step,
     make_tool_step,
 )
-
-
-def bash(command: str, output: str = "ok", *, code: int = 0) -> Step:
-    return make_tool_step("bash", {"command": command}, f"<returncode>{code}</returncode>\n{output}")
+from tests.guard.conftest import bash
 
 
 def work(n: int) -> list[Step]:

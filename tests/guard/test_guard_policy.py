@@ -14,19 +14,13 @@ from agent_runtime.guard import (
     GuardThresholds,
     LoopGuard,
     SessionCounters,
-    Step,
     StopReason,
     Strike,
     check_limits,
     escalate,
     evaluate,
-    make_tool_step,
 )
-
-
-def bash(command: str, output: str = "ok", *, code: int = 0) -> Step:
-    return make_tool_step("bash", {"command": command}, f"<returncode>{code}</returncode>\n{output}")
-
+from tests.guard.conftest import bash
 
 LOOP = [bash("ls", "a.py")] * 4
 

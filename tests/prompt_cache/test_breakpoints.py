@@ -169,7 +169,8 @@ def test_streamed_turns_are_marked_the_same_way(gw: RunningGateway) -> None:
     with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
                                 extra_headers={"x-session-id": session}) as stream:
         first = stream.get_final_message()
-    messages += [{"role": "assistant", "content": "streamed reply"}, {"role": "user", "content": "[[sim:text ok]] more"}]
+    messages += [{"role": "assistant", "content": "streamed reply"},
+                 {"role": "user", "content": "[[sim:text ok]] more"}]
     with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
                                 extra_headers={"x-session-id": session}) as stream:
         second = stream.get_final_message()

@@ -64,3 +64,11 @@ def test_gemini_never_gets_explicit_cache_marks() -> None:
     assert "cache_control" in str(body)  # the caller's body is never modified
     allowed = optimize(body, "openai", route, PromptCacheConfig(gemini_explicit_cache=True), SessionState(), None, 0.0)
     assert "cache_control" in str(allowed.body)
+
+
+def test_both_key_fields_are_stripped_for_other_providers() -> None:
+    route = ModelConfig(name="claude", provider="anthropic", model="claude-sonnet-4-5")
+    body = {"model": "claude", "messages": HELLO, "prompt_cache_key": "k", "prompt_cache_retention": "24h"}
+    outcome = optimize(body, "openai", route, PromptCacheConfig(), SessionState(), "t:s", 0.0)
+    assert "prompt_cache_key" not in outcome.body and "prompt_cache_retention" not in outcome.body
+    assert outcome.key_action == "stripped"

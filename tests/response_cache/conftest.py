@@ -62,7 +62,9 @@ def metric(gw: RunningGateway, name: str, **labels: str) -> float:
 @pytest.fixture(scope="session")
 def replicas() -> Iterator[Replicas]:
     redis.Redis.from_url(REDIS_URL).flushdb()
-    with running_gateway(redis_url=REDIS_URL) as a, running_gateway(redis_url=REDIS_URL) as b:
+    # Generous embedding timeout: the machine is shared, and a timed-out embedding would turn a hit into a miss.
+    settings: dict[str, Any] = {"redis_url": REDIS_URL, "policy": {"response_cache": {"embed_timeout_s": 10.0}}}
+    with running_gateway(**settings) as a, running_gateway(**settings) as b:
         warm_embedders(a, b)
         yield Replicas(a, b)
     redis.Redis.from_url(REDIS_URL).flushdb()

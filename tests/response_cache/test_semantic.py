@@ -6,19 +6,25 @@ from typing import Any
 
 import pytest
 
+from gateway.semantic import DEFAULT_SIMILARITY_THRESHOLD
 from tests.gateway_harness import RunningGateway
 from tests.response_cache.conftest import Replicas, metric
 
 PARAPHRASE = ("How do I reverse a list in Python?", "How can I reverse a list in Python?")
+MADANG = (
+    "Madang was built by Evans Deakin at Brisbane, launched on 10 August 1968, and commissioned on 28 November 1968."
+)
+BAUMGARTNER = (
+    "Alexander Baumgartner (born June 27, 1841 in St. Gallen, Switzerland; died in 1910 in Luxembourg) was a poet "
+    "and writer on the history of literature."
+)
+    "Alexander Baumgartner (born June 27, 1841 in St. Gallen; died in 1910 in Luxembourg) was a poet. Who was he?"
+)
 # Pairs the embedding scores above the default threshold although the answer differs.
 MUST_MISS = [
-    ("How do I convert 5 miles to kilometers?", "How do I convert 6 miles to kilometers?", "numbers"),
+    (MADANG, MADANG.replace("28 November", "29 November"), "numbers"),
     ("Is it safe to drink tap water in Mexico?", "Is it not safe to drink tap water in Mexico?", "negation"),
-    (
-        "Please write a short polite email to my landlord John asking him to fix the broken heating this week",
-        "Please write a short polite email to my landlord Peter asking him to fix the broken heating this week",
-        "entity",
-    ),
+    (BAUMGARTNER, BAUMGARTNER.replace("Luxembourg", "Belgium"), "entity"),
 ]
 
 
@@ -42,7 +48,7 @@ def test_paraphrase_served_by_the_other_replica(replicas: Replicas, namespace: s
     assert ask(replicas.a, original, namespace)[0] == "miss"
     tier, similarity, answer = ask(replicas.b, paraphrase, namespace)
     assert (tier, answer) == ("semantic", original)  # the simulator echoed the original prompt
-    assert 0.9 <= float(similarity) < 1
+    assert DEFAULT_SIMILARITY_THRESHOLD <= float(similarity) < 1
 
 
 def test_tenants_are_isolated(replicas: Replicas, namespace: str) -> None:

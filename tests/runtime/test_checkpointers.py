@@ -54,6 +54,15 @@ def _interrupting(saver: ar.BaseCheckpointer) -> ar.CompiledGraph:
     return g.compile(checkpointer=saver)
 
 
+def _a_then_b(saver: ar.BaseCheckpointer) -> ar.CompiledGraph:
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge("a", "b")
+    return g.compile(checkpointer=saver)
+
+
 def test_interrupt_and_resume(saver: ar.BaseCheckpointer) -> None:
     app, cfg = _interrupting(saver), _cfg()
     out = app.invoke({"log": []}, cfg)
@@ -82,12 +91,7 @@ def test_resume_by_interrupt_id_with_two_pending(saver: ar.BaseCheckpointer) -> 
 
 
 def test_history_and_threads(saver: ar.BaseCheckpointer) -> None:
-    g = ar.StateGraph(State)
-    g.add_node("a", lambda s: {"log": ["a"]})
-    g.add_node("b", lambda s: {"log": ["b"]})
-    g.add_edge(ar.START, "a")
-    g.add_edge("a", "b")
-    app = g.compile(checkpointer=saver)
+    app = _a_then_b(saver)
     one, two = _cfg(), _cfg()
     app.invoke({"log": ["1"]}, one)
     app.invoke({"log": ["2"]}, two)
@@ -171,12 +175,7 @@ def _channel_values(saver: ar.BaseCheckpointer, config: dict[str, Any]) -> dict[
 
 
 def test_durability_exit_saves_only_the_end(saver: ar.BaseCheckpointer) -> None:
-    g = ar.StateGraph(State)
-    g.add_node("a", lambda s: {"log": ["a"]})
-    g.add_node("b", lambda s: {"log": ["b"]})
-    g.add_edge(ar.START, "a")
-    g.add_edge("a", "b")
-    app, cfg = g.compile(checkpointer=saver), _cfg()
+    app, cfg = _a_then_b(saver), _cfg()
     app.invoke({"log": []}, cfg, durability="exit")
     history = list(app.get_state_history(cfg))
     assert len(history) == 1 and history[0].values["log"] == ["a", "b"]
