@@ -73,19 +73,19 @@ def replay_gateway(window: int) -> Iterator[tuple[str, str]]:
     """The simulator replaying the traces, and a gateway routed to it with a `window`-token model."""
     with serve_on_socket(create_sim_app(SimSettings(replay_file=TRACES)), free_socket()) as sim_url:
         sock = free_socket()
-        settings = Settings(
-            port=sock.getsockname()[1],
-            embedded_simulator=False,
-            models=[{"name": MODEL, "provider": "openai", "model": MODEL, "api_base": f"{sim_url}/v1",
-                     "context_window": window}],
+        settings = Settings.model_validate({
+            "port": sock.getsockname()[1],
+            "embedded_simulator": False,
+            "models": [{"name": MODEL, "provider": "openai", "model": MODEL, "api_base": f"{sim_url}/v1",
+                        "context_window": window}],
             # The loop guard is another stage's concern (and may stop a replayed trace): off here.
-            tenants=[{"name": name, "keys": [hash_key(f"sk-{name}")],
-                      "policy": {"compaction": policy, "guard": {"enabled": False}}}
-                     for name, policy in TENANTS.items()],
-            policy={"response_cache": {"enabled": False}},  # every request must reach the provider
-            max_body_bytes=16 * 1024 * 1024,
-            log_level="warning",
-        )
+            "tenants": [{"name": name, "keys": [hash_key(f"sk-{name}")],
+                         "policy": {"compaction": policy, "guard": {"enabled": False}}}
+                        for name, policy in TENANTS.items()],
+            "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
+            "max_body_bytes": 16 * 1024 * 1024,
+            "log_level": "warning",
+        })
         with serve_on_socket(create_app(settings), sock) as url:
             yield url, sim_url
 

@@ -192,7 +192,7 @@ def base_vectors(embedder: Embedder, count: int) -> np.ndarray:
 async def lookups(size: int, bases: np.ndarray, queries: int) -> dict[str, Any]:
     from prometheus_client import CollectorRegistry
 
-    config = ResponseCacheConfig(max_entries=size + 1)
+    config = ResponseCacheConfig(max_entries=2 * size + 1)  # an exact and a semantic entry each
     cache = ResponseCache(
         MemoryBackend(config.max_entries),
         LocalIndex(config.max_entries),

@@ -87,8 +87,7 @@ def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, 
 class NewCheckpoint:
     """What `put` hands a backend to store: the checkpoint, where it goes, and its changed channel values."""
 
-    thread_id: str
-    ns: str
+    thread: tuple[str, str]  # (thread_id, checkpoint_ns)
     parent_id: str | None
     checkpoint: Checkpoint  # the backend owns it now; its values are the `blobs`
     metadata: dict[str, Any]
@@ -104,6 +103,7 @@ class BaseCheckpointer:
     the parent); implementations store a channel value once per (channel, version), so a superstep
     costs a copy of what changed, not of the whole state. Values are copied at save time, so later
     in-place mutation by the running graph cannot leak into a saved checkpoint (LangGraph #8748).
+    Backends implement `_save` (what `put` stores) and the readers below.
     """
 
     def put(
@@ -114,12 +114,12 @@ class BaseCheckpointer:
         new_versions: dict[str, int],
     ) -> dict[str, Any]:
         """Save `checkpoint` as the child of the one `config` names; returns the config that names it."""
-        thread_id, ns = thread_key(config)
+        thread = thread_key(config)
         values = checkpoint.channel_values
         blobs = [(chan, version, values.get(chan, MISSING)) for chan, version in new_versions.items()]
         parent_id = config["configurable"].get("checkpoint_id")
-        self._save(NewCheckpoint(thread_id, ns, parent_id, checkpoint, metadata, blobs))
-        return checkpoint_config(thread_id, ns, checkpoint.id)
+        self._save(NewCheckpoint(thread, parent_id, checkpoint, metadata, blobs))
+        return checkpoint_config(*thread, checkpoint.id)
 
     def _save(self, new: NewCheckpoint) -> None:
         raise NotImplementedError

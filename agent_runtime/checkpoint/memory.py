@@ -34,15 +34,15 @@ class InMemoryCheckpointer(BaseCheckpointer):
         self._writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, Any]]] = {}
 
     def _save(self, new: NewCheckpoint) -> None:
-        thread = (new.thread_id, new.ns)
         blobs = {
-            (*thread, chan, version): _EMPTY if value is MISSING else _copy(value) for chan, version, value in new.blobs
+            (*new.thread, chan, version): _EMPTY if value is MISSING else _copy(value)
+            for chan, version, value in new.blobs
         }
         stored = new.checkpoint
         stored.channel_values = {}  # values live in the blobs; the saver owns the checkpoint now
         with self._lock:
             self._blobs.update(blobs)
-            self._checkpoints.setdefault(thread, {})[stored.id] = (stored, dict(new.metadata), new.parent_id)
+            self._checkpoints.setdefault(new.thread, {})[stored.id] = (stored, dict(new.metadata), new.parent_id)
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)

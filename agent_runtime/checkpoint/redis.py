@@ -55,7 +55,7 @@ class RedisCheckpointer(BaseCheckpointer):
                 new.parent_id,
             )
         )
-        index, body, blob_key = (self._key(k, new.thread_id, new.ns) for k in ("index", "checkpoints", "blobs"))
+        index, body, blob_key = (self._key(k, *new.thread) for k in ("index", "checkpoints", "blobs"))
         pipe = self.client.pipeline(transaction=True)
         if blobs:
             pipe.hset(blob_key, mapping=blobs)  # type: ignore[arg-type]

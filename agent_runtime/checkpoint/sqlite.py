@@ -50,7 +50,7 @@ class SqliteCheckpointer(BaseCheckpointer):
             self._conn.close()
 
     def _save(self, new: NewCheckpoint) -> None:
-        thread_id, ns, checkpoint = new.thread_id, new.ns, new.checkpoint
+        (thread_id, ns), checkpoint = new.thread, new.checkpoint
         blob_rows = [
             (thread_id, ns, chan, version, None if value is MISSING else dumps(value))
             for chan, version, value in new.blobs

@@ -27,6 +27,19 @@ def tail_start(messages: Sequence[Message], keep: int) -> int:
     return start
 
 
+def history_tool_calls(fmt: str, messages: Sequence[Message]) -> int:
+    """Tool calls the assistant made in the whole history (cheap: no parsing, no hashing)."""
+    count = 0
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        if fmt == "openai":
+            count += len(message.get("tool_calls") or [])
+        elif isinstance(content := message.get("content"), list):
+            count += sum(1 for block in content if isinstance(block, Mapping) and block.get("type") == "tool_use")
+    return count
+
+
 def tail_steps(steps: Sequence[Step], tool_calls: int) -> list[Step]:
     """The shortest tail of ``steps`` holding ``tool_calls`` tool calls (all of them if fewer)."""
     seen = 0

@@ -5,8 +5,8 @@ store keeps what the history cannot tell, each under ``{tenant}:guard:{session}:
 
 - ``strikes``: the escalation history (list, JSON items). Read back deduplicated by position (the first
   strike at a position wins), so two replicas racing on a retried request escalate exactly once.
-- ``calls``, ``tools``, ``tokens``, ``cost``: atomic counters (LLM calls counted on the request path,
-  the rest from each response).
+- ``calls``, ``tokens``, ``cost``: atomic counters (LLM calls counted on the request path, tokens and
+  cost from each response). Tool calls need no counter: the history has them all.
 - ``started``: the session's first request (wall clock, shared by replicas: wall-time limit).
 - ``status``: how the session ended when the model called terminate (``GOAL`` / ``FAILURE``).
 - ``nudge``: a nudge decided on a response (chanting) that the session's next request carries.
@@ -30,7 +30,7 @@ from gateway.state import StateStore
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
 STEPS_SHOWN = 30
-FIELDS = ("strikes", "calls", "tools", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
+FIELDS = ("strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
 
 
 def tenant_prefix(tenant: str) -> str:
@@ -69,11 +69,14 @@ class Snapshot:
 
     strikes: list[Strike]
     llm_calls: int  # before this request
-    tool_calls: int
     total_tokens: int
     cost_usd: float
     elapsed_s: float
     nudge: str | None
+
+
+async def _nothing() -> None:
+    return None
 
 
 @dataclass(eq=False)
@@ -81,37 +84,32 @@ class GuardSessions:
     store: StateStore
     ttl_s: float
 
-    async def begin(self, prefix: str) -> Snapshot:
-        """Count this LLM call and read the session's state."""
+    async def begin(self, prefix: str, *, tokens: bool, cost: bool, clock: bool) -> Snapshot:
+        """Count this LLM call and read the session's state; usage only where a limit needs it (each read
+        is a Redis round trip on the request path)."""
         s, ttl = self.store, self.ttl_s
-        strikes, calls, counters, values = await asyncio.gather(
+        strikes, calls, nudge, used_tokens, used_cost, started = await asyncio.gather(
             s.range(prefix + "strikes"),
-            s.incr(prefix + "calls", 1, ttl),
-            self._counters(prefix),
-            asyncio.gather(s.get(prefix + "started"), s.get(prefix + "nudge")),
+            s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
+            s.get(prefix + "nudge"),
+            # Counters are read as an increment by 0: the store's get() only returns bytes values.
+            s.incr(prefix + "tokens", 0, ttl) if tokens else _nothing(),
+            s.incr_float(prefix + "cost", 0.0, ttl) if cost else _nothing(),
+            s.get(prefix + "started") if clock else _nothing(),
         )
-        tools, tokens, cost = counters
-        started, nudge = values
         now = time.time()
-        if started is None:
+        if calls == 1:  # the session's first request: its TTL starts here
+            await asyncio.gather(s.incr(prefix + "calls", 0, ttl), s.set(prefix + "started", repr(now).encode(), ttl))
+        elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         return Snapshot(
             strikes=unique_strikes(strikes),
             llm_calls=calls - 1,
-            tool_calls=int(tools),
-            total_tokens=int(tokens),
-            cost_usd=cost,
+            total_tokens=used_tokens or 0,
+            cost_usd=used_cost or 0.0,
             elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
             nudge=nudge.decode() if nudge else None,
         )
-
-    async def _counters(self, prefix: str) -> tuple[float, float, float]:
-        """Tool calls, tokens, cost. Read as an increment by 0: the store's get() only returns bytes values."""
-        s, ttl = self.store, self.ttl_s
-        tools, tokens, cost = await asyncio.gather(
-            s.incr(prefix + "tools", 0, ttl), s.incr(prefix + "tokens", 0, ttl), s.incr_float(prefix + "cost", 0.0, ttl)
-        )
-        return float(tools), float(tokens), cost
 
     async def strike(self, prefix: str, strike: Strike) -> None:
         item = {"position": strike.position, "action": strike.action.value, "reason": strike.reason.value,
@@ -122,21 +120,19 @@ class GuardSessions:
         item = orjson.dumps({"at": time.time(), **record})
         await self.store.push(prefix + "decisions", item, max_len=DECISIONS_KEPT, ttl_s=self.ttl_s)
 
-    async def usage(self, prefix: str, tool_calls: int, tokens: int, cost_usd: float) -> None:
+    async def usage(self, prefix: str, tokens: int, cost_usd: float) -> None:
         s, ttl = self.store, self.ttl_s
-        await asyncio.gather(
-            s.incr(prefix + "tools", tool_calls, ttl),
-            s.incr(prefix + "tokens", tokens, ttl),
-            s.incr_float(prefix + "cost", cost_usd, ttl),
-        )
+        await asyncio.gather(s.incr(prefix + "tokens", tokens, ttl), s.incr_float(prefix + "cost", cost_usd, ttl))
 
-    async def steps(self, prefix: str, position: int, steps: list[Step]) -> None:
+    async def steps(self, prefix: str, position: int, tool_calls: int, steps: list[Step]) -> None:
+        """The last steps (and the session's tool calls so far) for the admin view."""
         shown = [
             {"kind": st.kind.value, "summary": st.summary, "tool": st.tool, "args": st.args_hash,
              "result": st.result_hash, "error": st.is_error}
             for st in steps[-STEPS_SHOWN:]
         ]
-        await self.store.set(prefix + "steps", orjson.dumps({"position": position, "steps": shown}), self.ttl_s)
+        view = {"position": position, "tool_calls": tool_calls, "steps": shown}
+        await self.store.set(prefix + "steps", orjson.dumps(view), self.ttl_s)
 
     async def set_status(self, prefix: str, status: StopReason, reason: str) -> None:
         item = orjson.dumps({"status": status.name, "reason": reason, "at": time.time()})
@@ -159,19 +155,21 @@ class GuardSessions:
         steps, status, started = values
         if started is None and not strikes_raw and not decisions_raw and status is None:
             return None
-        calls, (tools, tokens, cost) = await asyncio.gather(
-            s.incr(prefix + "calls", 0, self.ttl_s), self._counters(prefix)
+        calls, tokens, cost = await asyncio.gather(
+            s.incr(prefix + "calls", 0, self.ttl_s), s.incr(prefix + "tokens", 0, self.ttl_s),
+            s.incr_float(prefix + "cost", 0.0, self.ttl_s),
         )
         strikes = unique_strikes(strikes_raw)
+        shown = orjson.loads(steps) if steps else {"position": None, "tool_calls": 0, "steps": []}
         return {
             "blocked": is_blocked(strikes),
             "status": orjson.loads(status) if status else {"status": "active"},
-            "counters": {"llm_calls": int(calls), "tool_calls": int(tools), "total_tokens": int(tokens),
+            "counters": {"llm_calls": calls, "tool_calls": shown["tool_calls"], "total_tokens": tokens,
                          "cost_usd": cost, "started_at": _number(started) or None},
             "strikes": [{"position": st.position, "action": st.action.value, "reason": st.reason.name,
                          "detector": st.detector} for st in strikes],
             "decisions": [orjson.loads(item) for item in decisions_raw],
-            "steps": orjson.loads(steps) if steps else {"position": None, "steps": []},
+            "steps": {"position": shown["position"], "steps": shown["steps"]},
         }
 
     async def unblock(self, prefix: str) -> None:

@@ -16,12 +16,13 @@ failure is the reason):
 3. ``negation`` - the number of negation cues: not, no, never, n't, cannot, without, none, nobody,
    nothing, nowhere, neither, nor, lack(s/ed/ing).
 4. ``entities`` - named entities: every capitalised token that does not start a sentence in one prompt
-   (proper nouns, acronyms) must occur, with the same case, somewhere in the other prompt; a token
-   that starts a sentence is exempt because its capital says nothing.
+   (proper nouns, acronyms; a possessive "'s" dropped) must occur somewhere in the other prompt, in
+   any case ("Kandahar Province" / "province of Kandahar"); a token that starts a sentence is exempt
+   because its capital says nothing.
 5. ``entity order`` - the order of the named entities that both prompts mention (each entity at its
    first mention); swapping two of them ("A is a tributary of B" vs "B is a tributary of A") changes
    who does what while keeping every word.
-6. ``word pairing`` - content words (stop words and numbers dropped, lower-cased) that are neighbours
+6. ``word pairing`` - content words (lower-cased; stop words and digits dropped) that are neighbours
    in one prompt and both occur in the other must be neighbours there too, in the same order. A
    paraphrase rewords or moves whole phrases, which keeps such pairs; swapping roles or modifiers
    ("many lands and lucrative offices" vs "lucrative lands and many offices", "current summer league"

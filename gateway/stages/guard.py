@@ -39,7 +39,7 @@ from gateway.guard.activity import Activity
 from gateway.guard.chanting import ChantObserver, chant_cut
 from gateway.guard.metrics import GuardMetrics
 from gateway.guard.nudge import append_nudge
-from gateway.guard.parsers import SessionParsers, tail_start, tail_steps
+from gateway.guard.parsers import SessionParsers, history_tool_calls, tail_start, tail_steps
 from gateway.guard.policy import PolicyCache, sessionless_policy
 from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, report, stop_reply
 from gateway.guard.state import GuardSessions, Snapshot, session_prefix
@@ -60,6 +60,7 @@ class GuardNote:
     prefix: str | None  # the session's state keys; None: session-less, or its state unavailable
     position: int
     steps: list[Step]
+    tool_calls: int = 0  # in the history
     strikes: list[Strike] = field(default_factory=list)
     observer: ChantObserver | None = None
     terminate: bool = False
@@ -109,7 +110,7 @@ class GuardStage(Stage):
         ctx.notes[self.name] = note
         counters = SessionCounters()
         if snapshot is not None:
-            counters = SessionCounters(snapshot.llm_calls, snapshot.tool_calls, snapshot.total_tokens,
+            counters = SessionCounters(snapshot.llm_calls, note.tool_calls, snapshot.total_tokens,
                                        snapshot.cost_usd, snapshot.elapsed_s)
         tail = tail_steps(note.steps, note.policy.lookback_steps)
         decision = evaluate(tail, counters, note.policy, note.strikes, position=_position(note))
@@ -145,14 +146,18 @@ class GuardStage(Stage):
         steps = self.parsers.steps(key, wire, messages, keep)
         self.activity.touch(key)
         prefix = session_prefix(ctx.tenant_label, ctx.session_id or "")
+        limits = policy.limits
         try:
-            snapshot = await self.sessions.begin(prefix)
+            snapshot = await self.sessions.begin(prefix, tokens=limits.max_total_tokens is not None,
+                                                 cost=limits.max_cost_usd is not None,
+                                                 clock=limits.max_wall_time_s is not None)
         except Exception:  # any store failure: decide without the session's state
             self.metrics.errors.labels("state").inc()
             return GuardNote(sessionless_policy(policy), config, None, position, steps), None
         if "fallback" in self.store.backend:
             self.metrics.errors.labels("state_fallback").inc()
-        return GuardNote(policy, config, prefix, position, steps, list(snapshot.strikes)), snapshot
+        calls = history_tool_calls(wire, messages)
+        return GuardNote(policy, config, prefix, position, steps, calls, list(snapshot.strikes)), snapshot
 
     async def _act(self, ctx: RequestContext, note: GuardNote, decision: Decision, snapshot: Snapshot | None) -> None:
         pending = snapshot.nudge if snapshot is not None else None
@@ -223,10 +228,10 @@ class GuardStage(Stage):
             await self._chanted(ctx, note, detection)
         if note.prefix is not None:
             tokens = ctx.usage.total if ctx.usage is not None else 0
+            tool_calls = note.tool_calls + responses.tool_call_count(ctx.wire.name, ctx.response_body)
             await asyncio.gather(
-                self.sessions.usage(note.prefix, responses.tool_call_count(ctx.wire.name, ctx.response_body),
-                                    tokens, ctx.cost.usd if ctx.cost is not None else 0.0),
-                self.sessions.steps(note.prefix, note.position, note.steps),
+                self.sessions.usage(note.prefix, tokens, ctx.cost.usd if ctx.cost is not None else 0.0),
+                self.sessions.steps(note.prefix, note.position, tool_calls, note.steps),
             )
 
     async def _terminate(self, ctx: RequestContext, note: GuardNote) -> None:

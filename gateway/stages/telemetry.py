@@ -29,7 +29,9 @@ class TelemetryStage(Stage):
         metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
         if ctx.session_id:
             self._record_session(ctx)
-        if log.isEnabledFor(logging.INFO):
+        # No handler anywhere up the tree (`cachegate serve` configures none): the line would be dropped,
+        # so do not build it (~20 us a request).
+        if log.isEnabledFor(logging.INFO) and log.hasHandlers():
             usage = ctx.usage
             log.info(
                 "request=%s tenant=%s model=%s source=%s stream=%s in=%s cached=%s out=%s cost=%s ms=%.1f",

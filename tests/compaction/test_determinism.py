@@ -58,5 +58,5 @@ def test_streaming_requests_are_compacted_the_same_way(gw: RunningGateway) -> No
         extra_headers={"x-session-id": "stream-same"},
     )
     chunks = list(stream)
-    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # type: ignore[union-attr]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # type: ignore[union-attr,attr-defined]
     assert json.dumps(sent_bodies(gw, 1)[0]["messages"]) == plain

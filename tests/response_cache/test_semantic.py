@@ -18,8 +18,6 @@ BAUMGARTNER = (
     "Alexander Baumgartner (born June 27, 1841 in St. Gallen, Switzerland; died in 1910 in Luxembourg) was a poet "
     "and writer on the history of literature."
 )
-    "Alexander Baumgartner (born June 27, 1841 in St. Gallen; died in 1910 in Luxembourg) was a poet. Who was he?"
-)
 # Pairs the embedding scores above the default threshold although the answer differs.
 MUST_MISS = [
     (MADANG, MADANG.replace("28 November", "29 November"), "numbers"),
