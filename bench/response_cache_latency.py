@@ -41,6 +41,7 @@ from gateway.config import hash_key
 from gateway.config.response_cache import ResponseCacheConfig
 from gateway.response_cache.cache import ResponseCache
 from gateway.response_cache.entry import Entry
+from gateway.response_cache.keys import canonical_request, exact_key, semantic_scope
 from gateway.response_cache.local_index import LocalIndex
 from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import MemoryBackend
@@ -234,6 +235,26 @@ async def lookups(size: int, bases: np.ndarray, queries: int) -> dict[str, Any]:
     }
 
 
+def key_cost(repeats: int = 2000) -> dict[str, float]:
+    """Microseconds to canonicalise a short chat request and hash its exact key and semantic scope."""
+    body = {
+        "model": "gpt-4o-mini",
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello! How can I help?"},
+            {"role": "user", "content": "How can I reverse a list in Python?"},
+        ],
+    }
+    started = time.perf_counter()
+    for _ in range(repeats):
+        canonical = canonical_request("openai", body)
+        exact_key("openai", canonical)
+        semantic_scope("openai", canonical)
+    return {"per_request_us": round((time.perf_counter() - started) / repeats * 1e6, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=300, help="requests per measured kind")
@@ -255,6 +276,7 @@ def main() -> None:
         scaling[str(size)] = asyncio.run(lookups(size, bases, 500))
     small, large = scaling["1000"], scaling["100000"]
     results["lookup_scaling"] = scaling
+    results["key_computation"] = key_cost()
     results["ratios"] = {
         "semantic_lookup_100k_vs_1k": round(large["semantic_lookup"]["p50_ms"] / small["semantic_lookup"]["p50_ms"], 2),
         "exact_lookup_100k_vs_1k": round(large["exact_lookup"]["p50_ms"] / small["exact_lookup"]["p50_ms"], 2),

@@ -1,10 +1,13 @@
-"""One request through compaction: replay the session's record, then compact, then summarize only if
-compaction cannot get under the summarization trigger. Returns the history to send and what it did."""
+"""One request through compaction: replay the session's record, then summarize only if compaction
+cannot get (clearly) under the summarization trigger, then compact. Returns the history to send and
+what it did."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
@@ -14,7 +17,7 @@ from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cuts
 from gateway.compaction.summarizer import INSTRUCTION, SummaryFailed, fit, summary_request, write_summary
 from gateway.compaction.thresholds import Thresholds, context_window
-from gateway.compaction.tokens import TokenCounter, counter_for
+from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, counter_for
 from gateway.config.compaction import CompactionConfig
 from gateway.context import RequestContext
 
@@ -89,7 +92,7 @@ class Run:
 
     async def execute(self) -> Outcome:
         session = self.session()
-        record = await self.memo.record(session)
+        record = SessionRecord() if self._surely_small() else await self.memo.record(session)
         changed = self._replay_summary(record)
         results = self.layout.tool_results(self.messages, self.history.start)
         shrunk = [c for c in self.compactor.reapply(self.history, results, record.compacted)
@@ -118,6 +121,13 @@ class Run:
             outcome.body = {**self.body, "messages": self.history.sent()}
             outcome.tokens_after = self.tokens()
         return outcome
+
+    def _surely_small(self) -> bool:
+        """Byte-level BPE never makes more tokens than bytes: a request whose bytes are under every
+        threshold can have nothing recorded or to do (spares the store read for most traffic)."""
+        data = orjson.dumps(self.body)
+        bound = len(data) + MESSAGE_OVERHEAD * len(self.messages) + IMAGE_TOKENS * data.count(b'"type":"image')
+        return bound < min(self.thresholds.compact_trigger, self.thresholds.shrink_at)
 
     def _must_summarize(self, tokens: int, full_saving: int) -> bool:
         """Over the summarization trigger, and compaction cannot get clearly under it: compacting

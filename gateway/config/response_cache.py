@@ -39,5 +39,5 @@ class ResponseCacheConfig(BaseModel):
     embed_timeout_s: float = Field(default=0.5, gt=0, description="Embedding slower than this is a miss")
     max_entries: int = Field(default=100_000, gt=0, description="Stored entries before the oldest are evicted")
     sync_log_max_len: int = Field(
-        default=100_000, gt=0, description="Index-sync log length in Redis; a replica further behind reloads"
+        default=10_000, gt=0, description="Index-sync log length in Redis; a replica further behind reloads"
     )

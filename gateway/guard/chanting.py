@@ -26,14 +26,14 @@ class ChantObserver:
 
     def __init__(self, config: ChantingConfig, cut: bool) -> None:
         self._detector = detector(config)
-        self._cut = cut
+        self.cut = cut
 
     @property
     def detection(self) -> Detection | None:
         return self._detector.detection
 
     def __call__(self, delta: str) -> bool:
-        return self._detector.feed(delta) is not None and self._cut
+        return self._detector.feed(delta) is not None and self.cut
 
 
 def chant_cut(config: ChantingConfig, text: str) -> tuple[int, Detection] | None:

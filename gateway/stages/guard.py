@@ -74,6 +74,11 @@ def _position(note: GuardNote) -> int:
     return stops[-1] + 1 if stops and note.position < stops[-1] else note.position
 
 
+def _acts(policy: GuardPolicy) -> bool:
+    """Whether the policy ever does more than report (so chanting text may be cut)."""
+    return any(rung is not Action.WARN for rung in policy.rungs)
+
+
 def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
     assert decision.detection is not None
     d = decision.detection
@@ -208,7 +213,7 @@ class GuardStage(Stage):
                     body = {k: v for k, v in body.items() if k not in _STREAM_FIELDS}
                 ctx.body = body
         if config.chanting.enabled and ctx.stream:
-            note.observer = ChantObserver(config.chanting, cut=any(r is not Action.WARN for r in note.policy.rungs))
+            note.observer = ChantObserver(config.chanting, cut=_acts(note.policy))
             ctx.stream_observers.append(note.observer)
 
     # Response path
@@ -249,7 +254,7 @@ class GuardStage(Stage):
         """Chanting seen by the stream observer, or found (and cut) in a complete non-streamed text."""
         assert ctx.response_body is not None
         if note.observer is not None:
-            if note.observer.detection is not None:
+            if note.observer.detection is not None and note.observer.cut:
                 self.metrics.stream_cuts.labels(ctx.wire.name).inc()
             return note.observer.detection
         if not note.config.chanting.enabled:
@@ -258,7 +263,7 @@ class GuardStage(Stage):
         if found is None:
             return None
         keep, detection = found
-        if any(rung is not Action.WARN for rung in note.policy.rungs):
+        if _acts(note.policy):
             ctx.response_body = responses.truncated(ctx.wire.name, ctx.response_body, keep)
             self.metrics.stream_cuts.labels(ctx.wire.name).inc()
         return detection

@@ -6,7 +6,7 @@ import httpx
 
 from tests.gateway_harness import RunningGateway
 from tests.guard_stage.agents import make_agent
-from tests.guard_stage.conftest import admin
+from tests.guard_stage.conftest import admin, metric
 
 LS = {"command": "ls"}
 
@@ -29,6 +29,9 @@ def test_inspect_a_stopped_session(gw: RunningGateway) -> None:
     steps = view["steps"]["steps"]
     assert steps[-1]["summary"] == 'bash {"command":"ls"}' and len({s["result"] for s in steps}) == 1
     assert "admin-inspect" in admin(gw, "GET", "/sessions", tenant="acme").json()["sessions"]
+    assert metric(gw, "cachegate_guard_sessions_active") >= 1
+    assert metric(gw, 'cachegate_guard_decisions_total{action="stop",detector="identical_calls",reason="loop"}') >= 1
+    assert metric(gw, 'cachegate_guard_decisions_total{action="block"') >= 1
 
 
 def test_unblock_and_reset(gw: RunningGateway) -> None:
