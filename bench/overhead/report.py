@@ -32,7 +32,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
-    names = list(dict.fromkeys(r["target"] for r in rows))
+    # Single-stage variants are left to the table: ten bars a group would not read.
+    names = [name for name in dict.fromkeys(r["target"] for r in rows) if " + " not in name]
     cell = {(r["workload"], r["target"]): r for r in rows}
     width = 0.8 / len(names)
     fig, (added, rps) = plt.subplots(1, 2, figsize=(14, 5))

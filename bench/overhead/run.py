@@ -25,7 +25,16 @@ from typing import Any
 import orjson
 
 from bench.overhead.report import markdown_table, plot
-from bench.overhead.servers import LITELLM_KEY, MODELS, TENANT_KEY, UPSTREAM_KEY, Fleet, Server, fleet
+from bench.overhead.servers import (
+    LITELLM_KEY,
+    MODELS,
+    OPTIONAL_STAGES,
+    TENANT_KEY,
+    UPSTREAM_KEY,
+    Fleet,
+    Server,
+    fleet,
+)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
@@ -42,7 +51,7 @@ class Sizes:
     deadline_s: float = 90.0
 
 
-FULL = Sizes(warmup=200, sequential=500, count=2000)
+FULL = Sizes(warmup=100, sequential=300, count=1000, deadline_s=45.0)
 QUICK = Sizes(warmup=50, sequential=150, count=400, deadline_s=30.0)
 
 
@@ -59,8 +68,12 @@ def targets(servers: Fleet, wire: str) -> list[Target]:
         Target("direct", servers.upstream, MODELS[wire], UPSTREAM_KEY),
         Target("gateway lean, core", servers.gateway_core, f"{wire}-lean", TENANT_KEY),
         Target("gateway lean, all stages", servers.gateway_all, f"{wire}-lean", TENANT_KEY),
+        *[Target(f"gateway lean, core + {stage}", servers.gateway_core, f"{wire}-lean+{stage}", TENANT_KEY)
+          for stage in OPTIONAL_STAGES],
         Target("gateway litellm path, core", servers.gateway_core, f"{wire}-litellm", TENANT_KEY),
     ]
+    if servers.baseline is not None:
+        found.insert(2, Target("baseline: gateway lean, core", servers.baseline, f"{wire}-lean", TENANT_KEY))
     if servers.litellm is not None:
         found.append(Target("litellm proxy", servers.litellm, MODELS[wire], LITELLM_KEY))
     return found
@@ -101,7 +114,7 @@ def measure(servers: Fleet, sizes: Sizes) -> list[dict[str, Any]]:
                        "added_p99_ms": round(seq["p99_ms"] - base["p99_ms"], 3)}
                 rows.append(row)
                 errors = seq["errors"] + conc["errors"] + result["warmup_errors"]
-                print(f"  {workload:<17} {target.name:<27} p50 {seq['p50_ms']:7.2f} ms (+{row['added_p50_ms']:.2f})"
+                print(f"  {workload:<17} {target.name:<36} p50 {seq['p50_ms']:7.2f} ms (+{row['added_p50_ms']:.2f})"
                       f"  p99 {seq['p99_ms']:7.2f} ms  {conc['rps']:7.1f} req/s  errors {errors}"
                       f"  [{time.monotonic() - began:.0f} s]", flush=True)
                 if errors:
@@ -129,12 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
     parser.add_argument("--no-litellm-proxy", action="store_true", help="skip LiteLLM's proxy")
     parser.add_argument("--out", default="overhead", help="result name under bench/results/")
+    parser.add_argument("--baseline-tree", type=Path,
+                        help="also run the core gateway from this source tree (e.g. a copy before a change)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cachegate-overhead-") as tmp:
-        print("starting upstream, gateways and LiteLLM proxy ...", flush=True)
-        with fleet(Path(tmp), with_litellm=not args.no_litellm_proxy) as servers:
+        print("starting the upstream, the gateways and LiteLLM's proxy (~1 min) ...", flush=True)
+        with fleet(Path(tmp), not args.no_litellm_proxy, args.baseline_tree) as servers:
             rows = measure(servers, sizes)
     verdicts = goals(rows)
     result = {"benchmark": "overhead", "quick": args.quick, "sizes": sizes.__dict__, "rows": rows,

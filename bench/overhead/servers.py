@@ -65,10 +65,11 @@ def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path
 
 @contextmanager
 def _process(name: str, argv: list[str], health: str, port: int, workdir: Path,
-             env: dict[str, str] | None = None) -> Iterator[Server]:
+             env: dict[str, str] | None = None, cwd: Path = REPO) -> Iterator[Server]:
+    """`cwd` first on sys.path: `python -m gateway.cli` imports the gateway from that tree."""
     log = workdir / f"{name}.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen(argv, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT,
                                    env={**os.environ, **(env or {})}, start_new_session=True)
     try:
         _wait_ready(name, f"http://127.0.0.1:{port}{health}", process, log)
@@ -84,6 +85,8 @@ def _process(name: str, argv: list[str], health: str, port: int, workdir: Path,
 
 
 def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
+    """Core only: the optional stages off globally; per wire a lean model, a LiteLLM-path model, and one
+    lean model per optional stage with only that stage on (its cost alone). Otherwise: defaults."""
     bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
     models = []
     for wire, model in MODELS.items():
@@ -92,6 +95,8 @@ def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
         models.append({"name": f"{wire}-lean", "path": "auto", **common})
         if core_only:
             models.append({"name": f"{wire}-litellm", "path": "litellm", **common})
+            models += [{"name": f"{wire}-lean+{stage}", "path": "auto", "policy": {stage: {"enabled": True}},
+                        **common} for stage in OPTIONAL_STAGES]
     config: dict[str, Any] = {"host": "127.0.0.1", "port": port, "models": models,
                               "tenants": [{"name": "bench", "keys": [hash_key(TENANT_KEY)]}]}
     if core_only:
@@ -118,24 +123,27 @@ class Fleet:
     gateway_core: Server
     gateway_all: Server
     litellm: Server | None
+    baseline: Server | None  # the core gateway run from another source tree (before a change)
 
 
 @contextmanager
-def fleet(workdir: Path, with_litellm: bool = True) -> Iterator[Fleet]:
+def fleet(workdir: Path, with_litellm: bool = True, baseline_tree: Path | None = None) -> Iterator[Fleet]:
     python = sys.executable
     offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_UPSTREAM_KEY": UPSTREAM_KEY}
     with ExitStack() as stack:
         port = free_port()
         upstream = stack.enter_context(_process(
             "upstream", [python, "-m", "bench.overhead.upstream", "--port", str(port)], "/health", port, workdir))
-        gateways = []
-        for name, core_only in (("gateway-core", True), ("gateway-all", False)):
+
+        def gateway(name: str, core_only: bool, tree: Path = REPO) -> Server:
             port = free_port()
             config = workdir / f"{name}.yaml"
             config.write_text(yaml.safe_dump(gateway_config(upstream.url, port, core_only)))
-            gateways.append(stack.enter_context(_process(
-                name, [python, "-m", "gateway.cli", "serve", "--config", str(config)], "/healthz", port, workdir,
-                offline)))
+            argv = [python, "-m", "gateway.cli", "serve", "--config", str(config)]
+            return stack.enter_context(_process(name, argv, "/healthz", port, workdir, offline, cwd=tree))
+
+        core, everything = gateway("gateway-core", True), gateway("gateway-all", False)
+        baseline = gateway("gateway-baseline", True, baseline_tree) if baseline_tree else None
         litellm = None
         if with_litellm:
             port = free_port()
@@ -146,4 +154,4 @@ def fleet(workdir: Path, with_litellm: bool = True) -> Iterator[Fleet]:
             litellm = stack.enter_context(_process(
                 "litellm-proxy", argv, "/health/liveliness", port, workdir,
                 {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"}))
-        yield Fleet(upstream, gateways[0], gateways[1], litellm)
+        yield Fleet(upstream, core, everything, litellm, baseline)

@@ -36,6 +36,8 @@ class MemoryStore(StateStore):
 
     async def get(self, key: str) -> bytes | None:
         value = self._live(key)
+        if isinstance(value, int | float):  # counters read back as Redis returns them
+            return str(value).encode()
         return value if isinstance(value, bytes) else None
 
     async def set(self, key: str, value: bytes, ttl_s: float | None = None, *, only_new: bool = False) -> bool:

@@ -104,7 +104,10 @@ class AnthropicMessages(WireFormat):
         _check_tool_pairing(messages)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
-        return {"type": "error", "error": {"type": ERROR_TYPES[error.kind], "message": error.message}}
+        body: dict[str, Any] = {"type": ERROR_TYPES[error.kind], "message": error.message}
+        if error.code:  # not in Anthropic's own errors; carries e.g. the guard's stop reason
+            body["code"] = error.code
+        return {"type": "error", "error": body}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
         metadata = body.get("metadata")

@@ -29,6 +29,8 @@ from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gatewa
 DASHBOARDS = REPO / "grafana" / "dashboards"
 # Series Prometheus makes itself (not exported by the gateway).
 PROMETHEUS_SERIES = {"up"}
+# Labels Prometheus adds to every scraped series.
+PROMETHEUS_LABELS = {"instance", "job"}
 # Counters that only move when a stage breaks, which no honest traffic can cause: for these, the family
 # must be declared on /metrics, a sample is not required.
 EVENT_ONLY = {
@@ -42,6 +44,11 @@ SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 LONG_TEXT = " ".join(f"Rule {i}: answer precisely and cite section {i} of the handbook." for i in range(300))
 EMBEDDER_LOAD_TIMEOUT_S = 120.0  # a failure bound: the model loads in seconds on an idle machine
+# Prompt pairs above the similarity threshold (0.97 to 0.99 with all-MiniLM-L6-v2) that mean other things.
+NEAR_DUPLICATES = [
+    ("Is it safe to eat raw eggs?", "Is it not safe to eat raw eggs?"),
+    ("What was the population of Paris in 2020?", "What was the population of Paris in 2021?"),
+]
 SMALL_WINDOW = 3000  # tokens: long agent histories are over it, so compaction and summaries happen
 
 
@@ -71,6 +78,9 @@ class Exported:
             for sample in family.samples:
                 samples.setdefault(sample.name, []).append(dict(sample.labels))
         return cls(samples, families)
+
+    def label_names(self, name: str) -> set[str]:
+        return {label for labels in self.samples.get(name, []) for label in labels}
 
     def has(self, selector: Selector) -> bool:
         if selector.name in EVENT_ONLY and selector.name in self.families:
@@ -106,6 +116,12 @@ def selectors_of(dashboard: str, panel: str, expr: str) -> list[Selector]:
         matchers = tuple(MATCHER.findall(labels or ""))
         found.append(Selector(dashboard, panel, name, tuple(m for m in matchers if "$" not in m[2])))
     return found
+
+
+def grouping_labels(expr: str) -> set[str]:
+    """Labels an expression groups by: each must exist on the series it groups, or the legend is empty."""
+    clauses = re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr)
+    return {label.strip() for clause in clauses for label in clause.split(",") if label.strip()}
 
 
 def dashboard_selectors() -> list[Selector]:
@@ -212,7 +228,7 @@ def start_response_cache_traffic(gw: RunningGateway) -> None:
 
 
 def finish_response_cache_traffic(gw: RunningGateway) -> None:
-    """A semantic hit, once the model has loaded, and a near-duplicate the verifier refuses (negation)."""
+    """A semantic hit, once the model has loaded, and near-duplicates the verifier refuses."""
     deadline = time.monotonic() + EMBEDDER_LOAD_TIMEOUT_S
     # Each try is a new exact key (one more "?"), so only the semantic tier can answer it.
     for marks in itertools.count(1):
@@ -220,8 +236,9 @@ def finish_response_cache_traffic(gw: RunningGateway) -> None:
             break
         assert time.monotonic() < deadline, "no semantic hit: did the embedding model load?"
         time.sleep(0.2)
-    ask(gw, "How many legs does a spider have?")
-    assert ask(gw, "How many legs does a spider not have?") == "miss"
+    for cached, near_duplicate in NEAR_DUPLICATES:
+        ask(gw, cached)
+        assert ask(gw, near_duplicate) == "miss", near_duplicate
 
 
 def drive_agent_traffic(gw: RunningGateway) -> None:
@@ -288,6 +305,21 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
         finish_response_cache_traffic(gw)
         drive_redis_outage(gw, redis_process)
         yield Exported.parse(gw.metrics())
+
+
+def test_every_grouping_label_is_on_the_series_it_groups(exported: Exported) -> None:
+    wrong = []
+    for path in sorted(DASHBOARDS.glob("*.json")):
+        for panel in json.loads(path.read_text())["panels"]:
+            for target in panel.get("targets", []):
+                selectors = selectors_of(path.stem, panel["title"], target["expr"])
+                if any(s.name in EVENT_ONLY for s in selectors):
+                    continue  # no samples, so no labels to check against
+                known = {label for s in selectors for label in exported.label_names(s.name)}
+                known |= PROMETHEUS_LABELS
+                wrong += [f"{path.stem}: {panel['title']}: by {label}"
+                          for label in sorted(grouping_labels(target["expr"]) - known)]
+    assert not wrong, "grouping by labels the series do not have:\n  " + "\n  ".join(wrong)
 
 
 def test_every_dashboard_series_is_exported(exported: Exported) -> None:

@@ -33,6 +33,7 @@ class Outcome:
     tool: str | None = None
     status: int = 200
     error: dict[str, Any] | None = None
+    exception: str | None = None  # the SDK's exception class
 
     @property
     def action(self) -> str:
@@ -69,7 +70,7 @@ class OpenAIAgent:
         except openai.APIStatusError as error:
             body = error.response.json()["error"]
             return Outcome("error", error.response.headers.get("x-cachegate-guard"), status=error.status_code,
-                           error=body)
+                           error=body, exception=type(error).__name__)
         headers = dict(raw.headers)
         if self.stream:
             text, calls = "", {}  # type: ignore[var-annotated]
@@ -123,7 +124,7 @@ class AnthropicAgent:
         except anthropic.APIStatusError as error:
             body = error.response.json()["error"]
             return Outcome("error", error.response.headers.get("x-cachegate-guard"), status=error.status_code,
-                           error=body)
+                           error=body, exception=type(error).__name__)
         guard = headers.get("x-cachegate-guard")
         blocks = [block.model_dump(exclude_none=True) for block in message.content]
         text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")

@@ -39,7 +39,7 @@ def test_nudge_then_stop_then_block(gw: RunningGateway, api: str, stream: bool) 
     assert stopped.text.startswith("Stopped by the loop guard (reason: loop")
 
     blocked = agent.step("bash", LS, "a.py\nb.py")
-    assert blocked.kind == "error" and blocked.status == 409
+    assert blocked.kind == "error" and blocked.status == 409 and blocked.exception == "ConflictError"
     assert blocked.error is not None and blocked.error["type"] == "agent_loop_stopped"
     assert "reason: loop" in blocked.error["message"]
     assert blocked.guard is not None and blocked.guard.startswith("block; reason=LOOP")

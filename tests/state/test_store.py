@@ -80,3 +80,8 @@ async def test_redis_down_falls_back_and_counts() -> None:
     finally:
         sock.close()
         await store.close()
+
+
+async def test_counters_read_back_with_get(store: StateStore) -> None:
+    await store.incr("hits", 3)
+    assert await store.get("hits") == b"3"
