@@ -45,6 +45,10 @@ class Services:
         return policy
 
     async def close(self) -> None:
+        for extra in self.extras.values():  # stage-owned resources (e.g. the embedder's worker thread)
+            closer = getattr(extra, "aclose", None)
+            if closer is not None:
+                await closer()
         await self.http.aclose()
         await self.store.close()
 

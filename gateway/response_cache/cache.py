@@ -49,6 +49,14 @@ class ResponseCache:
         self.embedder_ready = False
         self._warming: asyncio.Task[None] | None = None
 
+    async def aclose(self) -> None:
+        """Stop warming and background stores, then the embedder's worker (called at shutdown)."""
+        pending = [*self._background, *([self._warming] if self._warming else [])]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        await self.embedder.aclose()
+
     @classmethod
     def create(cls, store: StateStore, config: ResponseCacheConfig, metrics: ResponseCacheMetrics) -> ResponseCache:
         """Redis when the gateway's state store is Redis (same connection), else in-process memory."""

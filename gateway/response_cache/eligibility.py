@@ -26,10 +26,6 @@ class Decision:
     max_age_s: float | None
     semantic_skip: str | None  # why the semantic tier sits out, for metrics
 
-    @property
-    def active(self) -> bool:
-        return self.serve or self.store
-
 
 def temperature(wire: str, body: dict[str, Any]) -> float:
     value = body.get("temperature")

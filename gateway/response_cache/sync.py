@@ -56,7 +56,6 @@ class RedisIndexSync(IndexSync):
         self._last_id: str | None = None  # None: nothing applied yet, reload first
         self._last_seq = 0
         self._lock = asyncio.Lock()
-        self.reloads = 0
 
     async def _publish(self, fields: dict[str, bytes | str]) -> None:
         args: list[Any] = [self.max_len]
@@ -124,5 +123,4 @@ class RedisIndexSync(IndexSync):
                 continue  # dropped when a lookup reads it
             if entry.vector is not None and entry.scope is not None:
                 self.index.add(key, entry.scope, entry.vector, entry.expires)
-        self.reloads += 1
         log.info("response cache index reloaded: %d semantic entries", len(self.index))

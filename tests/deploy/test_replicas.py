@@ -187,7 +187,7 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
     """nginx running deploy/nginx.conf in front of the two replicas; yields its URL."""
     nginx = shutil.which("nginx")
     if nginx is None:
-        pytest.skip("nginx is not installed (.ci/run installs nginx-light)")
+        pytest.skip("nginx is not installed (apt-get install nginx)")
     logs = tmp_path_factory.mktemp("balancer")
     port = free_port()
     replica_ports = [int(url.rsplit(":", 1)[1]) for url in topology.replicas]
