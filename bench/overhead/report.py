@@ -41,8 +41,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         xs = [w + (i - (len(names) - 1) / 2) * width for w in range(len(workloads))]
         found = [cell.get((w, name)) for w in workloads]
         if name != "direct":
-            added.bar(xs, [r["added_p50_ms"] if r else 0 for r in found], width, label=name)
-        rps.bar(xs, [r["concurrent"]["rps"] if r else 0 for r in found], width, label=name)
+            added.bar(xs, [r["added_p50_ms"] if r else 0 for r in found], width, label=name, color=f"C{i}")
+        rps.bar(xs, [r["concurrent"]["rps"] if r else 0 for r in found], width, label=name, color=f"C{i}")
     added.axhline(2.0, color="black", linestyle="--", linewidth=1, label="goal: 2 ms")
     added.set_title("added p50 latency vs direct (sequential), ms")
     rps.set_title("requests/s, 32 concurrent (client, server and upstream on 2 cores)")
