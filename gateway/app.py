@@ -18,7 +18,6 @@ from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
-from gateway.upstream.lean import LeanUpstream
 
 
 def mount_simulator(app: FastAPI, settings: Settings) -> None:
@@ -41,9 +40,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
         yield
         sampler.cancel()
-        lean = services.router.paths.get("lean")
-        if isinstance(lean, LeanUpstream):
-            await lean.aclose()  # its aiohttp session lives in this event loop
         await services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)

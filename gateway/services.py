@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from gateway.auth import KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
 from gateway.dashboard.live import LiveHistory
@@ -27,7 +25,7 @@ class Services:
     metrics: GatewayMetrics
     store: StateStore
     keys: KeyRing
-    http: httpx.AsyncClient
+    lean: LeanUpstream  # its aiohttp session lives in the serving event loop and is closed with it
     router: Router
     live: LiveHistory
     sessions: RecentSessions = field(default_factory=RecentSessions)
@@ -49,7 +47,7 @@ class Services:
             closer = getattr(extra, "aclose", None)
             if closer is not None:
                 await closer()
-        await self.http.aclose()
+        await self.lean.aclose()
         await self.store.close()
 
 
@@ -63,8 +61,8 @@ def create_services(settings: Settings) -> Services:
     store = create_store(
         settings.redis_url, lambda op: metrics.state_fallbacks.labels(op).inc(), settings.redis_timeout_s
     )
-    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200), timeout=60.0)
-    paths: dict[str, UpstreamPath] = {"lean": LeanUpstream(http), "litellm": LiteLLMUpstream()}
+    lean = LeanUpstream()
+    paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings))
-    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), http=http,
+    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), lean=lean,
                     router=router, live=LiveHistory(metrics.registry))

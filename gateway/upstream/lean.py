@@ -15,7 +15,6 @@ from typing import Any
 
 import aiohttp
 import certifi
-import httpx
 import orjson
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
@@ -89,9 +88,8 @@ async def _error(response: aiohttp.ClientResponse) -> UpstreamError:
 
 
 class LeanUpstream:
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        # `client` is the services' httpx client, kept for the constructor's callers; the lean path
-        # opens its own aiohttp session on first use, in the serving event loop.
+    def __init__(self) -> None:
+        # The aiohttp session opens on first use, inside the serving event loop.
         self._session: aiohttp.ClientSession | None = None
 
     def session(self) -> aiohttp.ClientSession:
