@@ -44,10 +44,10 @@ SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 LONG_TEXT = " ".join(f"Rule {i}: answer precisely and cite section {i} of the handbook." for i in range(300))
 EMBEDDER_LOAD_TIMEOUT_S = 120.0  # a failure bound: the model loads in seconds on an idle machine
-# Prompt pairs above the similarity threshold (0.97 to 0.99 with all-MiniLM-L6-v2) that mean other things.
+# Prompt pairs that mean other things, yet score 0.993 with all-MiniLM-L6-v2 (default threshold: 0.98).
 NEAR_DUPLICATES = [
     ("Is it safe to eat raw eggs?", "Is it not safe to eat raw eggs?"),
-    ("What was the population of Paris in 2020?", "What was the population of Paris in 2021?"),
+    ("Is it safe to swim in the sea at night?", "Is it not safe to swim in the sea at night?"),
 ]
 SMALL_WINDOW = 3000  # tokens: long agent histories are over it, so compaction and summaries happen
 
@@ -272,6 +272,8 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
                     {"role": "assistant", "content": f"Done with step {i}. " + LONG_TEXT[:900]}]
     history.append({"role": "user", "content": "What next?"})
     oai.chat.completions.create(model="small-window", extra_headers=chatty, messages=history)
+    # A single message larger than the window: nothing to compact, still over it.
+    oai.chat.completions.create(model="small-window", messages=[{"role": "user", "content": LONG_TEXT * 2}])
 
 
 def drive_redis_outage(gw: RunningGateway, redis_process: Spawned) -> None:
