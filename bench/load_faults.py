@@ -4,8 +4,10 @@
 
 Topology as processes (the docker-compose one without containers): redis-server, `cachegate sim` as the
 provider, two `cachegate serve` replicas, and a client-side round-robin balancer that, like nginx's
-`proxy_next_upstream error`, moves a request to the other replica only when the connection is refused.
-Timeline (fractions of --duration): replica 2 killed at 0.20 and restarted at 0.35; Redis killed at 0.50
+`proxy_next_upstream error timeout` (deploy/nginx.conf), moves a request to the other replica only when the
+connection is refused: a POST that reached a replica is never re-sent, so no LLM call is paid twice.
+Timeline (fractions of --duration): replica 2 stopped at 0.20 (SIGTERM, as `docker stop` does: it stops
+accepting and finishes what it accepted; `--crash` sends SIGKILL instead) and restarted at 0.35; Redis killed at 0.50
 and restarted at 0.65; provider faults (429 storm, timeouts, broken streams) queued at 0.75.
 Reported: requests sent / answered / lost (accepted by a replica and never answered), status mix and
 latency per phase, replica memory over time. Results: bench/results/load_faults.{json,png}.
@@ -16,7 +18,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
+import signal
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -85,7 +89,10 @@ def config(sim_url: str, redis_url: str) -> dict[str, Any]:
 
 def request_for(number: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     session = {"x-session-id": f"load-{number % 40}"}
-    question = f"Question {number % 200}: what is {number % 200} squared?"
+    # Mostly unique prompts, so the provider (and its faults) is really reached; every tenth repeats one
+    # of 50 questions, so the response cache has real hits too.
+    topic = number % 50 if number % 10 == 3 else number
+    question = f"Question {topic}: what is {topic} squared?"
     if number % 10 == 0:
         return (
             "/v1/messages",
@@ -226,6 +233,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=float, default=240.0)
     parser.add_argument("--rate", type=float, default=60.0, help="requests per second offered")
+    parser.add_argument("--crash", action="store_true", help="SIGKILL the replica instead of SIGTERM")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     logs = RESULTS / "load_faults_logs"
@@ -246,8 +254,12 @@ def main() -> None:
         processes[name] = Spawned(name, argv, logs)
         processes[name].wait_until(answers_http(ready_url) if ready_url else answers_redis(redis_url))
 
-    def kill(name: str) -> None:
-        print(f"--- killing {name}", flush=True)
+    def kill(name: str, graceful: bool = False) -> None:
+        print(f"--- {'stopping' if graceful else 'killing'} {name}", flush=True)
+        process = processes[name].process
+        if graceful:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
         processes[name].kill()
 
     def provider_faults() -> None:
@@ -258,7 +270,7 @@ def main() -> None:
 
     duration = args.duration
     events = {
-        0.20 * duration: lambda: kill("gateway-2"),
+        0.20 * duration: lambda: kill("gateway-2", graceful=not args.crash),
         0.35 * duration: lambda: start("gateway-2", serve[1], f"{replicas[1]}/healthz"),
         0.50 * duration: lambda: kill("redis"),
         0.65 * duration: lambda: start("redis", redis_argv),
@@ -293,6 +305,7 @@ def main() -> None:
         for process in processes.values():
             process.kill()
     result = summarize(run, duration, args.rate)
+    result["replica_stop"] = "SIGKILL" if args.crash else "SIGTERM"
     (RESULTS / "load_faults.json").write_text(json.dumps(result, indent=2))
     plot(result, run, RESULTS / "load_faults.png")
     print(json.dumps({k: v for k, v in result.items() if k != "memory_mb"}, indent=2))

@@ -18,10 +18,7 @@ import asyncio
 import json
 import os
 import platform
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -47,6 +44,7 @@ from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import MemoryBackend
 from gateway.response_cache.sync import IndexSync
 from gateway.semantic.embedder import Embedder
+from tests.deploy.processes import answers_http, cachegate, spawned
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -94,34 +92,10 @@ def gateway_process(redis_url: str | None, workdir: Path) -> Iterator[str]:
         config["redis_url"] = redis_url
     path = workdir / f"gateway-{port}.yaml"
     path.write_text(yaml.safe_dump(config))
-    log = (workdir / f"gateway-{port}.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(path)],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gateway did not start; see {log.name}")
-            time.sleep(0.2)
+    with spawned(f"gateway-{port}", cachegate("serve", "--config", str(path)), workdir) as process:
+        process.wait_until(answers_http(f"{url}/healthz"), timeout_s=120)
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def post(client: httpx.Client, prompt: str, headers: dict[str, str] | None = None) -> tuple[float, str]:

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-CORE_POLICY = {stage: {"enabled": False} for stage in ("response_cache", "prompt_cache", "compaction", "guard")}
-
 from tests.gateway_harness import RunningGateway, gateway_settings, running_gateway
+
+CORE_POLICY = {stage: {"enabled": False} for stage in ("response_cache", "prompt_cache", "compaction", "guard")}
 
 
 @pytest.fixture(scope="session", params=["lean", "litellm"])

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
 import anthropic
@@ -13,36 +9,16 @@ import httpx
 import openai
 import pytest
 
-from tests.servers import free_socket
+from tests.deploy.processes import answers_http, cachegate, free_port, spawned
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[str]:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)],
-        env={**os.environ, "REDIS_URL": ""},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            assert time.monotonic() < deadline, "cachegate serve did not start"
-            time.sleep(0.2)
+    with spawned("serve", cachegate("serve", "--port", str(port)), tmp_path_factory.mktemp("serve")) as process:
+        process.wait_until(answers_http(f"{url}/healthz"))
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_serve_embedded_default(served: str) -> None:
