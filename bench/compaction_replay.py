@@ -62,10 +62,17 @@ class Totals:
 
     def report(self) -> dict[str, Any]:
         per_session = self.summaries or [0]
-        return {**asdict(self), "summaries": None, "hit_ratio": round(self.hit_ratio, 4),
-                "total_cost_usd": self.input_cost_usd + self.summary_cost_usd,
-                "summaries_per_session": {"mean": sum(per_session) / len(per_session), "max": max(per_session),
-                                          "sessions_with_summary": sum(1 for s in per_session if s)}}
+        return {
+            **asdict(self),
+            "summaries": None,
+            "hit_ratio": round(self.hit_ratio, 4),
+            "total_cost_usd": self.input_cost_usd + self.summary_cost_usd,
+            "summaries_per_session": {
+                "mean": sum(per_session) / len(per_session),
+                "max": max(per_session),
+                "sessions_with_summary": sum(1 for s in per_session if s),
+            },
+        }
 
 
 @contextmanager
@@ -73,19 +80,33 @@ def replay_gateway(window: int) -> Iterator[tuple[str, str]]:
     """The simulator replaying the traces, and a gateway routed to it with a `window`-token model."""
     with serve_on_socket(create_sim_app(SimSettings(replay_file=TRACES)), free_socket()) as sim_url:
         sock = free_socket()
-        settings = Settings.model_validate({
-            "port": sock.getsockname()[1],
-            "embedded_simulator": False,
-            "models": [{"name": MODEL, "provider": "openai", "model": MODEL, "api_base": f"{sim_url}/v1",
-                        "context_window": window}],
-            # The loop guard is another stage's concern (and may stop a replayed trace): off here.
-            "tenants": [{"name": name, "keys": [hash_key(f"sk-{name}")],
-                         "policy": {"compaction": policy, "guard": {"enabled": False}}}
-                        for name, policy in TENANTS.items()],
-            "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
-            "max_body_bytes": 16 * 1024 * 1024,
-            "log_level": "warning",
-        })
+        settings = Settings.model_validate(
+            {
+                "port": sock.getsockname()[1],
+                "embedded_simulator": False,
+                "models": [
+                    {
+                        "name": MODEL,
+                        "provider": "openai",
+                        "model": MODEL,
+                        "api_base": f"{sim_url}/v1",
+                        "context_window": window,
+                    }
+                ],
+                # The loop guard is another stage's concern (and may stop a replayed trace): off here.
+                "tenants": [
+                    {
+                        "name": name,
+                        "keys": [hash_key(f"sk-{name}")],
+                        "policy": {"compaction": policy, "guard": {"enabled": False}},
+                    }
+                    for name, policy in TENANTS.items()
+                ],
+                "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
+                "max_body_bytes": 16 * 1024 * 1024,
+                "log_level": "warning",
+            }
+        )
         with serve_on_socket(create_app(settings), sock) as url:
             yield url, sim_url
 
@@ -98,8 +119,14 @@ def replay_session(client: httpx.Client, url: str, tenant: str, session: dict[st
         response.raise_for_status()
         usage = response.json()["usage"]
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-        turns.append(Turn(usage["prompt_tokens"], cached, response.headers.get("x-cachegate-compaction-summary"),
-                          float(response.headers.get("x-cachegate-compaction-summary-cost-usd") or 0)))
+        turns.append(
+            Turn(
+                usage["prompt_tokens"],
+                cached,
+                response.headers.get("x-cachegate-compaction-summary"),
+                float(response.headers.get("x-cachegate-compaction-summary-cost-usd") or 0),
+            )
+        )
     return turns
 
 
@@ -142,8 +169,9 @@ def plot(runs: dict[str, list[list[Turn]]], sessions: list[dict[str, Any]], wind
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sessions", type=int, default=50,
-                        help="sessions replayed, spread evenly over the file (all 107: ~12 min)")
+    parser.add_argument(
+        "--sessions", type=int, default=50, help="sessions replayed, spread evenly over the file (all 107: ~12 min)"
+    )
     parser.add_argument("--window", type=int, default=16_000, help="context window of the route, tokens")
     args = parser.parse_args()
     sessions = load_sessions(count=args.sessions)
@@ -157,13 +185,19 @@ def main() -> None:
             for number, session in enumerate(sessions, 1):
                 runs[tenant].append(replay_session(client, url, tenant, session))
                 if number % 10 == 0 or number == len(sessions):
-                    print(f"  compaction {tenant:3s}: {number}/{len(sessions)} sessions "
-                          f"{time.perf_counter() - started:6.1f} s", flush=True)
+                    print(
+                        f"  compaction {tenant:3s}: {number}/{len(sessions)} sessions "
+                        f"{time.perf_counter() - started:6.1f} s",
+                        flush=True,
+                    )
             totals[tenant] = measure(runs[tenant], args.window, time.perf_counter() - started)
     off, on = totals["off"], totals["on"]
     payload = {
-        "window": args.window, "model": MODEL, "sessions": len(sessions),
-        "off": off.report(), "on": on.report(),
+        "window": args.window,
+        "model": MODEL,
+        "sessions": len(sessions),
+        "off": off.report(),
+        "on": on.report(),
         "cost_on_vs_off": on.report()["total_cost_usd"] / off.report()["total_cost_usd"],
         "hit_ratio_points_lost": round(100 * (off.hit_ratio - on.hit_ratio), 2),
         "tokens_sent_on_vs_off": on.prompt_tokens / off.prompt_tokens,
@@ -172,9 +206,11 @@ def main() -> None:
     (RESULTS / "compaction_replay.json").write_text(json.dumps(payload, indent=2))
     plot(runs, sessions, args.window, RESULTS / "compaction_replay.png")
     for name, t in totals.items():
-        print(f"compaction {name:3s}: {t.requests} requests, {t.over_window} over the window, hit ratio "
-              f"{t.hit_ratio:.3f}, input cost ${t.input_cost_usd:.4f} + summaries ${t.summary_cost_usd:.4f}, "
-              f"summaries/session {sum(t.summaries) / max(len(t.summaries), 1):.2f}")
+        print(
+            f"compaction {name:3s}: {t.requests} requests, {t.over_window} over the window, hit ratio "
+            f"{t.hit_ratio:.3f}, input cost ${t.input_cost_usd:.4f} + summaries ${t.summary_cost_usd:.4f}, "
+            f"summaries/session {sum(t.summaries) / max(len(t.summaries), 1):.2f}"
+        )
     print(f"cost on/off {payload['cost_on_vs_off']:.3f}, hit-ratio points lost {payload['hit_ratio_points_lost']}")
 
 

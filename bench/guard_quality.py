@@ -66,16 +66,25 @@ def load_sessions() -> list[dict[str, Any]]:
 def gateway_with_replay() -> Iterator[str]:
     """A real gateway on loopback, its models routed to a simulator that replays the traces."""
     sock = free_socket()
-    settings = Settings.model_validate({
-        "port": sock.getsockname()[1],
-        "models": [{"name": "gpt-4.1-mini", "provider": "openai", "model": "gpt-4.1-mini",
-                    "api_base": "embedded-sim", "path": "lean"}],
-        "tenants": [{"name": "bench", "keys": [hash_key(KEY)]}],
-        # Only the guard under test: the other stages would change what is measured and cost time.
-        "policy": {name: {"enabled": False} for name in ("compaction", "response_cache", "prompt_cache")},
-        "max_body_bytes": 16 * 1024 * 1024,
-        "log_level": "warning",
-    })
+    settings = Settings.model_validate(
+        {
+            "port": sock.getsockname()[1],
+            "models": [
+                {
+                    "name": "gpt-4.1-mini",
+                    "provider": "openai",
+                    "model": "gpt-4.1-mini",
+                    "api_base": "embedded-sim",
+                    "path": "lean",
+                }
+            ],
+            "tenants": [{"name": "bench", "keys": [hash_key(KEY)]}],
+            # Only the guard under test: the other stages would change what is measured and cost time.
+            "policy": {name: {"enabled": False} for name in ("compaction", "response_cache", "prompt_cache")},
+            "max_body_bytes": 16 * 1024 * 1024,
+            "log_level": "warning",
+        }
+    )
     app = create_app(settings)
     app.mount("/sim", create_sim_app(SimSettings(replay_file=TRACES)))
     with serve_on_socket(app, sock) as url:
@@ -116,8 +125,15 @@ def replay(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
             action, guard, _ = client.send(f"replay-{session['id']}", messages[:k])
             requests += 1
             if action != "continue":
-                alarms.append({"session": session["id"], "resolved": session["resolved"], "request": k,
-                               "action": action, "guard": guard})
+                alarms.append(
+                    {
+                        "session": session["id"],
+                        "resolved": session["resolved"],
+                        "request": k,
+                        "action": action,
+                        "guard": guard,
+                    }
+                )
         if number % 20 == 0:
             print(f"  replay {number + 1}/{len(sessions)} sessions, {requests} requests, {len(alarms)} alarms")
     resolved = [s for s in sessions if s["resolved"]]
@@ -134,8 +150,11 @@ def replay(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def tool_pairs(messages: list[Message]) -> list[int]:
-    return [a for a in range(len(messages) - 1)
-            if len(messages[a].get("tool_calls") or []) == 1 and messages[a + 1]["role"] == "tool"]
+    return [
+        a
+        for a in range(len(messages) - 1)
+        if len(messages[a].get("tool_calls") or []) == 1 and messages[a + 1]["role"] == "tool"
+    ]
 
 
 def with_output(message: Message, suffix: str) -> Message:
@@ -220,16 +239,28 @@ def chanting(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
         _, _, response = client.send(f"chant-{repeats}", prompt, stream=True)
         text = stream_text(response)
         full = len(" ".join([CHANT_SENTENCE] * repeats))
-        chants.append({"repeats": repeats, "cut": len(text) < full, "chars_streamed": len(text), "chars_full": full,
-                       "sentences_before_cut": round(len(text) / (len(CHANT_SENTENCE) + 1), 1)})
+        chants.append(
+            {
+                "repeats": repeats,
+                "cut": len(text) < full,
+                "chars_streamed": len(text),
+                "chars_full": full,
+                "sentences_before_cut": round(len(text) / (len(CHANT_SENTENCE) + 1), 1),
+            }
+        )
     rng = random.Random(11)
-    texts = [(s["id"], s["resolved"], m["content"]) for s in sessions for m in s["messages"]
-             if m["role"] == "assistant" and m.get("content") and "]]" not in m["content"]]
+    texts = [
+        (s["id"], s["resolved"], m["content"])
+        for s in sessions
+        for m in s["messages"]
+        if m["role"] == "assistant" and m.get("content") and "]]" not in m["content"]
+    ]
     sample = rng.sample(texts, min(300, len(texts)))
     cut = []
     for number, (sid, resolved, text) in enumerate(sample):
-        _, _, response = client.send(f"prose-{number}", [{"role": "user", "content": f"[[sim:text {text}]]"}],
-                                     stream=True)
+        _, _, response = client.send(
+            f"prose-{number}", [{"role": "user", "content": f"[[sim:text {text}]]"}], stream=True
+        )
         if len(stream_text(response)) < len(text.strip()):
             cut.append({"session": sid, "resolved": resolved})
     return {"chanting_streams": chants, "recorded_texts_streamed": len(sample), "recorded_texts_cut": cut}
@@ -240,16 +271,24 @@ def chanting(client: Client, sessions: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def stage_overhead(messages: list[Message], runs: int = 400, redis_url: str | None = None) -> dict[str, float]:
     """p50 of GuardStage.on_request on a 100-message request (memory store, or Redis), warm and cold."""
-    settings = Settings.model_validate({"tenants": [{"name": "bench", "keys": [hash_key(KEY)]}],
-                                        "redis_url": redis_url})
+    settings = Settings.model_validate(
+        {"tenants": [{"name": "bench", "keys": [hash_key(KEY)]}], "redis_url": redis_url}
+    )
     services = create_services(settings)
     stage = GuardStage(services)
     tenant = TenantConfig(name="bench")
     body = {"model": "gpt-4.1-mini", "messages": messages}
 
     def context(session: str, history: list[Message]) -> RequestContext:
-        return RequestContext(wire=OPENAI, body={**body, "messages": history}, headers={}, services=services,
-                              tenant=tenant, session_id=session, policy=PolicyConfig())
+        return RequestContext(
+            wire=OPENAI,
+            body={**body, "messages": history},
+            headers={},
+            services=services,
+            tenant=tenant,
+            session_id=session,
+            policy=PolicyConfig(),
+        )
 
     async def timed(session: str, warm: bool) -> float:
         if warm:  # the session's previous request: history up to the last assistant turn

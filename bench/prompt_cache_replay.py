@@ -74,8 +74,12 @@ def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, An
             text = message.get("content")
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             blocks += [
-                {"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                 "input": _tool_input(c["function"].get("arguments", ""))}
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "input": _tool_input(c["function"].get("arguments", "")),
+                }
                 for c in message.get("tool_calls") or []
             ]
             converted.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "..."}]})
@@ -92,8 +96,11 @@ def to_anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, An
 
 def anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"name": t["function"]["name"], "description": t["function"].get("description", ""),
-         "input_schema": t["function"].get("parameters", {"type": "object"})}
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description", ""),
+            "input_schema": t["function"].get("parameters", {"type": "object"}),
+        }
         for t in tools
     ]
 
@@ -118,8 +125,9 @@ def fixed_injection(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def session_requests(session: dict[str, Any], mode: str, *, timestamp: bool = False,
-                     fixed: bool = False) -> Iterator[dict[str, Any]]:
+def session_requests(
+    session: dict[str, Any], mode: str, *, timestamp: bool = False, fixed: bool = False
+) -> Iterator[dict[str, Any]]:
     """Request k carries messages[:k], for each k where the trace's next message is the assistant's."""
     messages = session["messages"]
     for number, k in enumerate(i for i in range(1, len(messages)) if messages[i]["role"] == "assistant"):
@@ -128,8 +136,13 @@ def session_requests(session: dict[str, Any], mode: str, *, timestamp: bool = Fa
             history[0] = {**history[0], "content": with_timestamp(history[0]["content"], number)}
         if mode == "anthropic":
             system, converted = to_anthropic(history)
-            body: dict[str, Any] = {"model": MODELS[mode], "max_tokens": 1024, "system": system,
-                                    "tools": anthropic_tools(session["tools"]), "messages": converted}
+            body: dict[str, Any] = {
+                "model": MODELS[mode],
+                "max_tokens": 1024,
+                "system": system,
+                "tools": anthropic_tools(session["tools"]),
+                "messages": converted,
+            }
             yield fixed_injection(body) if fixed else body
         else:
             yield {"model": MODELS[mode], "messages": history, "tools": session["tools"]}
@@ -148,21 +161,33 @@ class Replay:
 
 
 def gateway_settings(sim_url: str, port: int) -> Settings:
-    return Settings.model_validate({
-        "port": port,
-        "embedded_simulator": False,
-        "models": [
-            {"name": MODELS["anthropic"], "provider": "anthropic", "model": MODELS["anthropic"], "api_base": sim_url},
-            {"name": MODELS["openai"], "provider": "openai", "model": MODELS["openai"], "api_base": f"{sim_url}/v1"},
-        ],
-        "tenants": [
-            {"name": name, "keys": [hash_key(f"sk-{name}")], "policy": {"prompt_cache": policy}}
-            for name, policy in TENANTS.items()
-        ],
-        "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
-        "max_body_bytes": 16 * 1024 * 1024,
-        "log_level": "warning",
-    })
+    return Settings.model_validate(
+        {
+            "port": port,
+            "embedded_simulator": False,
+            "models": [
+                {
+                    "name": MODELS["anthropic"],
+                    "provider": "anthropic",
+                    "model": MODELS["anthropic"],
+                    "api_base": sim_url,
+                },
+                {
+                    "name": MODELS["openai"],
+                    "provider": "openai",
+                    "model": MODELS["openai"],
+                    "api_base": f"{sim_url}/v1",
+                },
+            ],
+            "tenants": [
+                {"name": name, "keys": [hash_key(f"sk-{name}")], "policy": {"prompt_cache": policy}}
+                for name, policy in TENANTS.items()
+            ],
+            "policy": {"response_cache": {"enabled": False}},  # every request must reach the provider
+            "max_body_bytes": 16 * 1024 * 1024,
+            "log_level": "warning",
+        }
+    )
 
 
 @contextmanager
@@ -191,21 +216,36 @@ class Tokens:
         return self.uncached + self.read + self.write_5m + self.write_1h
 
     def cost(self, price: Price) -> float:
-        return (self.uncached * price.input + self.read * price.cache_read
-                + self.write_5m * price.cache_write_5m + self.write_1h * price.cache_write_1h)
+        return (
+            self.uncached * price.input
+            + self.read * price.cache_read
+            + self.write_5m * price.cache_write_5m
+            + self.write_1h * price.cache_write_1h
+        )
 
 
 def usage_tokens(mode: str, usage: dict[str, Any]) -> Tokens:
     if mode == "anthropic":
         split = usage.get("cache_creation") or {}
-        return Tokens(usage["input_tokens"], usage.get("cache_read_input_tokens") or 0,
-                      split.get("ephemeral_5m_input_tokens") or 0, split.get("ephemeral_1h_input_tokens") or 0)
+        return Tokens(
+            usage["input_tokens"],
+            usage.get("cache_read_input_tokens") or 0,
+            split.get("ephemeral_5m_input_tokens") or 0,
+            split.get("ephemeral_1h_input_tokens") or 0,
+        )
     read = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     return Tokens(usage["prompt_tokens"] - read, read)
 
 
-def replay_session(client: httpx.Client, replay: Replay, mode: str, session: dict[str, Any], tenant: str,
-                   session_id: str, **options: bool) -> list[Tokens]:
+def replay_session(
+    client: httpx.Client,
+    replay: Replay,
+    mode: str,
+    session: dict[str, Any],
+    tenant: str,
+    session_id: str,
+    **options: bool,
+) -> list[Tokens]:
     path = "/v1/messages" if mode == "anthropic" else "/v1/chat/completions"
     headers = {"x-api-key": f"sk-{tenant}", "x-session-id": session_id}
     results = []
@@ -238,8 +278,13 @@ class Summary:
     @classmethod
     def of(cls, tokens: list[Tokens], price: Price) -> Summary:
         total = sum(t.total for t in tokens)
-        return cls(len(tokens), total, sum(t.read for t in tokens) / total if total else 0.0,
-                   sum(t.cost(price) for t in tokens), sum(t.write_5m + t.write_1h for t in tokens))
+        return cls(
+            len(tokens),
+            total,
+            sum(t.read for t in tokens) / total if total else 0.0,
+            sum(t.cost(price) for t in tokens),
+            sum(t.write_5m + t.write_1h for t in tokens),
+        )
 
 
 VARIANTS: dict[str, tuple[str, dict[str, bool]]] = {
@@ -259,8 +304,7 @@ class ModeResult:
     limit: Summary | None = None
 
 
-def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]],
-             progress: Callable[[str], None]) -> ModeResult:
+def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]], progress: Callable[[str], None]) -> ModeResult:
     price = price_for(f"{'anthropic' if mode == 'anthropic' else 'openai'}/{MODELS[mode]}")
     result = ModeResult()
     with httpx.Client(timeout=120) as client:
@@ -278,8 +322,10 @@ def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]],
             result.variants[name] = Summary.of(tokens, price)
             if name == "a_no_optimizer":
                 result.limit = Summary.of(physical_limit(per_session), price)
-            progress(f"{mode:9s} {name:32s} {len(tokens):5d} requests  hit ratio "
-                     f"{result.variants[name].hit_ratio:.3f}  {time.perf_counter() - started:5.1f} s")
+            progress(
+                f"{mode:9s} {name:32s} {len(tokens):5d} requests  hit ratio "
+                f"{result.variants[name].hit_ratio:.3f}  {time.perf_counter() - started:5.1f} s"
+            )
     return result
 
 
@@ -323,8 +369,10 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=12, help="sessions replayed (spread over the file)")
     args = parser.parse_args()
     sessions = load_sessions(count=args.sessions)
-    print(f"replaying {len(sessions)} sessions "
-          f"({sum(sum(m['role'] == 'assistant' for m in s['messages']) for s in sessions)} requests per variant)")
+    print(
+        f"replaying {len(sessions)} sessions "
+        f"({sum(sum(m['role'] == 'assistant' for m in s['messages']) for s in sessions)} requests per variant)"
+    )
     started = time.perf_counter()
     results: dict[str, ModeResult] = {}
     with replay_gateway() as replay:
@@ -333,15 +381,21 @@ def main() -> None:
     reports = {mode: mode_report(result) for mode, result in results.items()}
     seconds = round(time.perf_counter() - started, 1)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {"sessions": len(sessions), "session_ids": [s["id"] for s in sessions], "seconds": seconds,
-               "modes": reports}
+    payload = {
+        "sessions": len(sessions),
+        "session_ids": [s["id"] for s in sessions],
+        "seconds": seconds,
+        "modes": reports,
+    }
     (RESULTS / "prompt_cache_replay.json").write_text(json.dumps(payload, indent=2))
     plot(reports, RESULTS / "prompt_cache_replay.png")
     for mode, report in reports.items():
-        print(f"{mode}: ours / limit hit ratio = {report['ours_vs_limit_hit_ratio']:.3f}, "
-              f"ours / fixed-injection input cost = {report['ours_vs_fixed_cost']:.3f} "
-              f"(with a timestamp: {report['timestamp_ours_vs_fixed_cost']:.3f}, "
-              f"relocated: {report['timestamp_relocate_vs_fixed_cost']:.3f})")
+        print(
+            f"{mode}: ours / limit hit ratio = {report['ours_vs_limit_hit_ratio']:.3f}, "
+            f"ours / fixed-injection input cost = {report['ours_vs_fixed_cost']:.3f} "
+            f"(with a timestamp: {report['timestamp_ours_vs_fixed_cost']:.3f}, "
+            f"relocated: {report['timestamp_relocate_vs_fixed_cost']:.3f})"
+        )
     print(f"results: {RESULTS / 'prompt_cache_replay.json'} ({seconds} s)")
 
 

@@ -46,8 +46,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.services = services
     logging.getLogger("cachegate").setLevel(settings.log_level.upper())
 
-    app.add_api_route("/v1/chat/completions", proxy.chat_completions, methods=["POST"],
-                      openapi_extra=request_body(CHAT_COMPLETIONS_BODY))
+    app.add_api_route(
+        "/v1/chat/completions",
+        proxy.chat_completions,
+        methods=["POST"],
+        openapi_extra=request_body(CHAT_COMPLETIONS_BODY),
+    )
     app.add_api_route("/v1/messages", proxy.messages, methods=["POST"], openapi_extra=request_body(MESSAGES_BODY))
     app.add_api_route("/v1/models", health.models, methods=["GET"])
     app.add_api_route("/healthz", health.healthz, methods=["GET"])

@@ -64,5 +64,12 @@ def create_services(settings: Settings) -> Services:
     lean = LeanUpstream()
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings))
-    return Services(settings=settings, metrics=metrics, store=store, keys=KeyRing(settings), lean=lean,
-                    router=router, live=LiveHistory(metrics.registry))
+    return Services(
+        settings=settings,
+        metrics=metrics,
+        store=store,
+        keys=KeyRing(settings),
+        lean=lean,
+        router=router,
+        live=LiveHistory(metrics.registry),
+    )

@@ -66,9 +66,7 @@ def trailing_errors(steps: Sequence[Step]) -> tuple[int, int]:
     return count, start
 
 
-def check_limits(
-    counters: SessionCounters, limits: GuardLimits, steps: Sequence[Step] = ()
-) -> Detection | None:
+def check_limits(counters: SessionCounters, limits: GuardLimits, steps: Sequence[Step] = ()) -> Detection | None:
     """The first limit reached, in the table's order, or ``None``."""
     usage: list[tuple[str, StopReason, float, float | None, str]] = [
         ("max_llm_calls", StopReason.MAX_STEPS, counters.llm_calls, limits.max_llm_calls, "LLM calls"),

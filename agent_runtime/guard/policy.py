@@ -143,8 +143,7 @@ def nudge_message(detection: Detection) -> str:
     """The message appended for the model on a NUDGE: what repeats, and what to do instead."""
     if detection.reason is StopReason.FAILURE:
         return (
-            f"[loop guard] {detection.detail}. Answer with either one valid tool call or a final answer "
-            "in plain text."
+            f"[loop guard] {detection.detail}. Answer with either one valid tool call or a final answer in plain text."
         )
     return (
         f"[loop guard] Possible loop: {detection.detail}. Repeating it will not give a different result. "
@@ -192,9 +191,7 @@ def _decision(action: Action, detection: Detection, strike: Strike | None) -> De
     return Decision(action, detection, message, strike)
 
 
-def escalate(
-    detection: Detection | None, strikes: Sequence[Strike], position: int, policy: GuardPolicy
-) -> Decision:
+def escalate(detection: Detection | None, strikes: Sequence[Strike], position: int, policy: GuardPolicy) -> Decision:
     """The ladder as a pure function (rules in the module docstring)."""
     for strike in strikes:
         if strike.position == position and detection is not None:
@@ -235,7 +232,5 @@ def evaluate(
     if not policy.enabled:
         return CONTINUE
     here = len(steps) if position is None else position
-    detection = check_limits(counters or SessionCounters(), policy.limits, steps) or detect(
-        steps, policy.thresholds
-    )
+    detection = check_limits(counters or SessionCounters(), policy.limits, steps) or detect(steps, policy.thresholds)
     return escalate(detection, strikes, here, policy)

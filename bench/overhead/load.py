@@ -19,8 +19,12 @@ import aiohttp
 import orjson
 import uvloop
 
-MARKERS = {("openai", False): b"bench upstream", ("openai", True): b"[DONE]",
-           ("anthropic", False): b"bench upstream", ("anthropic", True): b"message_stop"}
+MARKERS = {
+    ("openai", False): b"bench upstream",
+    ("openai", True): b"[DONE]",
+    ("anthropic", False): b"bench upstream",
+    ("anthropic", True): b"message_stop",
+}
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,15 @@ def body(spec: Spec, index: int) -> bytes:
     if spec.wire == "openai":
         messages = [{"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": turn}]
         return orjson.dumps({"model": spec.model, "messages": messages, "max_tokens": 64, "stream": spec.stream})
-    return orjson.dumps({"model": spec.model, "max_tokens": 64, "system": "You are a terse assistant.",
-                         "messages": [{"role": "user", "content": turn}], "stream": spec.stream})
+    return orjson.dumps(
+        {
+            "model": spec.model,
+            "max_tokens": 64,
+            "system": "You are a terse assistant.",
+            "messages": [{"role": "user", "content": turn}],
+            "stream": spec.stream,
+        }
+    )
 
 
 @dataclass
@@ -127,8 +138,12 @@ async def run(spec: Spec) -> dict[str, Any]:
         warm = await drive(session, spec, 0, spec.warmup, spec.concurrency)
         sequential = await drive(session, spec, spec.warmup, spec.sequential, 1)
         loaded = await drive(session, spec, spec.warmup + spec.sequential, spec.count, spec.concurrency)
-    return {"warmup_errors": warm.errors, "warmup_error": warm.first_error,
-            "sequential": summary(sequential), "concurrent": summary(loaded)}
+    return {
+        "warmup_errors": warm.errors,
+        "warmup_error": warm.first_error,
+        "sequential": summary(sequential),
+        "concurrent": summary(loaded),
+    }
 
 
 def main() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-HEADER = ("| workload | target | p50 ms | p99 ms | added p50 ms | added p99 ms | req/s @32 | p50 ms @32 "
-          "| server CPU ms/req |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")
+HEADER = (
+    "| workload | target | p50 ms | p99 ms | added p50 ms | added p99 ms | req/s @32 | p50 ms @32 "
+    "| server CPU ms/req |\n|---|---|---:|---:|---:|---:|---:|---:|---:|"
+)
 
 
 def _cpu(row: dict[str, Any]) -> str:
@@ -20,8 +22,10 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
         seq, conc = row["sequential"], row["concurrent"]
         direct = row["target"] == "direct"
         added = ("-", "-") if direct else (f"{row['added_p50_ms']:+.2f}", f"{row['added_p99_ms']:+.2f}")
-        lines.append(f"| {row['workload']} | {row['target']} | {seq['p50_ms']:.2f} | {seq['p99_ms']:.2f} | "
-                     f"{added[0]} | {added[1]} | {conc['rps']:.0f} | {conc['p50_ms']:.1f} | {_cpu(row)} |")
+        lines.append(
+            f"| {row['workload']} | {row['target']} | {seq['p50_ms']:.2f} | {seq['p99_ms']:.2f} | "
+            f"{added[0]} | {added[1]} | {conc['rps']:.0f} | {conc['p50_ms']:.1f} | {_cpu(row)} |"
+        )
     return "\n".join(lines)
 
 

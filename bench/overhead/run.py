@@ -68,8 +68,10 @@ def targets(servers: Fleet, wire: str) -> list[Target]:
         Target("direct", servers.upstream, MODELS[wire], UPSTREAM_KEY),
         Target("gateway lean, core", servers.gateway_core, f"{wire}-lean", TENANT_KEY),
         Target("gateway lean, all stages", servers.gateway_all, f"{wire}-lean", TENANT_KEY),
-        *[Target(f"gateway lean, core + {stage}", servers.gateway_core, f"{wire}-lean+{stage}", TENANT_KEY)
-          for stage in OPTIONAL_STAGES],
+        *[
+            Target(f"gateway lean, core + {stage}", servers.gateway_core, f"{wire}-lean+{stage}", TENANT_KEY)
+            for stage in OPTIONAL_STAGES
+        ],
         Target("gateway litellm path, core", servers.gateway_core, f"{wire}-litellm", TENANT_KEY),
     ]
     if servers.baseline is not None:
@@ -83,13 +85,26 @@ def drive(target: Target, wire: str, stream: bool, sizes: Sizes, upstream: Serve
     headers = {"authorization": f"Bearer {target.key}", "content-type": "application/json"}
     if wire == "anthropic":
         headers["anthropic-version"] = "2023-06-01"
-    spec = {"url": target.server.url + PATHS[wire], "wire": wire, "model": target.model, "stream": stream,
-            "headers": headers, "tag": uuid.uuid4().hex[:8], "warmup": sizes.warmup,
-            "sequential": sizes.sequential, "count": sizes.count, "concurrency": sizes.concurrency,
-            "deadline_s": sizes.deadline_s}
+    spec = {
+        "url": target.server.url + PATHS[wire],
+        "wire": wire,
+        "model": target.model,
+        "stream": stream,
+        "headers": headers,
+        "tag": uuid.uuid4().hex[:8],
+        "warmup": sizes.warmup,
+        "sequential": sizes.sequential,
+        "count": sizes.count,
+        "concurrency": sizes.concurrency,
+        "deadline_s": sizes.deadline_s,
+    }
     cpu_before = target.server.cpu_s(), upstream.cpu_s()
-    done = subprocess.run([sys.executable, "-m", "bench.overhead.load", json.dumps(spec)], capture_output=True,
-                          check=True, timeout=3 * sizes.deadline_s + 60)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.overhead.load", json.dumps(spec)],
+        capture_output=True,
+        check=True,
+        timeout=3 * sizes.deadline_s + 60,
+    )
     result: dict[str, Any] = orjson.loads(done.stdout)
     served = sizes.warmup + result["sequential"]["requests"] + result["concurrent"]["requests"]
     if target.server is not upstream:
@@ -109,14 +124,21 @@ def measure(servers: Fleet, sizes: Sizes) -> list[dict[str, Any]]:
                 result = drive(target, wire, stream, sizes, servers.upstream)
                 direct = direct or result
                 seq, conc, base = result["sequential"], result["concurrent"], direct["sequential"]
-                row = {"workload": workload, "target": target.name, **result,
-                       "added_p50_ms": round(seq["p50_ms"] - base["p50_ms"], 3),
-                       "added_p99_ms": round(seq["p99_ms"] - base["p99_ms"], 3)}
+                row = {
+                    "workload": workload,
+                    "target": target.name,
+                    **result,
+                    "added_p50_ms": round(seq["p50_ms"] - base["p50_ms"], 3),
+                    "added_p99_ms": round(seq["p99_ms"] - base["p99_ms"], 3),
+                }
                 rows.append(row)
                 errors = seq["errors"] + conc["errors"] + result["warmup_errors"]
-                print(f"  {workload:<17} {target.name:<36} p50 {seq['p50_ms']:7.2f} ms (+{row['added_p50_ms']:.2f})"
-                      f"  p99 {seq['p99_ms']:7.2f} ms  {conc['rps']:7.1f} req/s  errors {errors}"
-                      f"  [{time.monotonic() - began:.0f} s]", flush=True)
+                print(
+                    f"  {workload:<17} {target.name:<36} p50 {seq['p50_ms']:7.2f} ms (+{row['added_p50_ms']:.2f})"
+                    f"  p99 {seq['p99_ms']:7.2f} ms  {conc['rps']:7.1f} req/s  errors {errors}"
+                    f"  [{time.monotonic() - began:.0f} s]",
+                    flush=True,
+                )
                 if errors:
                     print(f"    first error: {seq['first_error'] or conc['first_error'] or result['warmup_error']}")
     return rows
@@ -142,8 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
     parser.add_argument("--no-litellm-proxy", action="store_true", help="skip LiteLLM's proxy")
     parser.add_argument("--out", default="overhead", help="result name under bench/results/")
-    parser.add_argument("--baseline-tree", type=Path,
-                        help="also run the core gateway from this source tree (e.g. a copy before a change)")
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="also run the core gateway from this source tree (e.g. a copy before a change)",
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -152,17 +177,22 @@ def main(argv: list[str] | None = None) -> int:
         with fleet(Path(tmp), not args.no_litellm_proxy, args.baseline_tree) as servers:
             rows = measure(servers, sizes)
     verdicts = goals(rows)
-    result = {"benchmark": "overhead", "quick": args.quick, "sizes": sizes.__dict__, "rows": rows,
-              "goals": {"added_p50_ms_max": GOAL_ADDED_P50_MS, "rps_ratio_min": GOAL_RPS_RATIO,
-                        "by_workload": verdicts},
-              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "load_average": list(os.getloadavg())}}
+    result = {
+        "benchmark": "overhead",
+        "quick": args.quick,
+        "sizes": sizes.__dict__,
+        "rows": rows,
+        "goals": {"added_p50_ms_max": GOAL_ADDED_P50_MS, "rps_ratio_min": GOAL_RPS_RATIO, "by_workload": verdicts},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_average": list(os.getloadavg())},
+    }
     (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(rows, RESULTS / f"{args.out}.png")
     print(markdown_table(rows))
     print(f"wrote {RESULTS / (args.out + '.json')} and {args.out}.png")
     for workload, verdict in verdicts.items():
         latency_ok, rps_ok = ("met" if verdict[k] else "NOT met" for k in ("added_p50_met", "rps_met"))
-        print(f"goal {workload}: added p50 {verdict['added_p50_ms']:.2f} ms ({latency_ok}), "
-              f"req/s x{verdict['rps_vs_litellm_proxy']} of LiteLLM proxy ({rps_ok})")
+        print(
+            f"goal {workload}: added p50 {verdict['added_p50_ms']:.2f} ms ({latency_ok}), "
+            f"req/s x{verdict['rps_vs_litellm_proxy']} of LiteLLM proxy ({rps_ok})"
+        )
     return 0

@@ -64,13 +64,26 @@ def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path
 
 
 @contextmanager
-def _process(name: str, argv: list[str], health: str, port: int, workdir: Path,
-             env: dict[str, str] | None = None, cwd: Path = REPO) -> Iterator[Server]:
+def _process(
+    name: str,
+    argv: list[str],
+    health: str,
+    port: int,
+    workdir: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path = REPO,
+) -> Iterator[Server]:
     """`cwd` first on sys.path: `python -m gateway.cli` imports the gateway from that tree."""
     log = workdir / f"{name}.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT,
-                                   env={**os.environ, **(env or {})}, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
     try:
         _wait_ready(name, f"http://127.0.0.1:{port}{health}", process, log)
         yield Server(name, f"http://127.0.0.1:{port}", process)
@@ -90,15 +103,26 @@ def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
     bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
     models = []
     for wire, model in MODELS.items():
-        common = {"provider": wire, "model": model, "api_base": bases[wire], "api_key_env": "BENCH_UPSTREAM_KEY",
-                  "retries": 0}
+        common = {
+            "provider": wire,
+            "model": model,
+            "api_base": bases[wire],
+            "api_key_env": "BENCH_UPSTREAM_KEY",
+            "retries": 0,
+        }
         models.append({"name": f"{wire}-lean", "path": "auto", **common})
         if core_only:
             models.append({"name": f"{wire}-litellm", "path": "litellm", **common})
-            models += [{"name": f"{wire}-lean+{stage}", "path": "auto", "policy": {stage: {"enabled": True}},
-                        **common} for stage in OPTIONAL_STAGES]
-    config: dict[str, Any] = {"host": "127.0.0.1", "port": port, "models": models,
-                              "tenants": [{"name": "bench", "keys": [hash_key(TENANT_KEY)]}]}
+            models += [
+                {"name": f"{wire}-lean+{stage}", "path": "auto", "policy": {stage: {"enabled": True}}, **common}
+                for stage in OPTIONAL_STAGES
+            ]
+    config: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": port,
+        "models": models,
+        "tenants": [{"name": "bench", "keys": [hash_key(TENANT_KEY)]}],
+    }
     if core_only:
         config["policy"] = CORE_ONLY
     return config
@@ -108,8 +132,10 @@ def litellm_config(upstream: str) -> dict[str, Any]:
     bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
     return {
         "model_list": [
-            {"model_name": model, "litellm_params": {"model": f"{wire}/{model}", "api_base": bases[wire],
-                                                      "api_key": UPSTREAM_KEY}}
+            {
+                "model_name": model,
+                "litellm_params": {"model": f"{wire}/{model}", "api_base": bases[wire], "api_key": UPSTREAM_KEY},
+            }
             for wire, model in MODELS.items()
         ],
         "general_settings": {"master_key": LITELLM_KEY},
@@ -132,8 +158,11 @@ def fleet(workdir: Path, with_litellm: bool = True, baseline_tree: Path | None =
     offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_UPSTREAM_KEY": UPSTREAM_KEY}
     with ExitStack() as stack:
         port = free_port()
-        upstream = stack.enter_context(_process(
-            "upstream", [python, "-m", "bench.overhead.upstream", "--port", str(port)], "/health", port, workdir))
+        upstream = stack.enter_context(
+            _process(
+                "upstream", [python, "-m", "bench.overhead.upstream", "--port", str(port)], "/health", port, workdir
+            )
+        )
 
         def gateway(name: str, core_only: bool, tree: Path = REPO) -> Server:
             port = free_port()
@@ -149,9 +178,27 @@ def fleet(workdir: Path, with_litellm: bool = True, baseline_tree: Path | None =
             port = free_port()
             config = workdir / "litellm.yaml"
             config.write_text(yaml.safe_dump(litellm_config(upstream.url)))
-            argv = [python, "-m", "litellm.proxy.proxy_cli", "--config", str(config), "--host", "127.0.0.1",
-                    "--port", str(port), "--num_workers", "1"]
-            litellm = stack.enter_context(_process(
-                "litellm-proxy", argv, "/health/liveliness", port, workdir,
-                {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"}))
+            argv = [
+                python,
+                "-m",
+                "litellm.proxy.proxy_cli",
+                "--config",
+                str(config),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--num_workers",
+                "1",
+            ]
+            litellm = stack.enter_context(
+                _process(
+                    "litellm-proxy",
+                    argv,
+                    "/health/liveliness",
+                    port,
+                    workdir,
+                    {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"},
+                )
+            )
         yield Fleet(upstream, core, everything, litellm, baseline)

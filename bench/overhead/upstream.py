@@ -21,8 +21,12 @@ from starlette.routing import Route
 TEXT = "Hello from the bench upstream: a short, fixed completion of a dozen tokens."
 PIECES = 8  # streamed text deltas
 USAGE = {"prompt_tokens": 24, "completion_tokens": 16, "total_tokens": 40}
-ANTHROPIC_USAGE = {"input_tokens": 24, "output_tokens": 16, "cache_creation_input_tokens": 0,
-                   "cache_read_input_tokens": 0}
+ANTHROPIC_USAGE = {
+    "input_tokens": 24,
+    "output_tokens": 16,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
 CREATED = 1_700_000_000
 
 
@@ -39,11 +43,16 @@ def _sse(data: object, event: str | None = None) -> bytes:
 @cache
 def openai_body(model: str) -> bytes:
     message = {"role": "assistant", "content": TEXT, "refusal": None}
-    return orjson.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion", "created": CREATED, "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
-        "usage": USAGE,
-    })
+    return orjson.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": CREATED,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+            "usage": USAGE,
+        }
+    )
 
 
 @cache
@@ -63,9 +72,16 @@ def openai_events(model: str, include_usage: bool) -> tuple[bytes, ...]:
 
 
 def _message(model: str) -> dict[str, object]:
-    return {"id": "msg_bench", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": TEXT}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": ANTHROPIC_USAGE}
+    return {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": TEXT}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": ANTHROPIC_USAGE,
+    }
 
 
 @cache
@@ -76,14 +92,31 @@ def anthropic_body(model: str) -> bytes:
 @cache
 def anthropic_events(model: str) -> tuple[bytes, ...]:
     start = {**_message(model), "content": [], "stop_reason": None, "usage": {**ANTHROPIC_USAGE, "output_tokens": 1}}
-    events = [_sse({"type": "message_start", "message": start}, "message_start"),
-              _sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                   "content_block_start")]
-    events += [_sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
-                    "content_block_delta") for piece in _pieces()]
+    events = [
+        _sse({"type": "message_start", "message": start}, "message_start"),
+        _sse(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            "content_block_start",
+        ),
+    ]
+    events += [
+        _sse(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+            "content_block_delta",
+        )
+        for piece in _pieces()
+    ]
     events.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-    events.append(_sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                        "usage": {"output_tokens": ANTHROPIC_USAGE["output_tokens"]}}, "message_delta"))
+    events.append(
+        _sse(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": ANTHROPIC_USAGE["output_tokens"]},
+            },
+            "message_delta",
+        )
+    )
     events.append(_sse({"type": "message_stop"}, "message_stop"))
     return tuple(events)
 
@@ -119,19 +152,29 @@ async def health(request: Request) -> Response:
 
 
 def create_app() -> Starlette:
-    return Starlette(routes=[
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/messages", messages, methods=["POST"]),
-        Route("/health", health),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/health", health),
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    uvicorn.run(create_app(), host="127.0.0.1", port=args.port, workers=1, loop="uvloop", http="httptools",
-                log_level="warning", access_log=False)
+    uvicorn.run(
+        create_app(),
+        host="127.0.0.1",
+        port=args.port,
+        workers=1,
+        loop="uvloop",
+        http="httptools",
+        log_level="warning",
+        access_log=False,
+    )
 
 
 if __name__ == "__main__":

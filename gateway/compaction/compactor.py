@@ -26,8 +26,9 @@ class Candidate:
 
 
 class Compactor:
-    def __init__(self, config: CompactionConfig, thresholds: Thresholds, counter: TokenCounter,
-                 tool_offered: bool) -> None:
+    def __init__(
+        self, config: CompactionConfig, thresholds: Thresholds, counter: TokenCounter, tool_offered: bool
+    ) -> None:
         self.config = config
         self.thresholds = thresholds
         self.counter = counter

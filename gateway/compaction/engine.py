@@ -95,8 +95,11 @@ class Run:
         record = SessionRecord() if self._surely_small() else await self.memo.record(session)
         changed = self._replay_summary(record)
         results = self.layout.tool_results(self.messages, self.history.start)
-        shrunk = [c for c in self.compactor.reapply(self.history, results, record.compacted)
-                  if c.result.handle not in record.compacted]
+        shrunk = [
+            c
+            for c in self.compactor.reapply(self.history, results, record.compacted)
+            if c.result.handle not in record.compacted
+        ]
         tokens = self.tokens()
         outcome = Outcome(self.fixed + self.counter.messages(self.messages), tokens, self.thresholds.window)
         chosen: list[Candidate] = []
@@ -111,8 +114,9 @@ class Run:
         new = [*shrunk, *chosen]
         for candidate in new:
             result = candidate.result
-            await self.originals.put(self.tenant, result.handle, "tool_result", result.content, tool=result.tool,
-                                     tool_call_id=result.call_id)
+            await self.originals.put(
+                self.tenant, result.handle, "tool_result", result.content, tool=result.tool, tool_call_id=result.call_id
+            )
         if new or changed:
             record.compacted = ({c.result.handle for c in new} | record.compacted) & {r.handle for r in results}
             await self.memo.save(session, record)
@@ -208,11 +212,16 @@ class Run:
         if route is None:
             raise SummaryFailed("unknown_route")
         window = context_window(route, self.config.default_context_window)
-        prefix = fit(self.history.sent(cut), self.counter, window - self.config.summary_max_tokens,
-                     self.config.shrink_preview_chars)
+        prefix = fit(
+            self.history.sent(cut),
+            self.counter,
+            window - self.config.summary_max_tokens,
+            self.config.shrink_preview_chars,
+        )
         request = summary_request(self.layout, self.body, prefix, self.config.summary_max_tokens)
-        written = await write_summary(self.ctx.services.router, self.ctx.wire.name, route, request,
-                                      self.config.summarizer_timeout_s)
+        written = await write_summary(
+            self.ctx.services.router, self.ctx.wire.name, route, request, self.config.summarizer_timeout_s
+        )
         outcome.summary_cost_usd = written.cost_usd
         summary = Summary(cut - self.history.head, key, written.text, dump)
         await self.memo.remember(self.tenant, summary)

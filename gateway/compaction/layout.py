@@ -88,9 +88,7 @@ class Layout(ABC):
         """Every tool result from `start` on, oldest first, with the name of the tool that produced it."""
         names = {call_id: name for m in messages if m.get("role") == "assistant" for call_id, name in self.calls(m)}
         found = [r for i in range(start, len(messages)) for r in self.results(i, messages[i])]
-        return [
-            ToolResult(r.message, r.block, r.call_id, names.get(r.call_id, "unknown"), r.content) for r in found
-        ]
+        return [ToolResult(r.message, r.block, r.call_id, names.get(r.call_id, "unknown"), r.content) for r in found]
 
 
 class OpenAILayout(Layout):

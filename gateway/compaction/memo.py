@@ -34,15 +34,19 @@ class SessionRecord:
 
     def dumps(self) -> bytes:
         summary = asdict(self.summary) if self.summary else None
-        return orjson.dumps({"compacted": sorted(self.compacted), "summary": summary,
-                             "summary_failures": self.summary_failures})
+        return orjson.dumps(
+            {"compacted": sorted(self.compacted), "summary": summary, "summary_failures": self.summary_failures}
+        )
 
     @classmethod
     def loads(cls, raw: bytes) -> SessionRecord:
         data: dict[str, Any] = orjson.loads(raw)
         summary = data.get("summary")
-        return cls(set(data.get("compacted") or []), Summary(**summary) if summary else None,
-                   int(data.get("summary_failures") or 0))
+        return cls(
+            set(data.get("compacted") or []),
+            Summary(**summary) if summary else None,
+            int(data.get("summary_failures") or 0),
+        )
 
 
 class Memo:

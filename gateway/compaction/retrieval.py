@@ -33,8 +33,10 @@ PARAMETERS = {
 
 def tool_definition(wire: str) -> dict[str, Any]:
     if wire == "openai":
-        return {"type": "function", "function": {"name": RETRIEVAL_TOOL, "description": DESCRIPTION,
-                                                 "parameters": PARAMETERS}}
+        return {
+            "type": "function",
+            "function": {"name": RETRIEVAL_TOOL, "description": DESCRIPTION, "parameters": PARAMETERS},
+        }
     return {"name": RETRIEVAL_TOOL, "description": DESCRIPTION, "input_schema": PARAMETERS}
 
 
@@ -65,8 +67,7 @@ async def fetch(originals: Originals, tenant: str, handle: Any) -> dict[str, Any
     return await originals.get(tenant, handle)
 
 
-async def answer_retrievals(ctx: RequestContext, originals: Originals, max_rounds: int,
-                            counted: Any) -> dict[str, Any]:
+async def answer_retrievals(ctx: RequestContext, originals: Originals, max_rounds: int, counted: Any) -> dict[str, Any]:
     """The final reply once the gateway has answered the model's retrieve_context calls."""
     assert ctx.route is not None and ctx.response_body is not None
     wire, reply, body = ctx.wire.name, ctx.response_body, ctx.body

@@ -31,11 +31,25 @@ these sections:
 ## Next step"""
 
 # Request fields that would change what the summary request returns or how.
-DROPPED = frozenset({
-    "stream", "stream_options", "n", "response_format", "tool_choice", "parallel_tool_calls", "max_tokens",
-    "max_completion_tokens", "stop", "stop_sequences", "prediction", "logprobs", "top_logprobs", "audio",
-    "modalities",
-})
+DROPPED = frozenset(
+    {
+        "stream",
+        "stream_options",
+        "n",
+        "response_format",
+        "tool_choice",
+        "parallel_tool_calls",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "stop_sequences",
+        "prediction",
+        "logprobs",
+        "top_logprobs",
+        "audio",
+        "modalities",
+    }
+)
 
 
 class SummaryFailed(Exception):
@@ -77,8 +91,9 @@ def summary_request(layout: Layout, body: dict[str, Any], prefix: list[Message],
     return request
 
 
-async def write_summary(router: Router, wire: str, route: ModelConfig, request: dict[str, Any],
-                        timeout_s: float) -> Written:
+async def write_summary(
+    router: Router, wire: str, route: ModelConfig, request: dict[str, Any], timeout_s: float
+) -> Written:
     try:
         result = await asyncio.wait_for(router.call(wire, route, request, {}, stream=False), timeout_s)
     except TimeoutError as exc:

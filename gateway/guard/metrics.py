@@ -15,15 +15,18 @@ class GuardMetrics:
         self.decisions = Counter(
             "cachegate_guard_decisions",
             "Guard decisions that acted: warn, nudge, stop, block (by stop reason and detector)",
-            ["action", "reason", "detector"], registry=r,
+            ["action", "reason", "detector"],
+            registry=r,
         )
         self.stream_cuts = Counter("cachegate_guard_stream_cuts", "Responses cut for chanting", ["api"], registry=r)
         self.terminations = Counter(
             "cachegate_guard_terminations", "Sessions the model ended with the terminate tool", ["status"], registry=r
         )
         self.errors = Counter(
-            "cachegate_guard_errors", "Guard checks degraded: state errors, store fallback, policy header refused",
-            ["kind"], registry=r,
+            "cachegate_guard_errors",
+            "Guard checks degraded: state errors, store fallback, policy header refused",
+            ["kind"],
+            registry=r,
         )
         self.sessions_active = Gauge(
             "cachegate_guard_sessions_active", "Sessions seen by this replica within the active window", registry=r

@@ -112,8 +112,12 @@ class GuardSessions:
         )
 
     async def strike(self, prefix: str, strike: Strike) -> None:
-        item = {"position": strike.position, "action": strike.action.value, "reason": strike.reason.value,
-                "detector": strike.detector}
+        item = {
+            "position": strike.position,
+            "action": strike.action.value,
+            "reason": strike.reason.value,
+            "detector": strike.detector,
+        }
         await self.store.push(prefix + "strikes", orjson.dumps(item), max_len=STRIKES_KEPT, ttl_s=self.ttl_s)
 
     async def decision(self, prefix: str, record: dict[str, Any]) -> None:
@@ -127,8 +131,14 @@ class GuardSessions:
     async def steps(self, prefix: str, position: int, tool_calls: int, steps: list[Step]) -> None:
         """The last steps (and the session's tool calls so far) for the admin view."""
         shown = [
-            {"kind": st.kind.value, "summary": st.summary, "tool": st.tool, "args": st.args_hash,
-             "result": st.result_hash, "error": st.is_error}
+            {
+                "kind": st.kind.value,
+                "summary": st.summary,
+                "tool": st.tool,
+                "args": st.args_hash,
+                "result": st.result_hash,
+                "error": st.is_error,
+            }
             for st in steps[-STEPS_SHOWN:]
         ]
         view = {"position": position, "tool_calls": tool_calls, "steps": shown}
@@ -156,7 +166,8 @@ class GuardSessions:
         if started is None and not strikes_raw and not decisions_raw and status is None:
             return None
         calls, tokens, cost = await asyncio.gather(
-            s.incr(prefix + "calls", 0, self.ttl_s), s.incr(prefix + "tokens", 0, self.ttl_s),
+            s.incr(prefix + "calls", 0, self.ttl_s),
+            s.incr(prefix + "tokens", 0, self.ttl_s),
             s.incr_float(prefix + "cost", 0.0, self.ttl_s),
         )
         strikes = unique_strikes(strikes_raw)
@@ -164,10 +175,17 @@ class GuardSessions:
         return {
             "blocked": is_blocked(strikes),
             "status": orjson.loads(status) if status else {"status": "active"},
-            "counters": {"llm_calls": calls, "tool_calls": shown["tool_calls"], "total_tokens": tokens,
-                         "cost_usd": cost, "started_at": _number(started) or None},
-            "strikes": [{"position": st.position, "action": st.action.value, "reason": st.reason.name,
-                         "detector": st.detector} for st in strikes],
+            "counters": {
+                "llm_calls": calls,
+                "tool_calls": shown["tool_calls"],
+                "total_tokens": tokens,
+                "cost_usd": cost,
+                "started_at": _number(started) or None,
+            },
+            "strikes": [
+                {"position": st.position, "action": st.action.value, "reason": st.reason.name, "detector": st.detector}
+                for st in strikes
+            ],
             "decisions": [orjson.loads(item) for item in decisions_raw],
             "steps": {"position": shown["position"], "steps": shown["steps"]},
         }

@@ -49,8 +49,10 @@ def with_terminate_tool(wire: str, body: dict[str, Any]) -> dict[str, Any] | Non
     if not isinstance(tools, list) or not tools or NAME in _tool_names(wire, tools):
         return None
     if wire == "openai":
-        tool: dict[str, Any] = {"type": "function",
-                                "function": {"name": NAME, "description": DESCRIPTION, "parameters": SCHEMA}}
+        tool: dict[str, Any] = {
+            "type": "function",
+            "function": {"name": NAME, "description": DESCRIPTION, "parameters": SCHEMA},
+        }
     else:
         tool = {"name": NAME, "description": DESCRIPTION, "input_schema": SCHEMA}
     return {**body, "tools": [*tools, tool]}
@@ -66,8 +68,9 @@ def _termination(args: Any, text: str) -> Termination:
     success = str(args.get("status", "")).lower() == "success"
     reason = str(args.get("reason") or "").strip() or "no reason given"
     final = f"Finished ({'success' if success else 'failure'}): {reason}"
-    return Termination(StopReason.GOAL if success else StopReason.FAILURE, reason,
-                       f"{text}\n\n{final}" if text.strip() else final)
+    return Termination(
+        StopReason.GOAL if success else StopReason.FAILURE, reason, f"{text}\n\n{final}" if text.strip() else final
+    )
 
 
 def take_termination(wire: str, response: dict[str, Any]) -> tuple[dict[str, Any], Termination] | None:

@@ -92,7 +92,8 @@ def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
     if role == "assistant":
         content = message.get("content")
         blocks = (
-            [Block("messages", index, message)] if isinstance(content, str) and content
+            [Block("messages", index, message)]
+            if isinstance(content, str) and content
             else list(_parts("messages", index, message, "content"))
         )
         calls = message.get("tool_calls") or []

@@ -91,8 +91,9 @@ def _common_blocks(blocks: list[Block], found: PrefixBreak) -> int:
     return sum(1 for b in blocks if b.message is None or b.message < found.message_index)
 
 
-def _place_marks(outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig,
-                 previous: SessionState) -> None:
+def _place_marks(
+    outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig, previous: SessionState
+) -> None:
     body = outcome.body
     blocks = prompt_blocks(body, wire)
     if not blocks:
@@ -117,9 +118,14 @@ def _place_marks(outcome: Outcome, wire: str, route: ModelConfig, config: Prompt
         common = _common_blocks(blocks, outcome.prefix_break)
         anchor = max((p for p in previous.marks if p < common), default=None)
         outcome.placements = plan_breakpoints(
-            prefix_tokens(blocks, limits.min_tokens), [b.markable for b in blocks], client,
-            static_end=statics[-1] if statics else None, last=last if last >= 0 else None,
-            anchor=anchor, ttl=outcome.ttl, limits=limits,
+            prefix_tokens(blocks, limits.min_tokens),
+            [b.markable for b in blocks],
+            client,
+            static_end=statics[-1] if statics else None,
+            last=last if last >= 0 else None,
+            anchor=anchor,
+            ttl=outcome.ttl,
+            limits=limits,
         )
         for placement in outcome.placements:
             mark = {"type": "ephemeral", "ttl": "1h"} if placement.ttl == "1h" else {"type": "ephemeral"}
@@ -127,8 +133,9 @@ def _place_marks(outcome: Outcome, wire: str, route: ModelConfig, config: Prompt
     outcome.state.marks = sorted({*client, *(p.position for p in outcome.placements)})
 
 
-def _session_keys(outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig,
-                  session_key: str | None) -> None:
+def _session_keys(
+    outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig, session_key: str | None
+) -> None:
     body = outcome.body
     if wire != "openai":
         return
@@ -155,8 +162,15 @@ def _strip_marks(body: dict[str, Any], wire: str) -> None:
             message.pop("cache_control", None)
 
 
-def optimize(body: dict[str, Any], wire: str, route: ModelConfig, config: PromptCacheConfig,
-             previous: SessionState, session_key: str | None, now: float) -> Outcome:
+def optimize(
+    body: dict[str, Any],
+    wire: str,
+    route: ModelConfig,
+    config: PromptCacheConfig,
+    previous: SessionState,
+    session_key: str | None,
+    now: float,
+) -> Outcome:
     """The request as it should go upstream, with diagnostics; `previous` is the session's state."""
     work = _copy(body)
     style = cache_style(route, config)

@@ -78,8 +78,12 @@ class CompactionStage(Stage):
             headers["x-cachegate-compaction-summary"] = outcome.summary
             headers["x-cachegate-compaction-summary-cost-usd"] = format_usd(outcome.summary_cost_usd)
         ctx.response_headers.update(headers)
-        ctx.notes["compaction"] = {"action": outcome.action, "before": outcome.tokens_before,
-                                   "after": outcome.tokens_after, "summary": outcome.summary}
+        ctx.notes["compaction"] = {
+            "action": outcome.action,
+            "before": outcome.tokens_before,
+            "after": outcome.tokens_after,
+            "summary": outcome.summary,
+        }
 
     async def on_response(self, ctx: RequestContext) -> None:
         if not ctx.notes.get(TOOL_NOTE) or ctx.response_body is None or ctx.reply is None:

@@ -82,8 +82,14 @@ def _acts(policy: GuardPolicy) -> bool:
 def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
     assert decision.detection is not None
     d = decision.detection
-    return {"position": position, "action": decision.action.value, "reason": d.reason.name,
-            "detector": d.detector, "detail": d.detail, "source": source}
+    return {
+        "position": position,
+        "action": decision.action.value,
+        "reason": d.reason.name,
+        "detector": d.detector,
+        "detail": d.detail,
+        "source": source,
+    }
 
 
 class GuardStage(Stage):
@@ -115,8 +121,9 @@ class GuardStage(Stage):
         ctx.notes[self.name] = note
         counters = SessionCounters()
         if snapshot is not None:
-            counters = SessionCounters(snapshot.llm_calls, note.tool_calls, snapshot.total_tokens,
-                                       snapshot.cost_usd, snapshot.elapsed_s)
+            counters = SessionCounters(
+                snapshot.llm_calls, note.tool_calls, snapshot.total_tokens, snapshot.cost_usd, snapshot.elapsed_s
+            )
         tail = tail_steps(note.steps, note.policy.lookback_steps)
         decision = evaluate(tail, counters, note.policy, note.strikes, position=_position(note))
         try:
@@ -134,8 +141,11 @@ class GuardStage(Stage):
         if value not in config.header_policies:
             self.metrics.errors.labels("policy_header_refused").inc()
             allowed = ", ".join(["default", *config.header_policies])
-            raise GatewayError(ErrorKind.INVALID_REQUEST, f"{POLICY_HEADER}: '{value}' is not allowed here "
-                               f"(allowed: {allowed}).", param=POLICY_HEADER)
+            raise GatewayError(
+                ErrorKind.INVALID_REQUEST,
+                f"{POLICY_HEADER}: '{value}' is not allowed here (allowed: {allowed}).",
+                param=POLICY_HEADER,
+            )
         return value
 
     async def _load(
@@ -153,9 +163,12 @@ class GuardStage(Stage):
         prefix = session_prefix(ctx.tenant_label, ctx.session_id or "")
         limits = policy.limits
         try:
-            snapshot = await self.sessions.begin(prefix, tokens=limits.max_total_tokens is not None,
-                                                 cost=limits.max_cost_usd is not None,
-                                                 clock=limits.max_wall_time_s is not None)
+            snapshot = await self.sessions.begin(
+                prefix,
+                tokens=limits.max_total_tokens is not None,
+                cost=limits.max_cost_usd is not None,
+                clock=limits.max_wall_time_s is not None,
+            )
         except Exception:  # any store failure: decide without the session's state
             self.metrics.errors.labels("state").inc()
             return GuardNote(sessionless_policy(policy), config, None, position, steps), None

@@ -87,8 +87,11 @@ class PromptCacheAccountingStage(Stage):
             tenant = ctx.tenant_label
             totals = self.tenants.setdefault(tenant, CacheTotals())
             totals.add(usage, cost, price)
-            for kind, count in (("uncached", usage.uncached_input), ("read", usage.cache_read),
-                                ("write", usage.cache_write)):
+            for kind, count in (
+                ("uncached", usage.uncached_input),
+                ("read", usage.cache_read),
+                ("write", usage.cache_write),
+            ):
                 if count:
                     self.metrics.tokens.labels(tenant, kind).inc(count)
             self.metrics.hit_ratio.labels(tenant).set(totals.hit_ratio)

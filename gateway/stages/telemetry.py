@@ -59,6 +59,10 @@ class TelemetryStage(Stage):
         }
         usage = ctx.usage
         ctx.services.sessions.record(
-            ctx.tenant_label, ctx.session_id, event, ctx.cost.usd if ctx.cost else 0.0,
-            usage.input_total if usage else 0, usage.cache_read if usage else 0,
+            ctx.tenant_label,
+            ctx.session_id,
+            event,
+            ctx.cost.usd if ctx.cost else 0.0,
+            usage.input_total if usage else 0,
+            usage.cache_read if usage else 0,
         )

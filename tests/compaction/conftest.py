@@ -14,8 +14,15 @@ WINDOW = 8000
 
 
 def route(name: str, provider: str, model: str, **extra: Any) -> dict[str, Any]:
-    return {"name": name, "provider": provider, "model": model, "api_base": "embedded-sim", "retries": 0,
-            "context_window": WINDOW, **extra}
+    return {
+        "name": name,
+        "provider": provider,
+        "model": model,
+        "api_base": "embedded-sim",
+        "retries": 0,
+        "context_window": WINDOW,
+        **extra,
+    }
 
 
 MODELS = [
@@ -24,13 +31,15 @@ MODELS = [
     route("cheap", "openai", "gpt-4.1-mini"),
     route("unreachable", "openai", "gpt-4o-mini", api_base="http://127.0.0.1:9/v1"),
     route("small-cheap-summary", "openai", "gpt-4o-mini", policy={"compaction": {"summarizer_model": "cheap"}}),
-    route("small-broken-summary", "openai", "gpt-4o-mini",
-          policy={"compaction": {"summarizer_model": "unreachable"}}),
-    route("small-slow-summary", "openai", "gpt-4o-mini",
-          policy={"compaction": {"summarizer_model": "cheap", "summarizer_timeout_s": 0.3}}),
+    route("small-broken-summary", "openai", "gpt-4o-mini", policy={"compaction": {"summarizer_model": "unreachable"}}),
+    route(
+        "small-slow-summary",
+        "openai",
+        "gpt-4o-mini",
+        policy={"compaction": {"summarizer_model": "cheap", "summarizer_timeout_s": 0.3}},
+    ),
     route("small-retrieval", "openai", "gpt-4o-mini", policy={"compaction": {"retrieval_tool": True}}),
-    route("small-claude-retrieval", "anthropic", "claude-sonnet-4-5",
-          policy={"compaction": {"retrieval_tool": True}}),
+    route("small-claude-retrieval", "anthropic", "claude-sonnet-4-5", policy={"compaction": {"retrieval_tool": True}}),
 ]
 POLICY = {"response_cache": {"enabled": False}, "prompt_cache": {"enabled": False}}
 

@@ -11,7 +11,9 @@ from tests.gateway_harness import RunningGateway
 
 def _send(gw: RunningGateway, steps: int, session: str) -> tuple[str, str]:
     raw = gw.openai().chat.completions.with_raw_response.create(
-        model="small", messages=openai_history(steps), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+        model="small",
+        messages=openai_history(steps),
+        tools=TOOLS_OPENAI,  # type: ignore[arg-type]
         extra_headers={"x-session-id": session},
     )
     return raw.headers["x-cachegate-compaction"], json.dumps(sent_bodies(gw, 1)[0]["messages"])
@@ -43,7 +45,9 @@ def test_session_without_id_is_recognised_by_its_start(gw: RunningGateway) -> No
     actions = []
     for steps in range(1, 16):
         raw = gw.openai().chat.completions.with_raw_response.create(
-            model="small", messages=openai_history(steps, words=9), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            model="small",
+            messages=openai_history(steps, words=9),
+            tools=TOOLS_OPENAI,  # type: ignore[arg-type]
         )
         actions.append(raw.headers["x-cachegate-compaction"])
     assert "reapplied" in actions  # the record was found again without any session id
@@ -54,7 +58,10 @@ def test_streaming_requests_are_compacted_the_same_way(gw: RunningGateway) -> No
         _send(gw, steps, "stream-same")
     _, plain = _send(gw, 12, "stream-same")
     stream = gw.openai().chat.completions.create(
-        model="small", messages=openai_history(12), tools=TOOLS_OPENAI, stream=True,  # type: ignore[arg-type]
+        model="small",
+        messages=openai_history(12),
+        tools=TOOLS_OPENAI,
+        stream=True,  # type: ignore[arg-type]
         extra_headers={"x-session-id": "stream-same"},
     )
     chunks = list(stream)

@@ -18,32 +18,50 @@ def test_openai_cuts_only_before_a_complete_pair() -> None:
     messages = openai_history(3)
     # system, user, (assistant, tool) x 3: cuts before each assistant but the first kept after start.
     assert safe_cuts(LAYOUTS["openai"], messages, 2) == [4, 6]
-    parallel = [*messages[:2], {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
-        {"id": "b", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "content": "1"}, {"role": "tool", "tool_call_id": "b", "content": "2"},
-        {"role": "assistant", "content": "done"}]
+    parallel = [
+        *messages[:2],
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "assistant", "content": "done"},
+    ]
     assert safe_cuts(LAYOUTS["openai"], parallel, 1) == [2, 5]
 
 
 def test_dangling_call_closes_every_later_cut() -> None:
     messages = openai_history(2)
-    dangling = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+    dangling = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+    }
     broken = [*messages, dangling, {"role": "user", "content": "never mind"}, *openai_history(2)[2:]]
     assert all(cut <= 6 for cut in safe_cuts(LAYOUTS["openai"], broken, 2))
 
 
 def test_cut_before_a_plain_user_message_never_before_a_result() -> None:
-    messages = [*openai_history(1), {"role": "assistant", "content": "x " * 5000},
-                {"role": "user", "content": "Please provide exactly one action."}]
+    messages = [
+        *openai_history(1),
+        {"role": "assistant", "content": "x " * 5000},
+        {"role": "user", "content": "Please provide exactly one action."},
+    ]
     assert safe_cuts(LAYOUTS["openai"], messages, 2) == [4, 5]  # the huge assistant message can go
 
 
 def test_summarizer_input_fits_its_window() -> None:
     counter = counter_for("openai", "gpt-4o-mini")
-    prefix = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "word " * 6000},
-              {"role": "user", "content": "short"}]
+    prefix = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "word " * 6000},
+        {"role": "user", "content": "short"},
+    ]
     fitted = fit(prefix, counter, 2000, 500)
     assert counter.messages(fitted) <= 2000 and fitted[0] == prefix[0] and fitted[2] == prefix[2]
     assert fit(prefix[:1], counter, 2000, 500) == prefix[:1]
@@ -69,7 +87,9 @@ def test_openai_session_through_gateway_stays_valid(gw: RunningGateway) -> None:
     actions = set()
     for steps in range(1, 26):
         raw = client.chat.completions.with_raw_response.create(
-            model="small", messages=openai_history(steps), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            model="small",
+            messages=openai_history(steps),
+            tools=TOOLS_OPENAI,  # type: ignore[arg-type]
             extra_headers={"x-session-id": "pairs-openai"},
         )
         assert raw.http_response.status_code == 200  # the simulator rejects broken pairing with a 400
@@ -89,8 +109,12 @@ def test_anthropic_session_with_thinking_and_images_stays_valid(gw: RunningGatew
         messages[1] = {**messages[1], "content": [thinking, *messages[1]["content"]]}
         last_assistant = json.dumps(messages[-2])
         raw = client.messages.with_raw_response.create(
-            model="small-claude", max_tokens=200, system="You are careful.", messages=messages,  # type: ignore[arg-type]
-            tools=TOOLS_ANTHROPIC, extra_headers={"x-session-id": "pairs-anthropic"},  # type: ignore[arg-type]
+            model="small-claude",
+            max_tokens=200,
+            system="You are careful.",
+            messages=messages,  # type: ignore[arg-type]
+            tools=TOOLS_ANTHROPIC,
+            extra_headers={"x-session-id": "pairs-anthropic"},  # type: ignore[arg-type]
         )
         assert raw.http_response.status_code == 200
         actions.add(raw.headers["x-cachegate-compaction"])

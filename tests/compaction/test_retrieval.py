@@ -16,7 +16,9 @@ HANDLE = re.compile(r"ctx_[0-9a-f]{24}")
 def _compact_openai(gw: RunningGateway, session: str, model: str = "small") -> list[dict[str, object]]:
     for steps in range(1, 9):
         gw.openai().chat.completions.create(
-            model=model, messages=openai_history(steps), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            model=model,
+            messages=openai_history(steps),
+            tools=TOOLS_OPENAI,  # type: ignore[arg-type]
             extra_headers={"x-session-id": session},
         )
     messages: list[dict[str, object]] = sent_bodies(gw, 1)[0]["messages"]
@@ -47,15 +49,16 @@ def test_tool_is_offered_and_answered_by_the_gateway(gw: RunningGateway) -> None
     history.append({"role": "assistant", "content": "Let me look again."})
     history.append({"role": "user", "content": f'[[sim:tool retrieve_context {{"handle": "{handle}"}}]]'})
     completion = gw.openai().chat.completions.create(
-        model="small-retrieval", messages=history, tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+        model="small-retrieval",
+        messages=history,
+        tools=TOOLS_OPENAI,  # type: ignore[arg-type]
         extra_headers={"x-session-id": "retrieval-tool"},
     )
     message = completion.choices[0].message
     assert not message.tool_calls  # the client never sees the gateway's own tool
     assert message.content and message.content.startswith("The tool returned: " + output(0)[:100])
     follow_up = sent_bodies(gw, 1)[0]["messages"]
-    assert follow_up[-1] == {"role": "tool", "tool_call_id": follow_up[-2]["tool_calls"][0]["id"],
-                             "content": output(0)}
+    assert follow_up[-1] == {"role": "tool", "tool_call_id": follow_up[-2]["tool_calls"][0]["id"], "content": output(0)}
     totals = gw.sim_stats()["totals"]
     assert totals["requests"] == 2  # one round-trip for the tool, answered by the gateway
     assert completion.usage is not None  # and the client is told the usage of both rounds
@@ -68,7 +71,9 @@ def test_anthropic_tool_round_and_unknown_handle(gw: RunningGateway) -> None:
     unknown = "ctx_0000000000000000deadbeef"
     history.append({"role": "user", "content": f'[[sim:tool retrieve_context {{"handle": "{unknown}"}}]]'})
     reply = gw.anthropic().messages.create(
-        model="small-claude-retrieval", max_tokens=100, messages=history,  # type: ignore[arg-type]
+        model="small-claude-retrieval",
+        max_tokens=100,
+        messages=history,  # type: ignore[arg-type]
         tools=TOOLS_ANTHROPIC,  # type: ignore[arg-type]
     )
     assert reply.stop_reason == "end_turn" and all(b.type == "text" for b in reply.content)
@@ -78,7 +83,9 @@ def test_anthropic_tool_round_and_unknown_handle(gw: RunningGateway) -> None:
 def test_very_large_result_is_shrunk_on_arrival(gw: RunningGateway) -> None:
     history = openai_history(1, lines=150)  # ~3,500 tokens: above 0.15 of the 8K window
     raw = gw.openai().chat.completions.with_raw_response.create(
-        model="small", messages=history, tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+        model="small",
+        messages=history,
+        tools=TOOLS_OPENAI,  # type: ignore[arg-type]
         extra_headers={"x-session-id": "shrink"},
     )
     assert raw.headers["x-cachegate-compaction"] == "compacted"

@@ -22,7 +22,9 @@ def _run(gw: RunningGateway, model: str, session: str, steps: int = 16) -> list[
     actions = []
     for step in range(1, steps + 1):
         raw = gw.openai().chat.completions.with_raw_response.create(
-            model=model, messages=openai_history(step, words=WORDS), tools=TOOLS_OPENAI,  # type: ignore[arg-type]
+            model=model,
+            messages=openai_history(step, words=WORDS),
+            tools=TOOLS_OPENAI,  # type: ignore[arg-type]
             extra_headers={"x-session-id": session},
         )
         assert raw.http_response.status_code == 200
@@ -75,4 +77,4 @@ def test_summarizer_timeout_forwards_compacted_only(gw: RunningGateway) -> None:
     gw.queue_faults("timeout", model="gpt-4.1-mini")
     actions = _run(gw, "small-slow-summary", "summary-timeout", steps=22)
     assert "timeout" in actions  # and every request was answered (200, checked in _run)
-    assert "written" in actions[actions.index("timeout"):]  # the next attempt, without the fault, succeeds
+    assert "written" in actions[actions.index("timeout") :]  # the next attempt, without the fault, succeeds

@@ -12,6 +12,8 @@ def openai_tool_turns(turns: int, result: str) -> list[Any]:
     messages: list[Any] = [{"role": "user", "content": "Find the failing test and fix it."}]
     for i in range(turns):
         call = {"id": f"call_{i}", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"call_{i}", "content": result}]
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": result},
+        ]
     return messages

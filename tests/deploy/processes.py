@@ -43,8 +43,13 @@ class Spawned:
         self.log = log_dir / f"{name}.log"
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
-                argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, env={**own_environment(), "PYTHONUNBUFFERED": "1"},
+                argv,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**own_environment(), "PYTHONUNBUFFERED": "1"},
             )
 
     def tail(self, chars: int = 2000) -> str:
@@ -102,8 +107,19 @@ def redis_server(log_dir: Path) -> Iterator[tuple[Spawned, str]]:
     binary = shutil.which("redis-server")
     assert binary, "the deployment tests need redis-server (.ci/run installs it)"
     port = free_port()
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", str(log_dir)]
+    argv = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(log_dir),
+    ]
     url = f"redis://127.0.0.1:{port}/0"
     with spawned(f"redis-{port}", argv, log_dir) as server:
         server.wait_until(answers_redis(url))

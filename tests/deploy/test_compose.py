@@ -72,9 +72,7 @@ def test_services(services: dict[str, Any]) -> None:
     assert services["redis"]["image"] == "redis:8"
 
 
-def test_replicas_are_one_image_with_one_config_and_one_redis(
-    services: dict[str, Any], settings: Settings
-) -> None:
+def test_replicas_are_one_image_with_one_config_and_one_redis(services: dict[str, Any], settings: Settings) -> None:
     replicas = [services[name] for name in REPLICAS]
     for replica in replicas:
         assert replica["build"]["context"] == "."
@@ -192,8 +190,11 @@ def test_dockerfile_runs_the_gateway_as_non_root_with_a_healthcheck(settings: Se
 
 def test_dockerignore_lets_the_build_context_in() -> None:
     """Everything the Dockerfile COPYs must survive .dockerignore (a missing file fails the build)."""
-    ignore = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
+    ignore = [
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     included = {line[1:] for line in ignore if line.startswith("!")}
     copied = {source for kind, args in dockerfile_instructions() if kind == "COPY" for source in args.split()[:-1]}
     assert copied <= included, f"COPY sources excluded by .dockerignore: {copied - included}"

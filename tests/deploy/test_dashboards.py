@@ -85,8 +85,10 @@ class Exported:
     def has(self, selector: Selector) -> bool:
         if selector.name in EVENT_ONLY and selector.name in self.families:
             return True
-        return any(all(matches(labels.get(label, ""), op, value) for label, op, value in selector.matchers)
-                   for labels in self.samples.get(selector.name, []))
+        return any(
+            all(matches(labels.get(label, ""), op, value) for label, op, value in selector.matchers)
+            for labels in self.samples.get(selector.name, [])
+        )
 
 
 def matches(actual: str, op: str, expected: str) -> bool:
@@ -99,9 +101,33 @@ def matches(actual: str, op: str, expected: str) -> bool:
 
 
 FUNCTIONS_AND_KEYWORDS = {
-    "sum", "rate", "increase", "histogram_quantile", "by", "without", "on", "ignoring", "group_left",
-    "group_right", "avg", "max", "min", "count", "delta", "deriv", "irate", "topk", "bottomk", "abs",
-    "clamp_min", "clamp_max", "and", "or", "unless", "offset", "le",
+    "sum",
+    "rate",
+    "increase",
+    "histogram_quantile",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "avg",
+    "max",
+    "min",
+    "count",
+    "delta",
+    "deriv",
+    "irate",
+    "topk",
+    "bottomk",
+    "abs",
+    "clamp_min",
+    "clamp_max",
+    "and",
+    "or",
+    "unless",
+    "offset",
+    "le",
 }
 
 
@@ -134,10 +160,13 @@ def dashboard_selectors() -> list[Selector]:
 
 
 def test_selector_extraction() -> None:
-    expr = ('histogram_quantile(0.99, sum by (le, provider) (rate(cachegate_upstream_seconds_bucket'
-            '{provider="openai",path=~"lean|litellm"}[$__rate_interval]))) / sum(up{job="cachegate"}) * 60')
+    expr = (
+        "histogram_quantile(0.99, sum by (le, provider) (rate(cachegate_upstream_seconds_bucket"
+        '{provider="openai",path=~"lean|litellm"}[$__rate_interval]))) / sum(up{job="cachegate"}) * 60'
+    )
     assert [str(s) for s in selectors_of("d", "p", expr)] == [
-        'cachegate_upstream_seconds_bucket{provider="openai",path=~"lean|litellm"}', 'up{job="cachegate"}'
+        'cachegate_upstream_seconds_bucket{provider="openai",path=~"lean|litellm"}',
+        'up{job="cachegate"}',
     ]
 
 
@@ -159,8 +188,9 @@ def test_dashboards_have_unique_uids_and_panels_do_not_overlap() -> None:
         for panel in dashboard["panels"]:
             grid = panel["gridPos"]
             assert grid["x"] + grid["w"] <= 24, panel["title"]
-            area = {(x, y) for x in range(grid["x"], grid["x"] + grid["w"])
-                    for y in range(grid["y"], grid["y"] + grid["h"])}
+            area = {
+                (x, y) for x in range(grid["x"], grid["x"] + grid["w"]) for y in range(grid["y"], grid["y"] + grid["h"])
+            }
             assert not area & cells, f"{dashboard['title']}: {panel['title']} overlaps another panel"
             cells |= area
 
@@ -171,19 +201,30 @@ def test_dashboards_have_unique_uids_and_panels_do_not_overlap() -> None:
 def drive_core_traffic(gw: RunningGateway) -> None:
     session = {"x-session-id": f"dash-{uuid.uuid4().hex[:8]}"}
     oai, claude = gw.openai(), gw.anthropic("globex")
-    oai.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
-                                extra_headers=session)
-    list(oai.chat.completions.create(model="gpt-4o-mini", stream=True,
-                                     messages=[{"role": "user", "content": "[[sim:text one two three]]"}]))
+    oai.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], extra_headers=session
+    )
+    list(
+        oai.chat.completions.create(
+            model="gpt-4o-mini", stream=True, messages=[{"role": "user", "content": "[[sim:text one two three]]"}]
+        )
+    )
     claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
-    with claude.messages.stream(model="claude-sonnet-4-5", max_tokens=16,
-                                messages=[{"role": "user", "content": "[[sim:text streamed]]"}]) as stream:
+    with claude.messages.stream(
+        model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "[[sim:text streamed]]"}]
+    ) as stream:
         stream.until_done()
     # Errors: an unknown model (404) and a bad key (401).
-    httpx.post(f"{gw.url}/v1/chat/completions", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
-               json={"model": "no-such-model", "messages": [{"role": "user", "content": "x"}]})
-    httpx.post(f"{gw.url}/v1/messages", headers={"x-api-key": "sk-wrong"},
-               json={"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    httpx.post(
+        f"{gw.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+        json={"model": "no-such-model", "messages": [{"role": "user", "content": "x"}]},
+    )
+    httpx.post(
+        f"{gw.url}/v1/messages",
+        headers={"x-api-key": "sk-wrong"},
+        json={"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
+    )
     # A retry: the provider answers 429 once.
     gw.queue_faults("429", model="gpt-4o-mini")
     oai.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text retried]]"}])
@@ -194,22 +235,33 @@ def drive_cache_traffic(gw: RunningGateway) -> None:
     # Provider prompt cache: an Anthropic write then read (write premium, savings), OpenAI automatic reads.
     system: Any = [{"type": "text", "text": LONG_TEXT, "cache_control": {"type": "ephemeral"}}]
     for question in ("first question", "second question"):
-        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, system=system,
-                               messages=[{"role": "user", "content": question}])
-        oai.chat.completions.create(model="gpt-4o-mini", messages=[
-            {"role": "system", "content": LONG_TEXT}, {"role": "user", "content": question}])
+        claude.messages.create(
+            model="claude-sonnet-4-5", max_tokens=16, system=system, messages=[{"role": "user", "content": question}]
+        )
+        oai.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "system", "content": LONG_TEXT}, {"role": "user", "content": question}],
+        )
     # A session whose system prompt carries a timestamp that changes: volatile content, a prefix break.
     session = {"x-session-id": f"volatile-{uuid.uuid4().hex[:8]}"}
     for minute in ("10:01:07", "10:02:31"):
-        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, extra_headers=session,
-                               system=f"Now: 2026-11-22 {minute} UTC. {LONG_TEXT}",
-                               messages=[{"role": "user", "content": "status?"}])
+        claude.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=16,
+            extra_headers=session,
+            system=f"Now: 2026-11-22 {minute} UTC. {LONG_TEXT}",
+            messages=[{"role": "user", "content": "status?"}],
+        )
     # A session whose system prompt is rewritten every turn: the optimizer stops placing marks.
     session = {"x-session-id": f"unstable-{uuid.uuid4().hex[:8]}"}
     for persona in range(4):
-        claude.messages.create(model="claude-sonnet-4-5", max_tokens=16, extra_headers=session,
-                               system=f"You are persona number {persona}. {LONG_TEXT}",
-                               messages=[{"role": "user", "content": "status?"}])
+        claude.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=16,
+            extra_headers=session,
+            system=f"You are persona number {persona}. {LONG_TEXT}",
+            messages=[{"role": "user", "content": "status?"}],
+        )
 
 
 def ask(gw: RunningGateway, prompt: str) -> str:
@@ -249,27 +301,44 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
     loop = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
     for turns in range(1, 16):
         try:
-            oai.chat.completions.create(model="small-window", tools=RUN_TESTS, extra_headers=loop,
-                                        messages=openai_tool_turns(turns, "1 failed: test_login"))
+            oai.chat.completions.create(
+                model="small-window",
+                tools=RUN_TESTS,
+                extra_headers=loop,
+                messages=openai_tool_turns(turns, "1 failed: test_login"),
+            )
         except openai.ConflictError:
             break
     # A model that chants in a stream (the guard cuts it), and one that ends its session itself.
     chant = {"x-session-id": f"chant-{uuid.uuid4().hex[:8]}"}
-    list(oai.chat.completions.create(model="gpt-4o-mini", stream=True, extra_headers=chant,
-                                     messages=[{"role": "user", "content": "[[sim:chant 40]]"}]))
+    list(
+        oai.chat.completions.create(
+            model="gpt-4o-mini",
+            stream=True,
+            extra_headers=chant,
+            messages=[{"role": "user", "content": "[[sim:chant 40]]"}],
+        )
+    )
     done = {"x-session-id": f"done-{uuid.uuid4().hex[:8]}"}
-    oai.chat.completions.create(model="gpt-4o-mini", tools=RUN_TESTS, extra_headers=done, messages=[
-        {"role": "user", "content": '[[sim:tool terminate {"status": "success", "reason": "tests pass"}]]'}])
+    oai.chat.completions.create(
+        model="gpt-4o-mini",
+        tools=RUN_TESTS,
+        extra_headers=done,
+        messages=[{"role": "user", "content": '[[sim:tool terminate {"status": "success", "reason": "tests pass"}]]'}],
+    )
     # A long history of large tool results (compaction), then one of long text turns (summary).
     long = {"x-session-id": f"long-{uuid.uuid4().hex[:8]}"}
     big_result = "FAILED test_login: " + " ".join(f"line {i} of the traceback" for i in range(120))
-    oai.chat.completions.create(model="small-window", tools=RUN_TESTS, extra_headers=long,
-                                messages=openai_tool_turns(8, big_result))
+    oai.chat.completions.create(
+        model="small-window", tools=RUN_TESTS, extra_headers=long, messages=openai_tool_turns(8, big_result)
+    )
     chatty = {"x-session-id": f"chatty-{uuid.uuid4().hex[:8]}"}
     history: list[Any] = []
     for i in range(12):
-        history += [{"role": "user", "content": f"Step {i}: " + LONG_TEXT[:900]},
-                    {"role": "assistant", "content": f"Done with step {i}. " + LONG_TEXT[:900]}]
+        history += [
+            {"role": "user", "content": f"Step {i}: " + LONG_TEXT[:900]},
+            {"role": "assistant", "content": f"Done with step {i}. " + LONG_TEXT[:900]},
+        ]
     history.append({"role": "user", "content": "What next?"})
     oai.chat.completions.create(model="small-window", extra_headers=chatty, messages=history)
     # A single message larger than the window: nothing to compact, still over it.
@@ -279,26 +348,39 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
 def drive_redis_outage(gw: RunningGateway, redis_process: Spawned) -> None:
     """Redis dies: the state store falls back to memory, and an agent session carries on, degraded."""
     redis_process.kill()
-    response = httpx.get(f"{gw.url}/admin/state/stats", params={"prefix": "acme:"},
-                         headers={"authorization": f"Bearer {ADMIN_KEY}"})
+    response = httpx.get(
+        f"{gw.url}/admin/state/stats", params={"prefix": "acme:"}, headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    )
     assert response.json()["backend"] == "memory (fallback)"
-    gw.openai().chat.completions.create(model="gpt-4o-mini", extra_headers={"x-session-id": "after-outage"},
-                                        messages=[{"role": "user", "content": "still there?"}])
+    gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        extra_headers={"x-session-id": "after-outage"},
+        messages=[{"role": "user", "content": "still there?"}],
+    )
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     logs = tmp_path_factory.mktemp("dashboards")
     settings = gateway_settings()
-    settings["models"] = [*settings["models"], {
-        "name": "small-window", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
-        "context_window": SMALL_WINDOW,
-    }]
+    settings["models"] = [
+        *settings["models"],
+        {
+            "name": "small-window",
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "api_base": "embedded-sim",
+            "context_window": SMALL_WINDOW,
+        },
+    ]
     # Generous timeouts: on a loaded machine a slow Redis reply or embedding must not look like an outage.
-    settings.update(redis_timeout_s=2.0, policy={
-        "response_cache": {"embed_timeout_s": 10.0},
-        "guard": {"terminate_tool": True},  # opt-in; on here so its series appears
-    })
+    settings.update(
+        redis_timeout_s=2.0,
+        policy={
+            "response_cache": {"embed_timeout_s": 10.0},
+            "guard": {"terminate_tool": True},  # opt-in; on here so its series appears
+        },
+    )
     with redis_server(logs) as (redis_process, redis_url), running_gateway(**settings, redis_url=redis_url) as gw:
         start_response_cache_traffic(gw)
         drive_core_traffic(gw)
@@ -319,14 +401,21 @@ def test_every_grouping_label_is_on_the_series_it_groups(exported: Exported) -> 
                     continue  # no samples, so no labels to check against
                 known = {label for s in selectors for label in exported.label_names(s.name)}
                 known |= PROMETHEUS_LABELS
-                wrong += [f"{path.stem}: {panel['title']}: by {label}"
-                          for label in sorted(grouping_labels(target["expr"]) - known)]
+                wrong += [
+                    f"{path.stem}: {panel['title']}: by {label}"
+                    for label in sorted(grouping_labels(target["expr"]) - known)
+                ]
     assert not wrong, "grouping by labels the series do not have:\n  " + "\n  ".join(wrong)
 
 
 def test_every_dashboard_series_is_exported(exported: Exported) -> None:
     selectors = dashboard_selectors()
     assert {s.dashboard for s in selectors} == {"overview", "cost", "cache", "agents"}
-    missing = sorted({f"{s} ({s.dashboard}: {s.panel})" for s in selectors
-                      if s.name not in PROMETHEUS_SERIES and not exported.has(s)})
+    missing = sorted(
+        {
+            f"{s} ({s.dashboard}: {s.panel})"
+            for s in selectors
+            if s.name not in PROMETHEUS_SERIES and not exported.has(s)
+        }
+    )
     assert not missing, "panels query series the gateway does not export:\n  " + "\n  ".join(missing)

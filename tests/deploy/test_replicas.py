@@ -122,7 +122,8 @@ def test_a_session_is_served_by_either_replica(topology: Topology) -> None:
     answers = []
     for turn, replica in enumerate((0, 1, 0, 1)):
         raw = topology.client(replica).chat.completions.with_raw_response.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[sim:text turn {turn}]]"}],
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": f"[[sim:text turn {turn}]]"}],
             extra_headers=session,
         )
         assert raw.headers["x-cachegate-session"] == session["x-session-id"]
@@ -154,7 +155,9 @@ def test_a_session_stopped_on_one_replica_is_blocked_on_the_other(topology: Topo
 
     def turn(replica: int, turns: int) -> None:
         topology.client(replica).chat.completions.create(
-            model="gpt-4o-mini", tools=RUN_TESTS, extra_headers=session,
+            model="gpt-4o-mini",
+            tools=RUN_TESTS,
+            extra_headers=session,
             messages=openai_tool_turns(turns, "1 failed: test_login"),
         )
 
@@ -202,9 +205,13 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
 def answered(replica_url: str) -> float:
     """Requests a replica answered, from its own /metrics."""
     text = httpx.get(f"{replica_url}/metrics").text
-    return sum(sample.value for family in text_string_to_metric_families(text)
-               if family.name == "cachegate_requests" for sample in family.samples
-               if sample.name == "cachegate_requests_total")
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "cachegate_requests"
+        for sample in family.samples
+        if sample.name == "cachegate_requests_total"
+    )
 
 
 def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, balancer: str) -> None:
@@ -220,8 +227,11 @@ def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, ba
 
 
 def test_streams_and_their_trailer_pass_through_the_balancer(balancer: str) -> None:
-    body = {"model": "gpt-4o-mini", "stream": True,
-            "messages": [{"role": "user", "content": "[[sim:text one two three four]]"}]}
+    body = {
+        "model": "gpt-4o-mini",
+        "stream": True,
+        "messages": [{"role": "user", "content": "[[sim:text one two three four]]"}],
+    }
     headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
     with httpx.stream("POST", f"{balancer}/v1/chat/completions", json=body, headers=headers) as response:
         assert response.headers["content-type"].startswith("text/event-stream")

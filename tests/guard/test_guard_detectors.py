@@ -42,9 +42,7 @@ def test_polling_with_changing_output_is_progress() -> None:
 
 
 def test_batch_edits_of_different_files_do_not_trip() -> None:
-    steps = [
-        make_tool_step("edit", {"path": f"src/m{i}.py", "old": "a", "new": "b"}, "ok") for i in range(30)
-    ]
+    steps = [make_tool_step("edit", {"path": f"src/m{i}.py", "old": "a", "new": "b"}, "ok") for i in range(30)]
     assert detect_identical_calls(steps) is None
     assert detect_cycle(steps) is None
     assert detect_no_progress(steps) is None

@@ -53,8 +53,15 @@ def trailer(raw_text: str) -> dict[str, str]:
 
 
 class OpenAIAgent:
-    def __init__(self, gw: RunningGateway, session: str | None, *, stream: bool = False,
-                 headers: dict[str, str] | None = None, tenant: str = "acme") -> None:
+    def __init__(
+        self,
+        gw: RunningGateway,
+        session: str | None,
+        *,
+        stream: bool = False,
+        headers: dict[str, str] | None = None,
+        tenant: str = "acme",
+    ) -> None:
         extra = {**({"x-session-id": session} if session else {}), **(headers or {})}
         self.client = gw.openai(tenant, default_headers=extra)
         self.stream = stream
@@ -65,12 +72,20 @@ class OpenAIAgent:
         request = [*self.messages, {"role": "user", "content": say or directive(tool, args)}]
         try:
             raw = self.client.chat.completions.with_raw_response.create(
-                model="gpt-4o-mini", messages=request, tools=OPENAI_TOOLS, stream=self.stream  # type: ignore[arg-type]
+                model="gpt-4o-mini",
+                messages=request,
+                tools=OPENAI_TOOLS,
+                stream=self.stream,  # type: ignore[arg-type]
             )
         except openai.APIStatusError as error:
             body = error.response.json()["error"]
-            return Outcome("error", error.response.headers.get("x-cachegate-guard"), status=error.status_code,
-                           error=body, exception=type(error).__name__)
+            return Outcome(
+                "error",
+                error.response.headers.get("x-cachegate-guard"),
+                status=error.status_code,
+                error=body,
+                exception=type(error).__name__,
+            )
         headers = dict(raw.headers)
         if self.stream:
             text, calls = "", {}  # type: ignore[var-annotated]
@@ -83,8 +98,10 @@ class OpenAIAgent:
                         slot["id"] = call.id or slot["id"]
                         slot["name"] += (call.function.name or "") if call.function else ""
                         slot["arguments"] += (call.function.arguments or "") if call.function else ""
-            tool_calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"],
-                           "arguments": c["arguments"]}} for c in calls.values()]
+            tool_calls = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in calls.values()
+            ]
         else:
             message = cast(ChatCompletion, raw.parse()).choices[0].message
             text = message.content or ""
@@ -100,8 +117,15 @@ class OpenAIAgent:
 
 
 class AnthropicAgent:
-    def __init__(self, gw: RunningGateway, session: str | None, *, stream: bool = False,
-                 headers: dict[str, str] | None = None, tenant: str = "acme") -> None:
+    def __init__(
+        self,
+        gw: RunningGateway,
+        session: str | None,
+        *,
+        stream: bool = False,
+        headers: dict[str, str] | None = None,
+        tenant: str = "acme",
+    ) -> None:
         extra = {**({"x-session-id": session} if session else {}), **(headers or {})}
         self.client = gw.anthropic(tenant, default_headers=extra)
         self.stream = stream
@@ -111,8 +135,12 @@ class AnthropicAgent:
 
     def step(self, tool: str, args: dict[str, Any], result: str, *, say: str | None = None) -> Outcome:
         user = {"role": "user", "content": [*self.pending, {"type": "text", "text": say or directive(tool, args)}]}
-        kwargs: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 512, "tools": ANTHROPIC_TOOLS,
-                                  "messages": [*self.messages, user]}
+        kwargs: dict[str, Any] = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 512,
+            "tools": ANTHROPIC_TOOLS,
+            "messages": [*self.messages, user],
+        }
         try:
             if self.stream:
                 with self.client.messages.stream(**kwargs) as stream:
@@ -123,8 +151,13 @@ class AnthropicAgent:
                 message, headers = raw.parse(), dict(raw.headers)
         except anthropic.APIStatusError as error:
             body = error.response.json()["error"]
-            return Outcome("error", error.response.headers.get("x-cachegate-guard"), status=error.status_code,
-                           error=body, exception=type(error).__name__)
+            return Outcome(
+                "error",
+                error.response.headers.get("x-cachegate-guard"),
+                status=error.status_code,
+                error=body,
+                exception=type(error).__name__,
+            )
         guard = headers.get("x-cachegate-guard")
         blocks = [block.model_dump(exclude_none=True) for block in message.content]
         text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")

@@ -17,8 +17,13 @@ GLOBEX_GUARD = {"terminate_tool": True, "header_policies": [], "limits": {"max_l
 
 def guard_settings(**overrides: Any) -> dict[str, Any]:
     base = gateway_settings()
-    budget = {"name": "gpt-budget", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim",
-              "policy": {"guard": {"limits": {"max_cost_usd": 1e-7}}}}
+    budget = {
+        "name": "gpt-budget",
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "api_base": "embedded-sim",
+        "policy": {"guard": {"limits": {"max_cost_usd": 1e-7}}},
+    }
     tenants = [
         {"name": "acme", "keys": [hash_key(TENANT_KEYS["acme"])]},
         {"name": "globex", "keys": [hash_key(TENANT_KEYS["globex"])], "policy": {"guard": GLOBEX_GUARD}},
@@ -33,8 +38,9 @@ def gw() -> Iterator[RunningGateway]:
 
 
 def admin(gw: RunningGateway, method: str, path: str, **params: str) -> httpx.Response:
-    return httpx.request(method, f"{gw.url}/admin/guard{path}", params=params,
-                         headers={"authorization": f"Bearer {ADMIN_KEY}"})
+    return httpx.request(
+        method, f"{gw.url}/admin/guard{path}", params=params, headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    )
 
 
 def metric(gw: RunningGateway, prefix: str) -> float:

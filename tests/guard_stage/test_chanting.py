@@ -44,15 +44,19 @@ def test_stream_is_cut_and_the_session_struck(gw: RunningGateway) -> None:
     sent = json.dumps(httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json()["requests"][-1])
     assert "[loop guard] Possible loop: the text" in sent
     assert report["x-cachegate-guard"] == "stop; reason=LOOP; detector=chanting"
-    block = httpx.post(f"{gw.url}/v1/chat/completions", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}",
-                       "x-session-id": "chant-stream"}, json={"model": "gpt-4o-mini", "messages": [
-                           {"role": "user", "content": "hello"}]})
+    block = httpx.post(
+        f"{gw.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}", "x-session-id": "chant-stream"},
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]},
+    )
     assert block.status_code == 409 and block.json()["error"]["type"] == "agent_loop_stopped"
 
 
 def test_non_streamed_text_is_truncated(gw: RunningGateway) -> None:
     raw = gw.anthropic().messages.with_raw_response.create(
-        model="claude-sonnet-4-5", max_tokens=2000, messages=[{"role": "user", "content": CHANT}],
+        model="claude-sonnet-4-5",
+        max_tokens=2000,
+        messages=[{"role": "user", "content": CHANT}],
         extra_headers={"x-session-id": "chant-json"},
     )
     message = raw.parse()

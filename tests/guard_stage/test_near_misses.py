@@ -30,8 +30,14 @@ def test_batch_edits(gw: RunningGateway, api: str) -> None:
 @pytest.mark.parametrize("api", APIS)
 def test_retries_with_changed_arguments(gw: RunningGateway, api: str) -> None:
     agent = make_agent(api, gw, f"retry-{api}")
-    attempts = ["pytest", "pytest -x", "pytest -x tests/test_a.py", "python -m pytest -x tests/test_a.py",
-                "python -m pytest -x tests/test_a.py -k parse", "pip install -e . && pytest -x tests/test_a.py"]
+    attempts = [
+        "pytest",
+        "pytest -x",
+        "pytest -x tests/test_a.py",
+        "python -m pytest -x tests/test_a.py",
+        "python -m pytest -x tests/test_a.py -k parse",
+        "pip install -e . && pytest -x tests/test_a.py",
+    ]
     outcomes = [agent.step("bash", {"command": cmd}, "Error: 1 test failed") for cmd in attempts]
     assert [o.action for o in outcomes] == ["continue"] * len(attempts)
 

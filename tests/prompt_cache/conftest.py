@@ -24,13 +24,28 @@ POLICIES: dict[str, dict[str, Any]] = {
 SIM = "embedded-sim"
 MODELS = [
     {"name": "claude-sonnet-4-5", "provider": "anthropic", "model": "claude-sonnet-4-5", "api_base": SIM},
-    {"name": "claude-1h", "provider": "anthropic", "model": "claude-sonnet-4-5", "api_base": SIM,
-     "policy": {"prompt_cache": {"ttl": "1h"}}},
-    {"name": "claude-min-3000", "provider": "anthropic", "model": "claude-sonnet-4-5", "api_base": SIM,
-     "policy": {"prompt_cache": {"min_tokens": 3000}}},
+    {
+        "name": "claude-1h",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "api_base": SIM,
+        "policy": {"prompt_cache": {"ttl": "1h"}},
+    },
+    {
+        "name": "claude-min-3000",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "api_base": SIM,
+        "policy": {"prompt_cache": {"min_tokens": 3000}},
+    },
     {"name": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini", "api_base": SIM},
-    {"name": "gpt-4o-mini-24h", "provider": "openai", "model": "gpt-4o-mini", "api_base": SIM,
-     "policy": {"prompt_cache": {"retention": "24h"}}},
+    {
+        "name": "gpt-4o-mini-24h",
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "api_base": SIM,
+        "policy": {"prompt_cache": {"retention": "24h"}},
+    },
 ]
 _sessions = itertools.count()
 
@@ -44,9 +59,7 @@ def new_session() -> str:
 def gw() -> Iterator[RunningGateway]:
     settings = {
         "models": MODELS,
-        "tenants": [
-            {"name": name, "keys": [hash_key(key)], "policy": POLICIES[name]} for name, key in KEYS.items()
-        ],
+        "tenants": [{"name": name, "keys": [hash_key(key)], "policy": POLICIES[name]} for name, key in KEYS.items()],
         "admin_keys": [hash_key(ADMIN_KEY)],
         "policy": {"response_cache": {"enabled": False}},
         "max_body_bytes": 4 * 1024 * 1024,

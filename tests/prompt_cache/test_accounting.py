@@ -52,13 +52,16 @@ def test_headers_and_metrics_follow_the_providers_usage(gw: RunningGateway) -> N
     saved = read * (price.input - price.cache_read) - write * (price.cache_write_5m - price.input)
     assert read > 0 and write > 0
     assert float(raw.headers["x-cachegate-session-cache-hit-ratio"]) == pytest.approx(
-        read / (read + write + uncached), abs=1e-4)
+        read / (read + write + uncached), abs=1e-4
+    )
     assert int(raw.headers["x-cachegate-session-cache-write-tokens"]) == write
     assert float(raw.headers["x-cachegate-session-saved-usd"]) == pytest.approx(saved, rel=1e-6)
     last = usages[-1]
     assert float(raw.headers["x-cachegate-prompt-cache-hit-ratio"]) == pytest.approx(
-        last.cache_read_input_tokens / (last.input_tokens + last.cache_read_input_tokens
-                                        + last.cache_creation_input_tokens), abs=1e-4)
+        last.cache_read_input_tokens
+        / (last.input_tokens + last.cache_read_input_tokens + last.cache_creation_input_tokens),
+        abs=1e-4,
+    )
     exposition = gw.metrics()
     assert re.search(r'cachegate_prompt_cache_hit_ratio\{tenant="acme"\} 0\.\d+', exposition)
     assert re.search(r'cachegate_prompt_cache_tokens_total\{kind="read",tenant="acme"\} [1-9]', exposition)

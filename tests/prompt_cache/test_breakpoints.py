@@ -18,8 +18,15 @@ def total_input(usage: Any) -> int:
     return int(usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens)
 
 
-def send(gw: RunningGateway, messages: list[Any], *, system: Any, session: str | None = None,
-         tenant: str = "acme", model: str = MODEL) -> tuple[Any, dict[str, str]]:
+def send(
+    gw: RunningGateway,
+    messages: list[Any],
+    *,
+    system: Any,
+    session: str | None = None,
+    tenant: str = "acme",
+    model: str = MODEL,
+) -> tuple[Any, dict[str, str]]:
     headers = {"x-session-id": session} if session else {}
     raw = anthropic_client(gw, tenant).messages.with_raw_response.create(
         model=model, max_tokens=50, system=system, messages=messages, extra_headers=headers
@@ -36,8 +43,10 @@ def test_each_agent_turn_reads_everything_the_previous_turn_sent(gw: RunningGate
         assert message.usage.cache_read_input_tokens == previous_total
         assert headers["x-cachegate-cache-breakpoints"].startswith("static:5m@0,moving:5m@")
         previous_total = total_input(message.usage)
-        messages += [{"role": "assistant", "content": message.content[0].text},
-                     {"role": "user", "content": f"[[sim:text step]] result {turn}"}]
+        messages += [
+            {"role": "assistant", "content": message.content[0].text},
+            {"role": "user", "content": f"[[sim:text step]] result {turn}"},
+        ]
     assert [where for where, _ in marks_in(last_sim_body(gw))] == ["system.0", "messages.4.0"]
 
 
@@ -91,8 +100,13 @@ def _long_turn_session(gw: RunningGateway, label: str, tenant: str) -> tuple[int
     if tenant == "plain":
         turn[-1]["cache_control"] = {"type": "ephemeral"}
         first[0]["content"] = [{"type": "text", "text": first[0]["content"][0]["text"]}]
-    second, headers = send(gw, [*first, {"role": "assistant", "content": "ack"}, {"role": "user", "content": turn}],
-                           system=system, session=session, tenant=tenant)
+    second, headers = send(
+        gw,
+        [*first, {"role": "assistant", "content": "ack"}, {"role": "user", "content": turn}],
+        system=system,
+        session=session,
+        tenant=tenant,
+    )
     if tenant == "acme":
         assert "intermediate:5m@" in headers["x-cachegate-cache-breakpoints"]
     return total_input(message.usage), second.usage.cache_read_input_tokens
@@ -127,8 +141,10 @@ def test_ttl_order_follows_the_clients_marks(gw: RunningGateway) -> None:
     # A client 1h mark late in the prompt: our static mark before it must be 1h, the moving one may be 5m.
     system2: Any = long_text("order2", 1500)
     messages2: list[Any] = [
-        {"role": "user", "content": [{"type": "text", "text": "a",
-                                      "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        },
         {"role": "assistant", "content": "b"},
         {"role": "user", "content": "[[sim:text ok]] c"},
     ]
@@ -166,13 +182,17 @@ def test_openai_shaped_requests_to_anthropic_get_marks_through_litellm(gw: Runni
 def test_streamed_turns_are_marked_the_same_way(gw: RunningGateway) -> None:
     client, session = anthropic_client(gw), new_session()
     messages: list[Any] = [{"role": "user", "content": "[[sim:text streamed reply]] " + long_text("stream", 1500)}]
-    with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
-                                extra_headers={"x-session-id": session}) as stream:
+    with client.messages.stream(
+        model=MODEL, max_tokens=50, messages=messages, extra_headers={"x-session-id": session}
+    ) as stream:
         first = stream.get_final_message()
-    messages += [{"role": "assistant", "content": "streamed reply"},
-                 {"role": "user", "content": "[[sim:text ok]] more"}]
-    with client.messages.stream(model=MODEL, max_tokens=50, messages=messages,
-                                extra_headers={"x-session-id": session}) as stream:
+    messages += [
+        {"role": "assistant", "content": "streamed reply"},
+        {"role": "user", "content": "[[sim:text ok]] more"},
+    ]
+    with client.messages.stream(
+        model=MODEL, max_tokens=50, messages=messages, extra_headers={"x-session-id": session}
+    ) as stream:
         second = stream.get_final_message()
     assert second.usage.cache_read_input_tokens == total_input(first.usage)
 

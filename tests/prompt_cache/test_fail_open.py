@@ -22,12 +22,18 @@ async def test_a_failure_mid_rewrite_sends_the_request_unmodified(gw: RunningGat
     # only after it has already canonicalised the tools of its working copy.
     corrupt = {"last_seen": 1.0, "gaps": [], "record": None, "marks": ["x"], "static_changes": 0}
     await gw.services.store.set(f"prompt_cache:session:acme:{session}", orjson.dumps(corrupt), 60)
-    tools: list[Any] = [{"name": "zeta", "input_schema": {"type": "object"}, "description": "z"},
-                        {"name": "alpha", "input_schema": {"type": "object"}, "description": "a"}]
+    tools: list[Any] = [
+        {"name": "zeta", "input_schema": {"type": "object"}, "description": "z"},
+        {"name": "alpha", "input_schema": {"type": "object"}, "description": "a"},
+    ]
     before = failures(gw)
     message = anthropic_client(gw).messages.create(
-        model="claude-sonnet-4-5", max_tokens=50, system=long_text("fail", 1500), tools=tools,
-        messages=[{"role": "user", "content": "[[sim:text still fine]]"}], extra_headers={"x-session-id": session},
+        model="claude-sonnet-4-5",
+        max_tokens=50,
+        system=long_text("fail", 1500),
+        tools=tools,
+        messages=[{"role": "user", "content": "[[sim:text still fine]]"}],
+        extra_headers={"x-session-id": session},
     )
     assert message.content[0].type == "text" and message.content[0].text == "still fine"
     body = last_sim_body(gw)

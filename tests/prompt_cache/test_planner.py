@@ -22,12 +22,24 @@ def test_ttl_from_the_longest_recent_gap() -> None:
 
 def test_tight_budget_keeps_static_then_moving_then_intermediates() -> None:
     ends = list(range(0, 4000, 100))  # 40 blocks
-    marks = plan_breakpoints(ends, [True] * 40, {5: {"type": "ephemeral"}, 6: {"type": "ephemeral"}},
-                             static_end=1, last=39, anchor=2, ttl="5m", limits=LIMITS)
+    marks = plan_breakpoints(
+        ends,
+        [True] * 40,
+        {5: {"type": "ephemeral"}, 6: {"type": "ephemeral"}},
+        static_end=1,
+        last=39,
+        anchor=2,
+        ttl="5m",
+        limits=LIMITS,
+    )
     assert [(m.kind, m.position) for m in marks] == [("static", 1), ("moving", 39)]
     roomy = plan_breakpoints(ends, [True] * 40, {}, static_end=1, last=39, anchor=2, ttl="5m", limits=LIMITS)
-    assert [(m.kind, m.position) for m in roomy] == [("static", 1), ("intermediate", 17), ("intermediate", 32),
-                                                     ("moving", 39)]
+    assert [(m.kind, m.position) for m in roomy] == [
+        ("static", 1),
+        ("intermediate", 17),
+        ("intermediate", 32),
+        ("moving", 39),
+    ]
 
 
 def test_thinking_and_empty_blocks_never_carry_a_mark() -> None:
@@ -35,13 +47,19 @@ def test_thinking_and_empty_blocks_never_carry_a_mark() -> None:
         "system": "s",
         "messages": [
             {"role": "user", "content": "q"},
-            {"role": "assistant", "content": [{"type": "text", "text": "a"},
-                                              {"type": "thinking", "thinking": "t", "signature": "x"},
-                                              {"type": "text", "text": ""}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "a"},
+                    {"type": "thinking", "thinking": "t", "signature": "x"},
+                    {"type": "text", "text": ""},
+                ],
+            },
         ],
     }
     blocks = anthropic_blocks(body)
     assert [b.markable for b in blocks] == [True, True, True, False, False]
-    marks = plan_breakpoints([5000] * 5, [b.markable for b in blocks], {}, static_end=0, last=4, anchor=None,
-                             ttl="1h", limits=LIMITS)
+    marks = plan_breakpoints(
+        [5000] * 5, [b.markable for b in blocks], {}, static_end=0, last=4, anchor=None, ttl="1h", limits=LIMITS
+    )
     assert [(m.kind, m.position, m.ttl) for m in marks] == [("static", 0, "1h"), ("moving", 2, "1h")]

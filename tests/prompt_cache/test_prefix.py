@@ -10,10 +10,22 @@ from tests.gateway_harness import RunningGateway
 from tests.prompt_cache.conftest import long_text, new_session, openai_client
 
 TOOLS: list[Any] = [
-    {"type": "function", "function": {"name": "read_file", "description": "Read a file",
-                                      "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},
-    {"type": "function", "function": {"name": "bash", "description": "Run a command",
-                                      "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a command",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+        },
+    },
 ]
 
 
@@ -26,8 +38,9 @@ def conversation(system: str = "You are an agent. " + long_text("p", 300)) -> li
     ]
 
 
-def diagnose(gw: RunningGateway, session: str, messages: list[Any], tools: list[Any] = TOOLS,
-             model: str = "gpt-4o-mini") -> str:
+def diagnose(
+    gw: RunningGateway, session: str, messages: list[Any], tools: list[Any] = TOOLS, model: str = "gpt-4o-mini"
+) -> str:
     raw = openai_client(gw).chat.completions.with_raw_response.create(
         model=model, messages=messages, tools=tools, extra_headers={"x-session-id": session}
     )

@@ -28,8 +28,11 @@ def test_replayed_sessions_reach_the_goal(replay: Replay, mode: str) -> None:
         summaries = {}
         for tenant, options in (("plain", {}), ("plain", {"fixed": True}), ("ours", {})):
             replay.reset()
-            runs = [replay_session(client, replay, mode, s, tenant, f"t-{tenant}-{options}-{s['id']}", **options)
-                    for s in sessions if mode == "anthropic" or not options]
+            runs = [
+                replay_session(client, replay, mode, s, tenant, f"t-{tenant}-{options}-{s['id']}", **options)
+                for s in sessions
+                if mode == "anthropic" or not options
+            ]
             summaries[(tenant, bool(options))] = (Summary.of([t for r in runs for t in r], price), runs)
     ours, _ = summaries[("ours", False)]
     plain, plain_runs = summaries[("plain", False)]

@@ -17,8 +17,9 @@ HELLO: list[Any] = [{"role": "user", "content": "[[sim:text ok]] hello"}]
 
 def test_openai_gets_the_session_as_prompt_cache_key(gw: RunningGateway) -> None:
     session = new_session()
-    openai_client(gw).chat.completions.create(model="gpt-4o-mini", messages=HELLO,
-                                              extra_headers={"x-session-id": session})
+    openai_client(gw).chat.completions.create(
+        model="gpt-4o-mini", messages=HELLO, extra_headers={"x-session-id": session}
+    )
     body = last_sim_body(gw)
     assert body["prompt_cache_key"] == session_cache_key(f"acme:{session}")
     assert session not in body["prompt_cache_key"] and "prompt_cache_retention" not in body
@@ -33,14 +34,16 @@ def test_no_session_no_key_and_a_clients_own_key_is_kept(gw: RunningGateway) -> 
 
 
 def test_retention_per_model_config(gw: RunningGateway) -> None:
-    openai_client(gw).chat.completions.create(model="gpt-4o-mini-24h", messages=HELLO,
-                                              extra_headers={"x-session-id": new_session()})
+    openai_client(gw).chat.completions.create(
+        model="gpt-4o-mini-24h", messages=HELLO, extra_headers={"x-session-id": new_session()}
+    )
     assert last_sim_body(gw)["prompt_cache_retention"] == "24h"
 
 
 def test_key_never_reaches_other_providers(gw: RunningGateway) -> None:
     completion = openai_client(gw).chat.completions.create(
-        model="claude-sonnet-4-5", messages=HELLO,
+        model="claude-sonnet-4-5",
+        messages=HELLO,
         extra_body={"prompt_cache_key": "mine", "prompt_cache_retention": "24h"},
     )
     assert completion.choices[0].message.content == "ok"

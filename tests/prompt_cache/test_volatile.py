@@ -47,7 +47,10 @@ def test_real_agent_system_prompts_are_not_flagged() -> None:
 def _anthropic_turn(gw: RunningGateway, tenant: str, session: str, stamp: str, messages: list[Any]) -> Any:
     system = f"You are an agent. Current time: {stamp}. " + long_text("vol", 1500)
     raw = anthropic_client(gw, tenant).messages.with_raw_response.create(
-        model="claude-sonnet-4-5", max_tokens=50, system=system, messages=messages,
+        model="claude-sonnet-4-5",
+        max_tokens=50,
+        system=system,
+        messages=messages,
         extra_headers={"x-session-id": session},
     )
     return raw.parse(), raw.headers
