@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
-import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
-import uvicorn
 from tqdm import tqdm
 
 from gateway.demo.scenarios import DemoRequest, agent_sessions, looping_sessions, questions
 from gateway.metrics_summary import render, summarize
+from gateway.serving import free_socket, serve_in_thread
 from gateway.traces import default_traces
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
@@ -28,21 +25,11 @@ def embedded_gateway() -> Iterator[str]:
     from gateway.app import create_app
     from gateway.config import load_settings
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
+    sock = free_socket()
     replay = default_traces()
-    settings = load_settings(port=port, simulator_replay_file=replay if replay.is_file() else None)
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+    settings = load_settings(port=sock.getsockname()[1], simulator_replay_file=replay if replay.is_file() else None)
+    with serve_in_thread(create_app(settings), sock) as url:
+        yield url
 
 
 def plan(sessions: int, turns: int) -> list[DemoRequest]:
