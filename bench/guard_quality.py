@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
-import os
 import random
 import statistics
 import time
@@ -44,12 +42,12 @@ from gateway.services import create_services
 from gateway.sim.app import create_sim_app
 from gateway.sim.settings import SimSettings
 from gateway.stages.guard import GuardStage
+from gateway.traces import default_traces, read_sessions
 from gateway.wire import OPENAI
 from tests.servers import free_socket, serve_on_socket
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CACHEGATE_SHARED_DIR", REPO / ".." / "shared"))
-TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
+TRACES = default_traces()
 RESULTS = REPO / "bench" / "results"
 KEY = "sk-bench-guard"
 MAX_DELAY = 3
@@ -58,8 +56,7 @@ Message = dict[str, Any]
 
 
 def load_sessions() -> list[dict[str, Any]]:
-    with gzip.open(TRACES, "rt", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+    return list(read_sessions(TRACES))
 
 
 @contextmanager

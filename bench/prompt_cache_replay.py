@@ -13,9 +13,7 @@ same session already sent is cacheable. Then the same with a timestamp injected 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,12 +29,12 @@ from gateway.app import create_app
 from gateway.config import Settings, hash_key
 from gateway.sim.app import create_sim_app
 from gateway.sim.settings import SimSettings
+from gateway.traces import default_traces, read_sessions
 from gateway.usage import Price, price_for
 from tests.servers import free_socket, serve_on_socket
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CACHEGATE_SHARED_DIR", REPO / ".." / "shared"))
-TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
+TRACES = default_traces()
 RESULTS = REPO / "bench" / "results"
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
 TENANTS = {"plain": {"enabled": False}, "ours": {}, "relocate": {"relocate_volatile": True}}
@@ -48,8 +46,7 @@ T0 = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC)
 
 def load_sessions(path: Path = TRACES, count: int | None = None) -> list[dict[str, Any]]:
     """Every session, or `count` of them spread evenly over the file (deterministic)."""
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        sessions = [json.loads(line) for line in lines if line.strip()]
+    sessions = list(read_sessions(path))
     if count is None or count >= len(sessions):
         return sessions
     step = len(sessions) / count

@@ -14,15 +14,11 @@
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
 import random
 import time
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,9 +33,9 @@ from agent_runtime.guard import (
     looks_like_error,
     steps_from_openai_messages,
 )
+from gateway.traces import default_traces, read_sessions
 
-SHARED = Path(os.environ.get("CACHEGATE_SHARED_DIR", Path(__file__).resolve().parents[2] / ".." / "shared"))
-TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
+TRACES = default_traces()
 MAX_DELAY = 3  # repeated steps after a loop starts
 Message = dict[str, Any]
 
@@ -48,8 +44,7 @@ pytestmark = pytest.mark.skipif(not TRACES.exists(), reason=f"{TRACES} not found
 
 @cache
 def sessions() -> list[dict[str, Any]]:
-    with gzip.open(TRACES, "rt") as lines:
-        return [json.loads(line) for line in lines]
+    return list(read_sessions(TRACES))
 
 
 def requests(messages: list[Message]) -> Iterator[tuple[int, int]]:

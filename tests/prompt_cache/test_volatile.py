@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from typing import Any
 
 import pytest
 
-from bench.prompt_cache_replay import TRACES
 from gateway.prompt_cache.volatile import find_spans, mask
+from gateway.traces import default_traces, read_sessions
 from tests.gateway_harness import RunningGateway
 from tests.prompt_cache.conftest import anthropic_client, last_sim_body, long_text, new_session, openai_client
 
@@ -39,8 +37,7 @@ def test_stable_text_is_not_volatile(text: str) -> None:
 
 
 def test_real_agent_system_prompts_are_not_flagged() -> None:
-    with gzip.open(TRACES, "rt") as lines:
-        systems = {json.loads(line)["messages"][0]["content"] for line in lines}
+    systems = {session["messages"][0]["content"] for session in read_sessions(default_traces())}
     assert all(find_spans(system) == [] for system in systems)
 
 

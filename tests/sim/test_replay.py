@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import litellm
@@ -14,18 +11,16 @@ import openai
 import pytest
 
 from gateway.sim import SimSettings, create_sim_app
+from gateway.traces import default_traces, read_sessions
 from tests.servers import run_app_in_thread
 
-SHARED = Path(os.environ.get("CACHEGATE_SHARED_DIR", Path(__file__).resolve().parents[2] / ".." / "shared"))
-TRACES = SHARED / "data" / "agent-traces" / "swebench-dev.jsonl.gz"
+TRACES = default_traces()
 
 
 def _session(number: int) -> dict[str, Any]:
-    with gzip.open(TRACES, "rt") as lines:
-        for index, line in enumerate(lines):
-            if index == number:
-                session: dict[str, Any] = json.loads(line)
-                return session
+    for index, session in enumerate(read_sessions(TRACES)):
+        if index == number:
+            return session
     raise IndexError(number)
 
 
