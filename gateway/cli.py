@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import gateway  # noqa: F401  (offline defaults before anything imports litellm)
@@ -16,6 +17,10 @@ def serve(args: argparse.Namespace) -> None:
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
+    # One line per request from the telemetry stage (ids, counts, cost; never keys or content).
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.getLogger("cachegate").addHandler(handler)
     print(
         f"cachegate listening on http://{settings.host}:{settings.port} "
         f"({'config ' + args.config if args.config else 'embedded default'})",
