@@ -40,4 +40,6 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:4000/healthz', timeout=2)"]
 
+# On 0.0.0.0 the gateway refuses to start with the embedded simulator, a well-known (placeholder) key or
+# an open /metrics: deploy/cachegate.yaml's placeholders must be replaced first.
 CMD ["cachegate", "serve", "--config", "/etc/cachegate/cachegate.yaml", "--host", "0.0.0.0"]

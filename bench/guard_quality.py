@@ -8,7 +8,9 @@ from them, chanting streams, and the stage's overhead on a 100-message request.
 2. Loops made from the same sessions, appended after a recorded step: the step repeated with its
    identical result, two recorded steps alternating, a failing command repeated; and polling (a
    successful call repeated with changing output) as the negative control. Goal: every loop stopped,
-   acted on within 3 repeated steps after it starts; polling never.
+   acted on within 3 repeated steps after it starts; polling never. "sliding": the repeated step sent
+   by a sliding-window agent (the task plus only the last 8 messages: every request has the same
+   number of messages), which must escalate like any other session.
 3. Chanting: `[[sim:chant N]]` streams must be cut; recorded assistant texts streamed must not.
 4. Overhead: GuardStage.on_request in-process on a 100-message request, p50 (goal <= 1 ms); baseline
    in the same run: parsing the whole history with steps_from_openai_messages.
@@ -51,6 +53,7 @@ TRACES = default_traces()
 RESULTS = REPO / "bench" / "results"
 KEY = "sk-bench-guard"
 MAX_DELAY = 3
+WINDOW = 8  # messages a sliding-window agent keeps (after its task): the original step + 3 repeats
 REDIS_URL = "redis://127.0.0.1:6379/12"  # overhead with a shared store (flushed after)
 Message = dict[str, Any]
 
@@ -164,6 +167,8 @@ def loops(messages: list[Message], rng: random.Random) -> Iterator[tuple[str, in
     failing = [a for a in pairs if looks_like_error(m[a + 1]["content"])]
     for index, a in enumerate(rng.sample(pairs, min(3, len(pairs)))):
         yield "repeat", a, m[: a + 2], [m[a], m[a + 1]] * 6
+        if index == 0:
+            yield "sliding", a, m[: a + 2], [m[a], m[a + 1]] * 6
         if a + 2 in pairs:
             yield "alternate", a, m[: a + 4], [m[a], m[a + 1], m[a + 2], m[a + 3]] * 3
         if a not in failing and index == 0:  # one polling control per session (8 requests each)
@@ -173,12 +178,16 @@ def loops(messages: list[Message], rng: random.Random) -> Iterator[tuple[str, in
 
 
 def run_loop(
-    client: Client, session: str, history: list[Message], loop: list[Message]
+    client: Client, session: str, history: list[Message], loop: list[Message], window: int | None = None
 ) -> tuple[int | None, int | None]:
-    """(repeated steps when the guard first acted, when it stopped the session), None = never."""
+    """(repeated steps when the guard first acted, when it stopped the session), None = never. With a
+    ``window``, each request carries the first message (the task) and only the last ``window`` others."""
     first = stop = None
     for step in range(1, len(loop) // 2 + 1):
-        action, _, _ = client.send(session, history + loop[: 2 * step])
+        sent = history + loop[: 2 * step]
+        if window is not None:
+            sent = sent[:1] + sent[1:][-window:]
+        action, _, _ = client.send(session, sent)
         if action != "continue" and first is None:
             first = step
         if action in ("stop", "block"):
@@ -193,7 +202,8 @@ def synthetic_loops(client: Client, sessions: list[dict[str, Any]]) -> dict[str,
     stops: dict[str, Counter[str]] = {}
     for number, session in enumerate(sessions):
         for kind, a, history, loop in loops(session["messages"], rng):
-            first, stop = run_loop(client, f"loop-{session['id']}-{kind}-{a}", history, loop)
+            window = WINDOW if kind == "sliding" else None
+            first, stop = run_loop(client, f"loop-{session['id']}-{kind}-{a}", history, loop, window)
             firsts.setdefault(kind, Counter())[str(first)] += 1
             stops.setdefault(kind, Counter())[str(stop)] += 1
         if number % 20 == 0:

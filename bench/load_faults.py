@@ -35,6 +35,8 @@ from tests.deploy.processes import Spawned, answers_http, answers_redis, cachega
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KEY = "sk-load-test"
+SIM_ADMIN_KEY = "sk-load-sim-admin"  # the simulator's /sim/* controls need it
+SIM_ADMIN = {"authorization": f"Bearer {SIM_ADMIN_KEY}"}
 PHASES = [
     (0.0, "steady"),
     (0.20, "replica down"),
@@ -266,7 +268,7 @@ def main() -> None:
         print("--- queueing provider faults", flush=True)
         faults = ["429"] * 40 + ["timeout"] * 6 + ["malformed_stream"] * 10 + ["disconnect"] * 10 + ["500"] * 20
         random.Random(7).shuffle(faults)
-        httpx.post(f"{sim_url}/sim/faults", json={"faults": faults}).raise_for_status()
+        httpx.post(f"{sim_url}/sim/faults", json={"faults": faults}, headers=SIM_ADMIN).raise_for_status()
 
     duration = args.duration
     events = {
@@ -278,9 +280,10 @@ def main() -> None:
     }
     try:
         start("redis", redis_argv)
-        with spawned("sim", [*cachegate("sim", "--port", str(sim_port))], logs) as sim:
-            sim.wait_until(answers_http(f"{sim_url}/sim/stats"))
-            httpx.post(f"{sim_url}/sim/reset")
+        sim_argv = cachegate("sim", "--port", str(sim_port), "--admin-key", SIM_ADMIN_KEY)
+        with spawned("sim", sim_argv, logs) as sim:
+            sim.wait_until(answers_http(f"{sim_url}/healthz"))
+            httpx.post(f"{sim_url}/sim/reset", headers=SIM_ADMIN).raise_for_status()
             start("gateway-1", serve[0], f"{replicas[0]}/healthz")
             start("gateway-2", serve[1], f"{replicas[1]}/healthz")
 

@@ -38,6 +38,7 @@ TRACES = default_traces()
 RESULTS = REPO / "bench" / "results"
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
 TENANTS = {"plain": {"enabled": False}, "ours": {}, "relocate": {"relocate_volatile": True}}
+SIM_ADMIN_KEY = "sk-bench-sim-admin"  # the simulator's /sim/* controls need it
 T0 = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC)
 
 
@@ -154,7 +155,8 @@ class Replay:
     sim_url: str
 
     def reset(self) -> None:
-        httpx.post(f"{self.sim_url}/sim/reset").raise_for_status()
+        headers = {"authorization": f"Bearer {SIM_ADMIN_KEY}"}
+        httpx.post(f"{self.sim_url}/sim/reset", headers=headers).raise_for_status()
 
 
 def gateway_settings(sim_url: str, port: int) -> Settings:
@@ -190,7 +192,7 @@ def gateway_settings(sim_url: str, port: int) -> Settings:
 @contextmanager
 def replay_gateway(traces: Path = TRACES) -> Iterator[Replay]:
     """The simulator (replaying `traces`) and a gateway routed to it, both on loopback."""
-    sim_app = create_sim_app(SimSettings(replay_file=traces))
+    sim_app = create_sim_app(SimSettings(replay_file=traces, admin_key_hashes=[hash_key(SIM_ADMIN_KEY)]))
     with serve_on_socket(sim_app, free_socket()) as sim_url:
         sock = free_socket()
         app = create_app(gateway_settings(sim_url, sock.getsockname()[1]))

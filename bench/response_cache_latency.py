@@ -39,7 +39,7 @@ from gateway.config.response_cache import ResponseCacheConfig
 from gateway.response_cache.cache import ResponseCache
 from gateway.response_cache.entry import Entry
 from gateway.response_cache.keys import canonical_request, exact_key, semantic_scope
-from gateway.response_cache.local_index import LocalIndex
+from gateway.response_cache.local_index import LocalIndex, index_caps
 from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import MemoryBackend
 from gateway.response_cache.sync import IndexSync
@@ -170,10 +170,16 @@ def base_vectors(embedder: Embedder, count: int) -> np.ndarray:
 async def lookups(size: int, bases: np.ndarray, queries: int) -> dict[str, Any]:
     from prometheus_client import CollectorRegistry
 
-    config = ResponseCacheConfig(max_entries=2 * size + 1)  # an exact and a semantic entry each
+    entries = 2 * size + 1  # an exact and a semantic entry each, all of one tenant
+    config = ResponseCacheConfig(
+        max_entries=entries,
+        index_max_entries_per_tenant=entries,
+        index_max_bytes_per_tenant=2**62,
+        index_max_bytes=2**62,
+    )
     cache = ResponseCache(
         MemoryBackend(config.max_entries),
-        LocalIndex(config.max_entries),
+        LocalIndex(index_caps(config)),
         IndexSync(),
         Embedder(),
         ResponseCacheMetrics(CollectorRegistry()),

@@ -24,9 +24,14 @@ def mount_simulator(app: FastAPI, settings: Settings) -> None:
     from gateway.sim.app import create_sim_app
     from gateway.sim.settings import SimSettings
 
-    sim_settings = SimSettings(replay_file=settings.simulator_replay_file)
-    if settings.simulator_latency == "realistic":
-        sim_settings = SimSettings.realistic(replay_file=settings.simulator_replay_file)
+    # The gateway's admin keys guard the simulator's controls; its provider endpoints take any key.
+    options = {
+        "replay_file": settings.simulator_replay_file,
+        "record_requests": settings.simulator_record_requests,
+        "admin_key_hashes": settings.admin_keys,
+    }
+    realistic = settings.simulator_latency == "realistic"
+    sim_settings = SimSettings.realistic(**options) if realistic else SimSettings.model_validate(options)
     app.mount("/sim", create_sim_app(sim_settings))
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from typing import TYPE_CHECKING
 
 import gateway  # noqa: F401  (offline defaults before anything imports litellm)
+
+if TYPE_CHECKING:
+    from gateway.config import Settings
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -21,6 +26,7 @@ def serve(args: argparse.Namespace) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     logging.getLogger("cachegate").addHandler(handler)
+    refuse_or_warn_exposure(settings, insecure=args.insecure)
     print(
         f"cachegate listening on http://{settings.host}:{settings.port} "
         f"({'config ' + args.config if args.config else 'embedded default'})",
@@ -29,18 +35,42 @@ def serve(args: argparse.Namespace) -> None:
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", access_log=False)
 
 
+def refuse_or_warn_exposure(settings: Settings, *, insecure: bool) -> None:
+    """Exit before binding a non-loopback address with a configuration anyone could abuse, unless the
+    operator said --insecure; then warn on every start."""
+    from gateway.exposure import exposure_problems
+
+    problems = exposure_problems(settings)
+    if not problems:
+        return
+    listed = "".join(f"\n  - {problem}" for problem in problems)
+    if not insecure:
+        sys.exit(
+            f"cachegate: refusing to serve on {settings.host}, which is not a loopback address:{listed}\n"
+            "Fix these, bind to 127.0.0.1, or pass --insecure to serve anyway."
+        )
+    logging.getLogger("cachegate.exposure").warning(
+        "--insecure: serving on %s, which is not a loopback address, although:%s", settings.host, listed
+    )
+
+
 def sim(args: argparse.Namespace) -> None:
+    from gateway.config import hash_key as digest
     from gateway.sim.server import run_sim
     from gateway.sim.settings import SimSettings
 
-    settings = SimSettings.realistic() if args.realistic else SimSettings()
+    # The controls (/sim/stats, /sim/requests, /sim/reset, /sim/faults) need this key; without one they
+    # answer 403 to everyone. The environment variable keeps the key out of the process list.
+    admin_key = args.admin_key or os.environ.get("CACHEGATE_SIM_ADMIN_KEY")
+    options = {"admin_key_hashes": [digest(admin_key)] if admin_key else [], "record_requests": args.record_requests}
+    settings = SimSettings.realistic(**options) if args.realistic else SimSettings.model_validate(options)
     run_sim(args.host, args.port, settings)
 
 
 def demo(args: argparse.Namespace) -> None:
     from gateway.demo.runner import run_demo
 
-    print(run_demo(args.url, args.key, sessions=args.sessions, turns=args.turns))
+    print(run_demo(args.url, args.key, sessions=args.sessions, turns=args.turns, metrics_key=args.metrics_key))
 
 
 def hash_key(args: argparse.Namespace) -> None:
@@ -57,17 +87,30 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="YAML config (default: the embedded default)")
     run.add_argument("--host")
     run.add_argument("--port", type=int)
+    run.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve on a non-loopback address despite the embedded simulator, well-known keys or an open "
+        "/metrics (logs a warning on every start)",
+    )
     run.set_defaults(handler=serve)
 
     simulator = commands.add_parser("sim", help="run the provider simulator")
     simulator.add_argument("--host", default="127.0.0.1")
     simulator.add_argument("--port", type=int, default=4010)
     simulator.add_argument("--realistic", action="store_true", help="realistic latency model")
+    simulator.add_argument(
+        "--admin-key", help="key for the /sim/* controls (default: $CACHEGATE_SIM_ADMIN_KEY; none: controls closed)"
+    )
+    simulator.add_argument(
+        "--record-requests", action="store_true", help="keep recent request bodies for GET /sim/requests"
+    )
     simulator.set_defaults(handler=sim)
 
     demo_run = commands.add_parser("demo", help="drive realistic agent traffic through a gateway")
     demo_run.add_argument("--url", help="gateway URL (default: start the embedded default)")
     demo_run.add_argument("--key", default="sk-cachegate-dev", help="tenant key to send")
+    demo_run.add_argument("--metrics-key", help="metrics token or admin key, where /metrics is not open")
     demo_run.add_argument("--sessions", type=int, default=6, help="SWE-bench sessions to replay")
     demo_run.add_argument("--turns", type=int, default=20, help="turns per replayed session")
     demo_run.set_defaults(handler=demo)

@@ -52,6 +52,7 @@ class RequestContext:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     reply: Reply | None = None
     response_body: dict[str, Any] | None = None  # the final response, streams included, for response stages
+    gateway_written: bool = False  # the gateway wrote or cut the answer (guard stop, chanting cut): never cached
     usage: Usage | None = None
     cost: Cost | None = None
     response_headers: dict[str, str] = field(default_factory=dict)

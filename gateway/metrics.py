@@ -47,8 +47,18 @@ class GatewayMetrics:
         self.upstream_retries = Counter(
             "cachegate_upstream_retries", "Upstream retries and fallbacks", ["model", "reason"], registry=r
         )
+        self.upstream_dropped_fields = Counter(
+            "cachegate_upstream_dropped_fields",
+            "Caller body fields not sent upstream (not a public field of the caller's API)",
+            ["api"],
+            registry=r,
+        )
         self.tokens = Counter("cachegate_tokens", "Tokens by kind", ["tenant", "model", "kind"], registry=r)
         self.cost = Counter("cachegate_cost_usd", "Spend in USD", ["tenant", "model"], registry=r)
+        # The part of cachegate_cost_usd that paid for compaction summaries (model: the summarizer's route).
+        self.summary_cost = Counter(
+            "cachegate_summary_cost_usd", "Spend in USD on compaction summaries", ["tenant", "model"], registry=r
+        )
         self.uncached_cost = Counter(
             "cachegate_cost_without_cache_usd",
             "What the same tokens would have cost uncached",
@@ -78,3 +88,10 @@ class GatewayMetrics:
             registry=r,
         )
         self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)
+        # cache: guard_parsers | guard_activity | semantic_index; reason: gateway/bounded.py (fixed sets).
+        self.memory_evictions = Counter(
+            "cachegate_memory_evictions",
+            "In-process entries evicted to stay within their per-tenant and total memory caps",
+            ["cache", "reason"],
+            registry=r,
+        )

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from gateway.context import RequestContext
 from gateway.errors import GatewayError
+from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.stages.base import Stage
 
@@ -42,4 +43,4 @@ class Pipeline:
                 raise
             # Fail open: the request goes on as if the stage were off.
             self.metrics.stage_failures.labels(stage.name).inc()
-            log.exception("stage %s failed; continuing without it", stage.name)
+            log_failure(log, "stage %s failed; continuing without it", stage.name)

@@ -18,6 +18,7 @@ from tests.servers import free_socket, serve_on_socket
 
 TENANT_KEYS = {"acme": "sk-acme-test", "globex": "sk-globex-test"}
 ADMIN_KEY = "sk-admin-test"
+ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN_KEY}"}  # the simulator's controls and /metrics need it
 REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
 
 
@@ -65,6 +66,7 @@ def gateway_settings(path: str = "auto", **overrides: Any) -> dict[str, Any]:
         "tenants": [{"name": name, "keys": [hash_key(key)]} for name, key in TENANT_KEYS.items()],
         "admin_keys": [hash_key(ADMIN_KEY)],
         "max_body_bytes": 256 * 1024,
+        "simulator_record_requests": True,  # tests read what reached the provider (gw.sim_requests)
     }
     return {**base, **overrides}
 
@@ -85,17 +87,29 @@ class RunningGateway:
         return anthropic.Anthropic(base_url=self.url, api_key=TENANT_KEYS[tenant], max_retries=0, **kwargs)
 
     def reset_sim(self) -> None:
-        httpx.post(f"{self.sim_url}/sim/reset").raise_for_status()
+        httpx.post(f"{self.sim_url}/sim/reset", headers=ADMIN_HEADERS).raise_for_status()
 
     def queue_faults(self, *faults: str, model: str | None = None) -> None:
-        httpx.post(f"{self.sim_url}/sim/faults", json={"faults": list(faults), "model": model}).raise_for_status()
+        body = {"faults": list(faults), "model": model}
+        httpx.post(f"{self.sim_url}/sim/faults", json=body, headers=ADMIN_HEADERS).raise_for_status()
 
     def sim_stats(self) -> dict[str, Any]:
-        stats: dict[str, Any] = httpx.get(f"{self.sim_url}/sim/stats").json()
+        response = httpx.get(f"{self.sim_url}/sim/stats", headers=ADMIN_HEADERS)
+        response.raise_for_status()
+        stats: dict[str, Any] = response.json()
         return stats
 
+    def sim_requests(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last request bodies that reached the simulated provider (oldest first)."""
+        response = httpx.get(f"{self.sim_url}/sim/requests", params={"limit": limit}, headers=ADMIN_HEADERS)
+        response.raise_for_status()
+        requests: list[dict[str, Any]] = response.json()["requests"]
+        return requests
+
     def metrics(self) -> str:
-        return httpx.get(f"{self.url}/metrics").text
+        response = httpx.get(f"{self.url}/metrics", headers=ADMIN_HEADERS)
+        response.raise_for_status()
+        return response.text
 
 
 @contextmanager

@@ -5,7 +5,9 @@ steps), one plain-text reply, one empty reply or one malformed call. Each step k
 
 - ``tool`` and ``args_hash``: the tool name and a hash of its arguments as canonical JSON (sorted keys,
   no whitespace), so ``{"b": 1, "a": 2}`` and ``{"a":2,"b":1}`` are the same call. Arguments may be given
-  as a JSON string or a mapping; a string that does not parse is hashed as text.
+  as a JSON string or a mapping; a string that does not parse is hashed as text. Canonicalisation is
+  bounded (``MAX_DEPTH`` levels of nesting): a deeper value is opaque, hashed as it is (a string as
+  sent, an object serialised without recursion), so hostile nesting never exhausts the stack.
 - ``result_hash`` and ``is_error``: what the environment answered. For a tool call that is the tool
   result; for a text step it is the next user message (the harness's or the human's reply), so a model
   repeating itself to *different* inputs is not a loop. ``None`` while no answer exists yet.
@@ -62,6 +64,9 @@ __all__ = [
 
 _SUMMARY_CHARS = 80
 _EDGE_CHARS = 512
+# Levels of JSON nesting canonicalised; deeper values are opaque. Real arguments nest a few levels; the
+# gateway refuses bodies deeper than 64, but a JSON *string* (tool arguments) can nest any depth.
+MAX_DEPTH = 64
 
 
 class StepKind(StrEnum):
@@ -102,16 +107,74 @@ def digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace, so equal arguments always serialise the same."""
+def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def content_text(content: Any) -> str:
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether containers nest more than ``limit`` levels (level by level: no recursion)."""
+    if not isinstance(value, Mapping | list | tuple):
+        return False
+    level = [value]
+    for _ in range(limit):
+        below = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, Mapping) else node)
+            if isinstance(child, Mapping | list | tuple)
+        ]
+        if not below:
+            return False
+        level = below
+    return True
+
+
+def _opaque_json(value: Any) -> str:
+    """A too-deep value serialised without recursion (same shape as ``canonical_json``, keys as text)."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            out.append(item.text)
+        elif isinstance(item, Mapping):
+            pairs = sorted((str(k), v) for k, v in item.items())
+            stack.append(_Token("}"))
+            for index in range(len(pairs) - 1, -1, -1):
+                stack.append(pairs[index][1])
+                stack.append(_Token(("," if index else "") + _dumps(pairs[index][0]) + ":"))
+            stack.append(_Token("{"))
+        elif isinstance(item, list | tuple):
+            stack.append(_Token("]"))
+            for index in range(len(item) - 1, -1, -1):
+                stack.append(item[index])
+                if index:
+                    stack.append(_Token(","))
+            stack.append(_Token("["))
+        else:
+            out.append(_dumps(item))
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace, so equal arguments always serialise the same; a value
+    nesting deeper than ``MAX_DEPTH`` is serialised without recursion (hashed as it is)."""
+    if isinstance(value, Mapping | list | tuple) and _deeper_than(value, MAX_DEPTH):
+        return _opaque_json(value)
+    return _dumps(value)
+
+
+def content_text(content: Any, _depth: int = 0) -> str:
     """The text of a message or result content: a string, or a list of parts/blocks.
 
     Text parts are joined by newlines; any other part (an image, a document) enters as canonical JSON,
-    so two results that differ only in an image still differ.
+    so two results that differ only in an image still differ. Tool results nested in tool results are
+    read ``MAX_DEPTH`` levels down; deeper ones enter as canonical JSON.
     """
     if content is None:
         return ""
@@ -127,8 +190,8 @@ def content_text(content: Any) -> str:
             parts.append(part)
         elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
             parts.append(part["text"])
-        elif isinstance(part, Mapping) and part.get("type") == "tool_result":
-            parts.append(content_text(part.get("content")))
+        elif isinstance(part, Mapping) and part.get("type") == "tool_result" and _depth < MAX_DEPTH:
+            parts.append(content_text(part.get("content"), _depth + 1))
         else:
             parts.append(canonical_json(part))
     return "\n".join(parts)
@@ -162,16 +225,22 @@ def looks_like_error(text: str) -> bool:
 
 
 def _args_text(args: str | Mapping[str, Any] | None) -> tuple[str, bool]:
-    """Canonical text of call arguments, and whether they were valid JSON."""
+    """Canonical text of call arguments, and whether they were valid JSON. A JSON string nesting deeper
+    than ``MAX_DEPTH`` is opaque: hashed as sent, and counted as valid (the provider accepted it)."""
     if args is None:
         return "{}", True
     if isinstance(args, str):
         if not args.strip():
             return "{}", True
         try:
-            return canonical_json(json.loads(args)), True
+            value = json.loads(args)
+        except RecursionError:  # the decoder gives up on deep nesting before the stack does
+            return args, True
         except ValueError:
             return args, False
+        if args.count("[") + args.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+            return args, True
+        return _dumps(value), True
     return canonical_json(args), True
 
 
@@ -293,8 +362,9 @@ class StepParser:
     ``format`` is ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages). Steps before the newest
     assistant turn are final and parsed once, so a consumer that keeps one parser per session pays only
     for new messages: ``sync(messages)`` feeds what is new and starts over when the history no longer
-    extends what was fed (checked on its first and last fed messages; a rewrite in between, e.g. by
-    compaction that keeps both ends, is not noticed).
+    extends what was fed (checked on its first and last fed messages, and the history must have grown;
+    a rewrite in between that also adds messages, e.g. by compaction that keeps both ends, is not
+    noticed).
     """
 
     def __init__(self, format: str = "openai") -> None:
@@ -329,9 +399,11 @@ class StepParser:
             self.messages_seen += 1
 
     def sync(self, messages: Sequence[Mapping[str, Any]]) -> list[Step]:
-        """The steps of ``messages``, a later version of the history fed so far (or a new one)."""
+        """The steps of ``messages``, a later version of the history fed so far (or a new one). A history
+        that did not grow is parsed again: a sliding window keeps its length while its messages shift
+        (a loop with reused call ids even keeps its first and last messages)."""
         seen = self.messages_seen
-        if seen and (len(messages) < seen or messages[0] != self._first or messages[seen - 1] != self._last):
+        if seen and (len(messages) <= seen or messages[0] != self._first or messages[seen - 1] != self._last):
             self.reset()
             seen = 0
         self.feed(messages[seen:])

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
+import anyio
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -15,6 +18,8 @@ from gateway.api.body import read_json
 from gateway.api.errors import error_response
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
+from gateway.logs import log_failure
+from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.upstream.errors import UpstreamError
 from gateway.wire import ANTHROPIC, OPENAI, WireFormat
@@ -22,6 +27,8 @@ from gateway.wire.sse import comment
 
 log = logging.getLogger("cachegate.proxy")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
 async def chat_completions(request: Request) -> Response:
@@ -52,11 +59,66 @@ class DirectRoutes:
         await response(scope, receive, send)
 
 
+def sendable(headers: Mapping[str, Any]) -> dict[str, str]:
+    """The response headers HTTP can carry as they are: token names, printable-ASCII values. The one place
+    headers are checked before a Response is built: a value that is not (whatever stage set it) would
+    fail the response after the provider was paid, or split the header block; it is dropped instead."""
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        text = value if isinstance(value, str) else str(value)
+        if HEADER_NAME.fullmatch(name) and HEADER_VALUE.fullmatch(text):
+            out[name] = text
+        else:
+            log.warning("dropped a response header that HTTP cannot carry: %s", name.encode("ascii", "replace"))
+    return out
+
+
+class InFlight:
+    """One request's slot in the in-flight gauge and, for a relayed stream, the provider's stream:
+    released exactly once, whether the request answered, failed, was cancelled, or its stream never
+    started (the client left before the first byte)."""
+
+    def __init__(self, metrics: GatewayMetrics) -> None:
+        self.metrics = metrics
+        self.events: AsyncIterator[Any] | None = None
+        self.released = False
+        metrics.in_flight.inc()
+
+    async def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        self.metrics.in_flight.dec()
+        close = getattr(self.events, "aclose", None)
+        if close is None:
+            return
+        try:
+            with anyio.CancelScope(shield=True):  # a cancelled request must still close its connection
+                await close()
+        except Exception:
+            log_failure(log, "closing the provider stream failed")
+
+
+class RelayResponse(StreamingResponse):
+    """A relayed stream that releases its request's slot however the response ends, even if the relay
+    generator never ran."""
+
+    def __init__(self, content: AsyncIterator[bytes], slot: InFlight, headers: dict[str, str]) -> None:
+        super().__init__(content, media_type="text/event-stream", headers=headers)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.slot.release()
+
+
 async def proxy(request: Request, wire: WireFormat) -> Response:
     services: Services = request.app.state.services
     assert services.pipeline is not None
-    services.metrics.in_flight.inc()
-    streaming = False
+    slot = InFlight(services.metrics)
+    handed_off = False  # a relayed stream releases its slot itself, when it ends
     ctx: RequestContext | None = None
     try:
         ctx = RequestContext(
@@ -70,28 +132,31 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
         await services.pipeline.run_request(ctx)
         assert ctx.reply is not None
         if ctx.reply.events is not None:
-            streaming = True
-            return StreamingResponse(
-                relay(ctx), media_type="text/event-stream", headers={**SSE_HEADERS, **ctx.response_headers}
+            slot.events = ctx.reply.events
+            response: Response = RelayResponse(
+                relay(ctx, slot), slot, {**SSE_HEADERS, **sendable(ctx.response_headers)}
             )
+            handed_off = True
+            return response
         ctx.response_body = ctx.reply.body
         await services.pipeline.run_response(ctx)
         assert ctx.response_body is not None
+        headers = sendable(ctx.response_headers)
         if ctx.stream:
             events = wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx))
             return StreamingResponse(
-                _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **ctx.response_headers}
+                _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
             )
-        return Response(orjson.dumps(ctx.response_body), media_type="application/json", headers=ctx.response_headers)
+        return Response(orjson.dumps(ctx.response_body), media_type="application/json", headers=headers)
     except GatewayError as error:
-        return error_response(wire, error, services.metrics, ctx.response_headers if ctx else None)
+        return error_response(wire, error, services.metrics, sendable(ctx.response_headers) if ctx else None)
     except Exception:
-        log.exception("unexpected error while proxying")
+        log_failure(log, "unexpected error while proxying")
         internal = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
         return error_response(wire, internal, services.metrics)
     finally:
-        if not streaming:
-            services.metrics.in_flight.dec()
+        if not handed_off:
+            await slot.release()
 
 
 def _wants_usage(ctx: RequestContext) -> bool:
@@ -104,7 +169,7 @@ async def _iterate(events: list[bytes]) -> AsyncIterator[bytes]:
         yield event
 
 
-async def relay(ctx: RequestContext) -> AsyncIterator[bytes]:
+async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
     """Pass the provider's events through as they come, rebuilding the response on the side."""
     assert ctx.reply is not None and ctx.reply.events is not None
     services, wire, events = ctx.services, ctx.wire, ctx.reply.events
@@ -125,12 +190,21 @@ async def relay(ctx: RequestContext) -> AsyncIterator[bytes]:
                 break
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
-        yield comment("cachegate " + orjson.dumps(ctx.response_headers).decode())
-    except (UpstreamError, ValueError) as exc:  # ValueError: a malformed event from the provider
-        upstream = exc if isinstance(exc, UpstreamError) else UpstreamError(502, "the provider sent a malformed stream")
-        error = upstream.to_gateway_error()
+        yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
+    except Exception as exc:  # the stream has started: the error can only travel as an event
+        error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
         yield wire.stream_error_event(error)
     finally:
-        services.metrics.in_flight.dec()
-        await events.aclose()  # type: ignore[attr-defined]
+        await slot.release()
+
+
+def _stream_error(exc: Exception) -> GatewayError:
+    if isinstance(exc, GatewayError):
+        return exc
+    if isinstance(exc, UpstreamError):
+        return exc.to_gateway_error()
+    if isinstance(exc, ValueError):  # a malformed event from the provider
+        return UpstreamError(502, "the provider sent a malformed stream").to_gateway_error()
+    log_failure(log, "unexpected error while relaying a stream")
+    return GatewayError(ErrorKind.INTERNAL, "The gateway failed while relaying the stream.")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from gateway.compaction.history import History
 from gateway.compaction.layout import ToolResult
+from gateway.compaction.pacing import Pacer
 from gateway.compaction.reference import reference
 from gateway.compaction.thresholds import Thresholds
 from gateway.compaction.tokens import TokenCounter
@@ -37,33 +38,37 @@ class Compactor:
     def _reference(self, result: ToolResult, text: str, tokens: int, preview_chars: int) -> str:
         return reference(result.tool, text, tokens, result.handle, preview_chars, tool_offered=self.tool_offered)
 
-    def reapply(self, history: History, results: list[ToolResult], compacted: set[str]) -> list[Candidate]:
+    async def reapply(
+        self, history: History, results: list[ToolResult], compacted: set[str], pacer: Pacer
+    ) -> list[Candidate]:
         """Shrink very large results and re-apply recorded compactions; returns the shrunk ones."""
         shrunk = []
         for result in results:
+            await pacer.tick()
             text = result.text
             if text is None:
                 continue
-            tokens = self.counter.content(result.content)
+            tokens = await self.counter.content_off_loop(result.content)
             if tokens >= self.thresholds.shrink_at:
                 ref = self._reference(result, text, tokens, self.config.shrink_preview_chars)
                 shrunk.append(Candidate(result, text, ref, tokens - self.counter.text(ref)))
-                history.replace(result, ref)
+                await history.replace(result, ref)
             elif result.handle in compacted:
-                history.replace(result, self._reference(result, text, tokens, self.config.preview_chars))
+                await history.replace(result, self._reference(result, text, tokens, self.config.preview_chars))
         return shrunk
 
-    def candidates(self, history: History, results: list[ToolResult]) -> list[Candidate]:
+    async def candidates(self, history: History, results: list[ToolResult], pacer: Pacer) -> list[Candidate]:
         """Results that may be compacted now, oldest first: not the newest `keep_tool_results`, not
         excluded, plain text, and large enough that the reference saves tokens."""
         keep = self.config.keep_tool_results
         older = results[: len(results) - keep] if keep else results
         found = []
         for result in older:
+            await pacer.tick()
             text = result.text
             if text is None or history.is_replaced(result) or result.tool in self.config.exclude_tools:
                 continue
-            tokens = self.counter.content(result.content)
+            tokens = await self.counter.content_off_loop(result.content)
             if tokens < self.config.min_tool_result_tokens:
                 continue
             ref = self._reference(result, text, tokens, self.config.preview_chars)

@@ -4,6 +4,7 @@ what it did."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,14 +12,23 @@ import orjson
 
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
-from gateway.compaction.layout import LAYOUTS, Layout, Message, digest
+from gateway.compaction.layout import LAYOUTS, Layout, Message, ToolResult, digest
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
-from gateway.compaction.pairs import safe_cuts
-from gateway.compaction.summarizer import INSTRUCTION, SummaryFailed, fit, summary_request, write_summary
+from gateway.compaction.pacing import CHUNK, Pacer, finish_paced
+from gateway.compaction.pairs import safe_cut_steps
+from gateway.compaction.summarizer import (
+    INSTRUCTION,
+    SummaryFailed,
+    Written,
+    fit_steps,
+    summary_request,
+    write_summary,
+)
 from gateway.compaction.thresholds import Thresholds, context_window
 from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, counter_for
 from gateway.config.compaction import CompactionConfig
+from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
 
 
@@ -31,6 +41,7 @@ class Outcome:
     compacted: int = 0  # tool results newly turned into references (shrunk ones included)
     summary: str | None = None  # written | memo | a failure reason
     summary_cost_usd: float = 0.0
+    summary_call: Written | None = None  # the summary written this turn: its usage is charged
     invalidated: int = 0  # tokens of the previous prefix this turn's changes took out of the cache
 
     @property
@@ -60,7 +71,9 @@ def _last_reply(messages: list[Message]) -> int:
 
 
 class Run:
-    """State of one request through the engine."""
+    """State of one request through the engine. Every walk over the history is paced (see pacing.py)
+    and every token count comes from one count per message, so a huge history costs linear work
+    spread over many short slices, never one long stall of the event loop."""
 
     def __init__(self, ctx: RequestContext, config: CompactionConfig) -> None:
         assert ctx.route is not None
@@ -74,43 +87,48 @@ class Run:
         store = ctx.services.store
         self.memo = Memo(store, config.state_ttl_s)
         self.originals = Originals(store, config.state_ttl_s)
-        head = self.layout.head_length(self.messages, config.pin_first_user)
-        self.history = History(self.layout, self.messages, head)
+        self.head = self.layout.head_length(self.messages, config.pin_first_user)
+        self.pacer = Pacer()
+        self.history = History(self.layout, self.messages, self.head, self.counter, [])  # counted in execute
         self.compactor = Compactor(config, self.thresholds, self.counter, config.retrieval_tool)
         self.summarizer = config.summarizer_model or self.route.name
-        self.fixed = self.counter.json(ctx.body.get("tools") or []) + self.counter.content(self.layout.system(ctx.body))
+        self.fixed = 0  # tools and system prompt: counted in execute
 
     def session(self) -> str:
         """The client's session, else one named by how the conversation starts (clients without ids)."""
         if self.ctx.session_key:
             return self.ctx.session_key
-        start = self.messages[: max(self.history.head, 1)]
+        start = self.messages[: max(self.head, 1)]
         return f"{self.tenant}:anon:{digest([self.layout.system(self.body), self.body.get('tools'), start])}"
 
     def tokens(self) -> int:
-        return self.fixed + self.history.tokens(self.counter)
+        return self.fixed + self.history.tokens()
+
+    async def _tool_results(self) -> list[ToolResult]:
+        return await finish_paced(self.layout.tool_result_steps(self.messages, self.history.start), self.pacer)
 
     async def execute(self) -> Outcome:
         session = self.session()
         record = SessionRecord() if self._surely_small() else await self.memo.record(session)
+        tools, system = self.body.get("tools") or [], self.layout.system(self.body)
+        self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
+        counts = await self.counter.count_messages(self.messages, self.pacer)
+        self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
-        results = self.layout.tool_results(self.messages, self.history.start)
-        shrunk = [
-            c
-            for c in self.compactor.reapply(self.history, results, record.compacted)
-            if c.result.handle not in record.compacted
-        ]
+        results = await self._tool_results()
+        reapplied = await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
+        shrunk = [c for c in reapplied if c.result.handle not in record.compacted]
         tokens = self.tokens()
-        outcome = Outcome(self.fixed + self.counter.messages(self.messages), tokens, self.thresholds.window)
+        outcome = Outcome(self.fixed + sum(counts), tokens, self.thresholds.window)
         chosen: list[Candidate] = []
         if tokens > self.thresholds.compact_trigger:
-            candidates = self.compactor.candidates(self.history, results)
+            candidates = await self.compactor.candidates(self.history, results, self.pacer)
             if self._must_summarize(tokens, sum(c.saving for c in candidates)):
                 changed |= await self._summarize(record, outcome)
-                results = self.layout.tool_results(self.messages, self.history.start)
-                candidates = self.compactor.candidates(self.history, results)
+                results = await self._tool_results()
+                candidates = await self.compactor.candidates(self.history, results, self.pacer)
                 tokens = self.tokens()
-            chosen = self._compact(candidates, tokens, outcome)
+            chosen = await self._compact(candidates, tokens, outcome)
         new = [*shrunk, *chosen]
         for candidate in new:
             result = candidate.result
@@ -118,13 +136,21 @@ class Run:
                 self.tenant, result.handle, "tool_result", result.content, tool=result.tool, tool_call_id=result.call_id
             )
         if new or changed:
-            record.compacted = ({c.result.handle for c in new} | record.compacted) & {r.handle for r in results}
+            present = await self._handles(results)
+            record.compacted = ({c.result.handle for c in new} | record.compacted) & present
             await self.memo.save(session, record)
         outcome.compacted = len(new)
         if self.history.replaced or self.history.summary is not None:
             outcome.body = {**self.body, "messages": self.history.sent()}
             outcome.tokens_after = self.tokens()
         return outcome
+
+    async def _handles(self, results: list[ToolResult]) -> set[str]:
+        handles: set[str] = set()
+        for first in range(0, len(results), CHUNK):
+            handles.update(r.handle for r in results[first : first + CHUNK])
+            await self.pacer.tick()
+        return handles
 
     def _surely_small(self) -> bool:
         """Byte-level BPE never makes more tokens than bytes: a request whose bytes are under every
@@ -152,7 +178,7 @@ class Run:
         record.summary = None  # the client rewrote its history: start over
         return True
 
-    def _compact(self, candidates: list[Candidate], tokens: int, outcome: Outcome) -> list[Candidate]:
+    async def _compact(self, candidates: list[Candidate], tokens: int, outcome: Outcome) -> list[Candidate]:
         """Compact in one large step, only when it repays the cache break (or the history must shrink)."""
         if tokens <= self.thresholds.compact_trigger:
             return []
@@ -162,29 +188,27 @@ class Run:
             return []
         if outcome.summary not in ("written", "memo"):  # a summary this turn already broke the prefix
             first = min(c.result.message for c in chosen)
-            outcome.invalidated += self.history.tokens_between(self.counter, first, _last_reply(self.messages))
+            outcome.invalidated += self.history.tokens_between(first, _last_reply(self.messages))
         for candidate in chosen:
-            self.history.replace(candidate.result, candidate.reference)
+            await self.history.replace(candidate.result, candidate.reference)
+            await self.pacer.tick()
         return chosen
 
-    def _cut(self) -> int | None:
+    async def _cut(self) -> int | None:
         """The earliest safe cut that keeps at most `summarize_keep` tokens verbatim (else the latest)."""
-        cuts = safe_cuts(self.layout, self.messages, self.history.start)
+        cuts = await finish_paced(safe_cut_steps(self.layout, self.messages, self.history.start), self.pacer)
         if not cuts:
             return None
-        kept, by_index = 0, {}
-        for index, message in reversed(self.history.rendered()):
-            kept += self.counter.message(message)
-            by_index[index] = kept
-        fitting = [cut for cut in cuts if by_index.get(cut, 0) <= self.thresholds.summarize_keep]
-        return fitting[0] if fitting else cuts[-1]
+        # Tokens kept only shrink as the cut moves later: the first fitting cut is found by bisection.
+        first = bisect_left(cuts, -self.thresholds.summarize_keep, key=lambda cut: -self.history.kept_from(cut))
+        return cuts[first] if first < len(cuts) else cuts[-1]
 
     async def _summarize(self, record: SessionRecord, outcome: Outcome) -> bool:
         """Replace the oldest span by a summary; on any failure leave the history as it is (and count)."""
         if not self.config.summarize or record.summary_failures >= self.config.max_summary_failures:
             outcome.summary = "skipped"
             return False
-        cut = self._cut()
+        cut = await self._cut()
         if cut is None:
             outcome.summary = "no_safe_cut"
             return False
@@ -199,7 +223,7 @@ class Run:
                 record.summary_failures += 1
                 return True
             outcome.summary = "written"
-        outcome.invalidated += self.history.tokens_between(self.counter, self.history.start, _last_reply(self.messages))
+        outcome.invalidated += self.history.tokens_between(self.history.start, _last_reply(self.messages))
         self.history.summarize(cut, summary_message(self.layout, summary))
         record.summary = summary
         return True
@@ -209,20 +233,23 @@ class Run:
         dump = "ctx_" + digest([self.layout.system(self.body), self.messages])
         await self.originals.put(self.tenant, dump, "history", self.messages, system=self.layout.system(self.body))
         route = self.ctx.services.settings.model_by_name(self.summarizer)
+        route = same_keys(self.route, route) if route is not None else None  # the tenant's own provider key
         if route is None:
             raise SummaryFailed("unknown_route")
         window = context_window(route, self.config.default_context_window)
-        prefix = fit(
+        steps = fit_steps(
             self.history.sent(cut),
             self.counter,
             window - self.config.summary_max_tokens,
             self.config.shrink_preview_chars,
+            self.history.sent_counts(cut),
         )
+        prefix = await finish_paced(steps, self.pacer)
         request = summary_request(self.layout, self.body, prefix, self.config.summary_max_tokens)
         written = await write_summary(
             self.ctx.services.router, self.ctx.wire.name, route, request, self.config.summarizer_timeout_s
         )
-        outcome.summary_cost_usd = written.cost_usd
+        outcome.summary_cost_usd, outcome.summary_call = written.cost_usd, written
         summary = Summary(cut - self.history.head, key, written.text, dump)
         await self.memo.remember(self.tenant, summary)
         return summary

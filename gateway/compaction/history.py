@@ -1,28 +1,45 @@
 """The history as it will be sent: the head, an optional summary, then the rest with some tool results
-replaced by references. Rendering copies only the messages it changes."""
+replaced by references. Rendering copies only the messages it changes.
+
+Token counts come from per-message counts taken once per request (``TokenCounter.each_message``) and
+kept as prefix sums, so every span query is O(1) however long the history: one request may hold
+100,000 messages, and the engine asks for spans many times.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from itertools import accumulate
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message, ToolResult
 from gateway.compaction.tokens import TokenCounter
 
-SUMMARY_POSITION = -1  # the raw index reported for the summary message
-
 
 class History:
-    def __init__(self, layout: Layout, messages: list[Message], head: int) -> None:
+    def __init__(
+        self, layout: Layout, messages: list[Message], head: int, counter: TokenCounter, counts: list[int]
+    ) -> None:
         self.layout = layout
         self.messages = messages
         self.head = head
+        self.counter = counter
         self.start = head  # raw index of the first message after the summary
         self.summary: Message | None = None
+        self.summary_tokens = 0
         self.replaced: dict[tuple[int, int | None], Any] = {}
+        self._contents: dict[int, dict[int | None, Any]] = {}  # replaced contents by message
+        self._rendered: dict[int, Message] = {}  # messages as sent, where some content was replaced
+        self._sent_counts = list(counts)  # tokens of each raw message as sent
+        self._sums: list[int] | None = None  # prefix sums of _sent_counts (None: to recompute)
 
-    def replace(self, result: ToolResult, content: Any) -> None:
+    async def replace(self, result: ToolResult, content: Any) -> None:
         self.replaced[(result.message, result.block)] = content
+        contents = self._contents.setdefault(result.message, {})
+        contents[result.block] = content
+        message = self.layout.with_contents(self.messages[result.message], contents)
+        self._rendered[result.message] = message
+        self._sent_counts[result.message] = await self.counter.message_off_loop(message)
+        self._sums = None
 
     def is_replaced(self, result: ToolResult) -> bool:
         return (result.message, result.block) in self.replaced
@@ -30,35 +47,45 @@ class History:
     def summarize(self, cut: int, summary: Message) -> None:
         """Replace messages[head:cut] by the summary message."""
         self.start, self.summary = cut, summary
+        self.summary_tokens = self.counter.message(summary)
         self.replaced = {key: value for key, value in self.replaced.items() if key[0] >= cut}
 
-    def rendered(self, upto: int | None = None) -> list[tuple[int, Message]]:
-        """(raw index, message as sent) up to raw index `upto`; the summary has SUMMARY_POSITION."""
+    def sent(self, upto: int | None = None) -> list[Message]:
+        """The messages as sent, up to raw index `upto` (slices, plus a copy of each changed message)."""
         end = len(self.messages) if upto is None else upto
-        by_message: defaultdict[int, dict[int | None, Any]] = defaultdict(dict)
-        for (index, block), content in self.replaced.items():
-            by_message[index][block] = content
-        out = list(enumerate(self.messages[: self.head]))
-        if self.summary is not None:
-            out.append((SUMMARY_POSITION, self.summary))
-        for index in range(self.start, end):
-            message = self.messages[index]
-            contents = by_message.get(index)
-            out.append((index, self.layout.with_contents(message, contents) if contents else message))
+        summary = [self.summary] if self.summary is not None else []
+        out = [*self.messages[: self.head], *summary, *self.messages[self.start : end]]
+        offset = self.head + len(summary) - self.start
+        for index, message in self._rendered.items():
+            if self.start <= index < end:
+                out[index + offset] = message
         return out
 
-    def sent(self, upto: int | None = None) -> list[Message]:
-        return [message for _, message in self.rendered(upto)]
+    def sent_counts(self, upto: int | None = None) -> list[int]:
+        """Tokens of each message of `sent(upto)`, in the same order."""
+        end = len(self.messages) if upto is None else upto
+        summary = [self.summary_tokens] if self.summary is not None else []
+        return [*self._sent_counts[: self.head], *summary, *self._sent_counts[self.start : end]]
 
-    def tokens(self, counter: TokenCounter) -> int:
-        return counter.messages(self.sent())
+    def _span(self, first: int, end: int) -> int:
+        """Tokens of raw messages [first, end) as sent (no summary involved)."""
+        if end <= first:
+            return 0
+        if self._sums is None:
+            self._sums = [0, *accumulate(self._sent_counts)]
+        return self._sums[end] - self._sums[first]
 
-    def tokens_between(self, counter: TokenCounter, first: int, end: int) -> int:
+    def tokens(self) -> int:
+        return self.tokens_between(0, len(self.messages))
+
+    def tokens_between(self, first: int, end: int) -> int:
         """Tokens of the messages as sent from raw index `first` (the summary counts when first <= start)
         up to raw index `end`: what a change at `first` takes out of the cached prefix."""
-        total = 0
-        for index, message in self.rendered(end):
-            position = self.start if index == SUMMARY_POSITION else index
-            if position >= first:
-                total += counter.message(message)
-        return total
+        total = self._span(first, min(self.head, end))
+        if self.summary is not None and first <= self.start:
+            total += self.summary_tokens
+        return total + self._span(max(first, self.start), end)
+
+    def kept_from(self, cut: int) -> int:
+        """Tokens kept verbatim after a summary that ends at raw index `cut`."""
+        return self._span(cut, len(self.messages))

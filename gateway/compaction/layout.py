@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
+
+from gateway.compaction.pacing import CHUNK, Steps, finish
 
 Message = dict[str, Any]
 
@@ -21,7 +24,7 @@ def digest(value: Any, size: int = 12) -> str:
     return hashlib.blake2b(orjson.dumps(value), digest_size=size).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ToolResult:
     """One tool result in the history, by position; `block` is None for an OpenAI tool message."""
 
@@ -42,9 +45,10 @@ class ToolResult:
             return "\n".join(p["text"] for p in self.content)
         return None
 
-    @property
+    @cached_property
     def handle(self) -> str:
-        """Content-addressed, so the same result gets the same handle on every turn and replica."""
+        """Content-addressed, so the same result gets the same handle on every turn and replica (hashed
+        once: a result may be megabytes)."""
         return "ctx_" + digest([self.call_id, self.content])
 
 
@@ -86,9 +90,25 @@ class Layout(ABC):
 
     def tool_results(self, messages: list[Message], start: int = 0) -> list[ToolResult]:
         """Every tool result from `start` on, oldest first, with the name of the tool that produced it."""
-        names = {call_id: name for m in messages if m.get("role") == "assistant" for call_id, name in self.calls(m)}
-        found = [r for i in range(start, len(messages)) for r in self.results(i, messages[i])]
-        return [ToolResult(r.message, r.block, r.call_id, names.get(r.call_id, "unknown"), r.content) for r in found]
+        return finish(self.tool_result_steps(messages, start))
+
+    def tool_result_steps(self, messages: list[Message], start: int = 0) -> Steps[list[ToolResult]]:
+        """`tool_results` as steps (pausing every CHUNK messages): see compaction/pacing.py."""
+        names: dict[str, str] = {}
+        for first in range(0, len(messages), CHUNK):
+            for m in messages[first : first + CHUNK]:
+                if m.get("role") == "assistant":
+                    names.update(self.calls(m))
+            yield
+        found: list[ToolResult] = []
+        for first in range(start, len(messages), CHUNK):
+            for i in range(first, min(first + CHUNK, len(messages))):
+                found.extend(
+                    ToolResult(r.message, r.block, r.call_id, names.get(r.call_id, "unknown"), r.content)
+                    for r in self.results(i, messages[i])
+                )
+            yield
+        return found
 
 
 class OpenAILayout(Layout):

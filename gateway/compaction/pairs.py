@@ -10,14 +10,22 @@ nothing after it is ever summarized.
 from __future__ import annotations
 
 from gateway.compaction.layout import Layout, Message
+from gateway.compaction.pacing import CHUNK, Steps, finish
 
 
 def safe_cuts(layout: Layout, messages: list[Message], start: int) -> list[int]:
     """Indices in (start, len(messages)) where the history may be cut, ascending."""
+    return finish(safe_cut_steps(layout, messages, start))
+
+
+def safe_cut_steps(layout: Layout, messages: list[Message], start: int) -> Steps[list[int]]:
+    """`safe_cuts` as steps (pausing every CHUNK messages): see compaction/pacing.py."""
     open_calls: set[str] = set()
     dangling = False
     cuts: list[int] = []
     for index, message in enumerate(messages):
+        if index % CHUNK == CHUNK - 1:
+            yield
         answered = {r.call_id for r in layout.results(index, message)}
         if open_calls and not answered and message.get("role") != "tool":
             dangling = True  # a call never answered: unsafe to cut anywhere after it

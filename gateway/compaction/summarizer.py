@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message
+from gateway.compaction.pacing import CHUNK, Steps, finish
 from gateway.compaction.reference import preview
 from gateway.compaction.replies import reply_text
 from gateway.compaction.tokens import TokenCounter
 from gateway.config import ModelConfig
 from gateway.upstream.router import Router
-from gateway.usage import Cost, price_for
+from gateway.usage import Cost, Price, Usage, price_for
 from gateway.wire import ANTHROPIC, OPENAI
 
 INSTRUCTION = """Summarize the conversation so far. Your summary will replace the messages above, so it \
@@ -58,24 +59,52 @@ class SummaryFailed(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Written:
+    """A summary and what writing it cost (charged to the caller's tenant and session by the stage)."""
+
     text: str
-    cost_usd: float
+    route: ModelConfig  # the route that answered (a fallback, if the summarizer's own failed)
+    usage: Usage
+    price: Price
+    cost: Cost
+
+    @property
+    def cost_usd(self) -> float:
+        return self.cost.usd
 
 
 def fit(prefix: list[Message], counter: TokenCounter, budget: int, preview_chars: int) -> list[Message]:
     """The prefix, with its largest plain-text messages cut to a head and tail until it fits the
     summarizer's window. Normally a no-op: only a history holding a message near the window's size
     (which compaction may not touch) needs it, and then this one request misses the warm cache."""
-    total = counter.messages(prefix)
+    return finish(fit_steps(prefix, counter, budget, preview_chars))
+
+
+def fit_steps(
+    prefix: list[Message], counter: TokenCounter, budget: int, preview_chars: int, counts: list[int] | None = None
+) -> Steps[list[Message]]:
+    """`fit` as steps (see compaction/pacing.py); `counts` are the prefix's message tokens, if known."""
+    if counts is None:
+        counts = yield from counter.each_message(prefix)
+    total = sum(counts)
     fitted = list(prefix)
-    for index in sorted(range(len(fitted)), key=lambda i: -counter.message(fitted[i])):
-        content = fitted[index].get("content")
+    if total <= budget:
+        return fitted
+    # Only a plain-text message longer than two previews gets shorter: the others are not even sorted.
+    shrinkable: list[int] = []
+    for first in range(0, len(fitted), CHUNK):
+        for index in range(first, min(first + CHUNK, len(fitted))):
+            content = fitted[index].get("content")
+            if isinstance(content, str) and len(content) > 2 * preview_chars:
+                shrinkable.append(index)
+        yield
+    for done, index in enumerate(sorted(shrinkable, key=lambda i: -counts[i])):
         if total <= budget:
             break
-        if isinstance(content, str):
-            shorter = {**fitted[index], "content": preview(content, preview_chars)}
-            total -= counter.message(fitted[index]) - counter.message(shorter)
-            fitted[index] = shorter
+        shorter = {**fitted[index], "content": preview(fitted[index]["content"], preview_chars)}
+        total -= counts[index] - counter.message(shorter)
+        fitted[index] = shorter
+        if done % CHUNK == CHUNK - 1:
+            yield
     return fitted
 
 
@@ -105,5 +134,5 @@ async def write_summary(
     if not text:
         raise SummaryFailed("empty")
     usage = (OPENAI if wire == "openai" else ANTHROPIC).usage(reply)
-    cost = Cost.of(usage, price_for(result.route.pricing_model or result.route.litellm_model))
-    return Written(text, cost.usd)
+    price = price_for(result.route.pricing_model or result.route.litellm_model)
+    return Written(text, result.route, usage, price, Cost.of(usage, price))

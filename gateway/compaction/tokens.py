@@ -3,11 +3,15 @@
 OpenAI models use their own encoding (o200k_base for current models, cl100k_base for the GPT-4/3.5
 family). Anthropic's tokenizer is not public, and other providers differ: cl100k_base is the stated
 approximation for them (within ~10-20% on English and code). Images count as a flat IMAGE_TOKENS.
-Counts are memoised by content digest: clients resend the same history every turn.
+Counts are memoised by content digest: clients resend the same history every turn. A request's counts
+are taken in short paced slices (`count_messages`), and messages larger than LARGE_MESSAGE_BYTES are
+counted in a worker thread (tiktoken encodes without the GIL): one 8 MB message would otherwise hold
+the event loop for half a second.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -16,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from gateway.compaction.pacing import CHUNK, Pacer, Steps
 from gateway.offline import apply_offline_defaults
 
 apply_offline_defaults()
@@ -27,6 +32,7 @@ MESSAGE_OVERHEAD = 4  # role and separators, as OpenAI documents for chat messag
 IMAGE_TOKENS = 1000  # between OpenAI high detail (765 for 1024x1024) and Claude's ~1,600 at most
 IMAGE_TYPES = frozenset({"image", "image_url", "input_image", "document"})
 MEMO_SIZE = 50_000
+LARGE_MESSAGE_BYTES = 64 * 1024  # ~5 ms of encoding: larger messages are counted off the event loop
 
 
 @lru_cache(maxsize=8)
@@ -52,7 +58,7 @@ def _collect(value: Any, texts: list[str]) -> int:
         return sum(_collect(item, texts) for item in value)
     if not isinstance(value, dict):
         return 0
-    if value.get("type") in IMAGE_TYPES:
+    if isinstance(kind := value.get("type"), str) and kind in IMAGE_TYPES:  # callers send any JSON here
         return 1
     images = 0
     for key in ("text", "thinking", "name", "content", "function", "arguments"):
@@ -72,18 +78,40 @@ class TokenCounter:
         self._memo: OrderedDict[bytes, int] = OrderedDict()
 
     def text(self, text: str) -> int:
-        return len(self.encoding.encode(text, disallowed_special=()))
+        # A numpy buffer, not a list of ints: the same tokens, without building millions of objects.
+        return len(self.encoding.encode_to_numpy(text, disallowed_special=()))
 
-    def _memoised(self, kind: bytes, value: Any, count: Callable[[Any], int]) -> int:
-        digest = hashlib.blake2b(kind + orjson.dumps(value), digest_size=16).digest()
+    @staticmethod
+    def _key(kind: bytes, value: Any) -> tuple[bytes, int]:
+        """The memo key of a value, and its size in bytes."""
+        data = orjson.dumps(value)
+        return hashlib.blake2b(kind + data, digest_size=16).digest(), len(data)
+
+    def _cached(self, digest: bytes) -> int | None:
         cached = self._memo.get(digest)
-        if cached is None:
-            cached = self._memo[digest] = count(value)
-            if len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-        else:
+        if cached is not None:
             self._memo.move_to_end(digest)
         return cached
+
+    def _remember(self, digest: bytes, count: int) -> int:
+        self._memo[digest] = count
+        if len(self._memo) > MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return count
+
+    def _memoised(self, kind: bytes, value: Any, count: Callable[[Any], int]) -> int:
+        digest, _ = self._key(kind, value)
+        cached = self._cached(digest)
+        return self._remember(digest, count(value)) if cached is None else cached
+
+    async def _memoised_off_loop(self, kind: bytes, value: Any, count: Callable[[Any], int]) -> int:
+        """Like `_memoised`, but a large value is counted in a worker thread (the memo stays on the loop)."""
+        digest, size = self._key(kind, value)
+        cached = self._cached(digest)
+        if cached is not None:
+            return cached
+        found = await asyncio.to_thread(count, value) if size > LARGE_MESSAGE_BYTES else count(value)
+        return self._remember(digest, found)
 
     def _content_now(self, value: Any) -> int:
         texts: list[str] = []
@@ -94,19 +122,64 @@ class TokenCounter:
         """A message content, a tool result's content or a system prompt."""
         return self._memoised(b"c", value, self._content_now)
 
-    def message(self, message: dict[str, Any]) -> int:
-        def count(m: dict[str, Any]) -> int:
-            calls = m.get("tool_calls") or []
-            return self._content_now([m.get("role", ""), m.get("content"), *calls]) + MESSAGE_OVERHEAD
+    async def content_off_loop(self, value: Any) -> int:
+        """`content`, counted off the event loop when large."""
+        return await self._memoised_off_loop(b"c", value, self._content_now)
 
-        return self._memoised(b"m", message, count)
+    async def message_off_loop(self, message: dict[str, Any]) -> int:
+        """`message`, counted off the event loop when large."""
+        return await self._memoised_off_loop(b"m", message, self._message_now)
+
+    async def json_off_loop(self, value: Any) -> int:
+        """`json`, counted off the event loop when large."""
+        return await self._memoised_off_loop(b"j", value, self._json_now)
+
+    def _message_now(self, m: dict[str, Any]) -> int:
+        calls = m.get("tool_calls") or []
+        return self._content_now([m.get("role", ""), m.get("content"), *calls]) + MESSAGE_OVERHEAD
+
+    def message(self, message: dict[str, Any]) -> int:
+        return self._memoised(b"m", message, self._message_now)
+
+    async def count_messages(self, messages: list[dict[str, Any]], pacer: Pacer) -> list[int]:
+        """Tokens of every message: paced on the event loop, the large ones counted in a worker thread.
+        The memo is only touched here, on the loop: the thread counts, the loop remembers."""
+        counts: list[int] = []
+        large: list[tuple[int, bytes, dict[str, Any]]] = []
+        for index, message in enumerate(messages):
+            digest, size = self._key(b"m", message)
+            cached = self._cached(digest)
+            if cached is not None:
+                counts.append(cached)
+            elif size > LARGE_MESSAGE_BYTES:
+                counts.append(0)  # filled in below
+                large.append((index, digest, message))
+            else:
+                counts.append(self._remember(digest, self._message_now(message)))
+            await pacer.tick()
+        if large:
+            found = await asyncio.to_thread(lambda: [self._message_now(m) for _, _, m in large])
+            for (index, digest, _), count in zip(large, found, strict=True):
+                counts[index] = self._remember(digest, count)
+        return counts
 
     def messages(self, messages: list[dict[str, Any]]) -> int:
         return sum(self.message(m) for m in messages)
 
+    def each_message(self, messages: list[dict[str, Any]]) -> Steps[list[int]]:
+        """Tokens of every message, as steps (pausing every CHUNK messages): see compaction/pacing.py."""
+        counts: list[int] = []
+        for start in range(0, len(messages), CHUNK):
+            counts.extend(self.message(m) for m in messages[start : start + CHUNK])
+            yield
+        return counts
+
     def json(self, value: Any) -> int:
         """Tool definitions and the like, counted as the JSON the provider renders."""
-        return self._memoised(b"j", value, lambda v: self.text(orjson.dumps(v).decode()))
+        return self._memoised(b"j", value, self._json_now)
+
+    def _json_now(self, value: Any) -> int:
+        return self.text(orjson.dumps(value).decode())
 
 
 _counters: dict[str, TokenCounter] = {}

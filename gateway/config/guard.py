@@ -62,11 +62,27 @@ class ChantingConfig(BaseModel):
     max_distinct_gaps: int = 5
 
 
+class GuardMemoryConfig(BaseModel):
+    """Per-replica caps on the guard's in-process maps (read from the global policy only). Session ids are
+    caller-chosen, so each map is bounded by entries and bytes, per tenant (so that one tenant filling
+    its share never evicts another's sessions) as well as in total; evictions are counted in
+    cachegate_guard_memory_evictions_total{cache, reason}. An evicted parser is rebuilt from the next
+    request's tail (same decisions); an evicted active session only leaves the gauge early."""
+
+    parser_cache_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="Bytes of parsed histories")
+    parser_cache_sessions_per_tenant: int = Field(default=1000, gt=0)
+    parser_cache_bytes_per_tenant: int = Field(default=32 * 1024 * 1024, gt=0)
+    active_sessions: int = Field(default=100_000, gt=0, description="Sessions the active gauge remembers")
+    active_sessions_per_tenant: int = Field(default=50_000, gt=0)
+    active_bytes: int = Field(default=32 * 1024 * 1024, gt=0, description="Bytes of remembered session keys")
+    active_bytes_per_tenant: int = Field(default=16 * 1024 * 1024, gt=0)
+
+
 class GuardConfig(BaseModel):
     enabled: bool = True
     # The escalation ladder: the k-th detection of a session takes the k-th rung (the last one repeats).
     rungs: list[Rung] = Field(default_factory=_default_rungs)
-    # Strikes older than this many messages of history no longer escalate (~50 steps).
+    # Strikes older than this many requests of the session no longer escalate.
     strike_memory: int | None = 100
     thresholds: GuardThresholdsConfig = Field(default_factory=GuardThresholdsConfig)
     limits: GuardLimitsConfig = Field(default_factory=GuardLimitsConfig)
@@ -83,3 +99,4 @@ class GuardConfig(BaseModel):
     # Per-replica, read from the global policy only: parsed histories kept, and the "active" window.
     parser_cache_sessions: int = 2000
     active_window_s: float = 900.0
+    memory: GuardMemoryConfig = Field(default_factory=GuardMemoryConfig)

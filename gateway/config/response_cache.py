@@ -18,6 +18,9 @@ from gateway.semantic import DEFAULT_SIMILARITY_THRESHOLD
 class ResponseCacheConfig(BaseModel):
     enabled: bool = True
     exact: bool = Field(default=True, description="Serve byte-identical canonical requests")
+    coalesce: bool = Field(
+        default=True, description="Identical in-flight exact-tier requests wait for one upstream call"
+    )
     semantic: bool = Field(default=True, description="Serve near-duplicate last user turns (when eligible)")
     ttl_s: float = Field(default=3600.0, gt=0, description="Entry lifetime unless x-cachegate-cache-ttl says less")
     max_ttl_s: float = Field(default=86400.0, gt=0, description="Cap on a caller-requested TTL")
@@ -41,3 +44,12 @@ class ResponseCacheConfig(BaseModel):
     sync_log_max_len: int = Field(
         default=10_000, gt=0, description="Index-sync log length in Redis; a replica further behind reloads"
     )
+    # Work bound: canonicalising and hashing grow with the history; a request longer than this skips both
+    # tiers (counted as skips{tier="all", reason="too_many_messages"}) instead of stalling the replica.
+    max_request_messages: int = Field(default=10_000, gt=0, description="Longer requests bypass the cache")
+    # Each replica's in-process semantic index (global policy only): bounded by entries and bytes, per
+    # tenant and in total; the least recently used go first, counted in
+    # cachegate_memory_evictions_total{cache="semantic_index"}. An evicted vector only costs a semantic miss.
+    index_max_bytes: int = Field(default=256 * 1024 * 1024, gt=0, description="Bytes of all tenants' vectors")
+    index_max_entries_per_tenant: int = Field(default=50_000, gt=0)
+    index_max_bytes_per_tenant: int = Field(default=128 * 1024 * 1024, gt=0)

@@ -35,6 +35,14 @@ class Settings(BaseSettings):
     embedded_simulator: bool = Field(default=False, description="Mount the provider simulator at /sim")
     simulator_latency: Literal["none", "realistic"] = "none"
     simulator_replay_file: Path | None = Field(default=None, description="Agent traces the simulator replays")
+    simulator_record_requests: bool = Field(
+        default=False, description="Keep recent upstream bodies for GET /sim/sim/requests (tests only)"
+    )
+    metrics_tokens: list[str] = Field(
+        default_factory=list,
+        description="Hashed bearer tokens for GET /metrics ('sha256:<hex>'; admin keys work too). "
+        "Empty: /metrics is open on a loopback bind only",
+    )
     models: list[ModelConfig] = Field(default_factory=list)
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)

@@ -65,12 +65,25 @@ async def drive(url: str, key: str, requests: list[DemoRequest], concurrency: in
     return outcomes
 
 
-def run_demo(url: str | None, key: str, sessions: int = 6, turns: int = 20, concurrency: int = 8) -> str:
+def run_demo(
+    url: str | None,
+    key: str,
+    sessions: int = 6,
+    turns: int = 20,
+    concurrency: int = 8,
+    metrics_key: str | None = None,
+) -> str:
+    """`metrics_key`: a metrics token or admin key, for a gateway whose /metrics is not open (any but a
+    loopback one without metrics_tokens)."""
     requests = plan(sessions, turns)
+    metrics_headers = {"authorization": f"Bearer {metrics_key}"} if metrics_key else {}
 
     def go(target: str) -> str:
         outcomes = asyncio.run(drive(target, key, requests, concurrency))
-        metrics = httpx.get(f"{target}/metrics").text
+        response = httpx.get(f"{target}/metrics", headers=metrics_headers)
+        if response.status_code != 200:
+            raise SystemExit(f"{target}/metrics answered {response.status_code}: pass --metrics-key")
+        metrics = response.text
         lines = [f"{name:<40} {count}" for name, count in sorted(outcomes.items())]
         return "\n".join(["", "outcomes by scenario:", *lines, "", render(summarize(metrics))])
 

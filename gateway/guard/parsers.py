@@ -5,26 +5,38 @@ session's position is the number of messages in the request. So a replica that f
 mid-way parses only the tail the detectors need (``tail_messages``), starting at an assistant turn so
 no step is cut in half; later requests extend that parser. Bounded LRU: an evicted session is re-parsed
 from its tail.
+
+Work and memory stay bounded whatever a caller sends: a parser never holds more than ``3 * keep``
+messages (when a request would take it past that, it restarts from the request's tail, which decides
+the same), finding the tail walks back at most ``keep`` messages more, and the cache is bounded by
+entries and by the bytes the parsers hold on to, per tenant and in total (gateway/bounded.py).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from agent_runtime.guard import Step, StepKind, StepParser
+from gateway.bounded import Caps, TenantLRU
+from gateway.config.guard import GuardConfig, GuardMemoryConfig
+from gateway.metrics import GatewayMetrics
 
 Message = Mapping[str, Any]
 
 
 def tail_start(messages: Sequence[Message], keep: int) -> int:
-    """Index of the assistant message that starts the last ``keep`` messages (or 0)."""
-    start = max(0, len(messages) - keep)
-    while start > 0 and messages[start].get("role") != "assistant":
+    """Index of the assistant message that starts the last ``keep`` messages (or 0); when none is found
+    within ``keep`` messages more, the last ``keep`` messages as they are (a tail of user turns holds no
+    step to cut in half, and walking further would make the work grow with the history)."""
+    tail = max(0, len(messages) - keep)
+    start, floor = tail, max(0, tail - keep)
+    while start > floor and messages[start].get("role") != "assistant":
         start -= 1
-    return start
+    return start if start == 0 or messages[start].get("role") == "assistant" else tail
 
 
 def history_tool_calls(fmt: str, messages: Sequence[Message]) -> int:
@@ -57,24 +69,58 @@ class _Parsed:
     offset: int  # index of the first message fed to the parser
 
 
-class SessionParsers:
-    """Steps of each session's history, parsed incrementally (one parser per session, LRU-bounded)."""
+def memory_caps(config: GuardMemoryConfig, max_sessions: int) -> Caps:
+    return Caps(
+        max_entries=max_sessions,
+        max_bytes=config.parser_cache_bytes,
+        max_entries_per_tenant=min(config.parser_cache_sessions_per_tenant, max_sessions),
+        max_bytes_per_tenant=min(config.parser_cache_bytes_per_tenant, config.parser_cache_bytes),
+    )
 
-    def __init__(self, max_sessions: int) -> None:
+
+class SessionParsers:
+    """Steps of each session's history, parsed incrementally (one parser per session, LRU-bounded by
+    sessions and bytes, per tenant and in total). Session keys are "tenant:session" (ctx.session_key)."""
+
+    def __init__(
+        self,
+        max_sessions: int,
+        memory: GuardMemoryConfig | None = None,
+        on_evict: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.max_sessions = max_sessions
-        self._parsed: OrderedDict[str, _Parsed] = OrderedDict()
+        self._parsed: TenantLRU[_Parsed] = TenantLRU(memory_caps(memory or GuardMemoryConfig(), max_sessions), on_evict)
+
+    @classmethod
+    def create(cls, config: GuardConfig, metrics: GatewayMetrics) -> SessionParsers:
+        """Sized by the global guard policy; evictions counted as cache="guard_parsers"."""
+        evictions = metrics.memory_evictions
+        return cls(config.parser_cache_sessions, config.memory, lambda _, r: evictions.labels("guard_parsers", r).inc())
+
+    def __len__(self) -> int:
+        return len(self._parsed)
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the messages the cached parsers hold (what keeps their entries alive)."""
+        return self._parsed.bytes
+
+    def tenant_usage(self, tenant: str) -> tuple[int, int]:
+        return self._parsed.tenant_usage(tenant)
 
     def steps(self, session: str, fmt: str, messages: Sequence[Message], keep: int) -> list[Step]:
         """The steps of (at least the last ``keep`` messages of) ``messages``."""
         parsed = self._parsed.get(session)
-        if parsed is None or parsed.parser.format != fmt or len(messages) < parsed.offset + 1:
+        if (
+            parsed is None
+            or parsed.parser.format != fmt
+            or not parsed.offset < len(messages) <= parsed.offset + 3 * keep
+        ):
             parsed = _Parsed(StepParser(fmt), tail_start(messages, keep))
-            self._parsed[session] = parsed
-            if len(self._parsed) > self.max_sessions:
-                self._parsed.popitem(last=False)
-        else:
-            self._parsed.move_to_end(session)
-        return parsed.parser.sync(messages[parsed.offset :])
+        fed = messages[parsed.offset :]
+        steps = parsed.parser.sync(fed)
+        self._parsed.put(session, session.split(":", 1)[0], parsed, len(orjson.dumps(list(fed))))
+        return steps
 
     def forget(self, session: str) -> None:
-        self._parsed.pop(session, None)
+        self._parsed.pop(session)

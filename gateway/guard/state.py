@@ -3,34 +3,52 @@
 Steps are never stored: every request carries the full history, so every replica rebuilds them. The
 store keeps what the history cannot tell, each under ``{tenant}:guard:{session}:{field}``:
 
-- ``strikes``: the escalation history (list, JSON items). Read back deduplicated by position (the first
-  strike at a position wins), so two replicas racing on a retried request escalate exactly once.
+- ``strikes``: the escalation history (list, JSON items: position, action, reason, detector, key). A
+  strike's position is the session's request sequence number (``calls``), so escalation follows the
+  session's own requests whatever its history length; its key names the request (``request_key``).
+  Read back deduplicated by key (the first strike of a request wins), so two replicas racing on one
+  retried request escalate exactly once.
 - ``calls``, ``tokens``, ``cost``: atomic counters (LLM calls counted on the request path, tokens and
   cost from each response). Tool calls need no counter: the history has them all.
+- ``replay.<hash>``: how often a request body that the guard acted on was sent (short TTL). The same
+  body again is a client retry: it gets the key of the first send, so the guard repeats its decision
+  instead of escalating; ``RETRY_REPLAYS`` sends later the same body counts as a new request again
+  (an agent that really resends one body forever is still escalated).
 - ``started``: the session's first request (wall clock, shared by replicas: wall-time limit).
 - ``status``: how the session ended when the model called terminate (``GOAL`` / ``FAILURE``).
 - ``nudge``: a nudge decided on a response (chanting) that the session's next request carries.
 - ``decisions``: the last decisions for the admin view; ``steps``: the last steps' summaries.
 
 Blocked = a STOP in the strikes; reset clears everything, unblock only the strikes.
+
+Store failures: the store is a ``ResilientStore`` when Redis is configured, so a Redis outage falls back
+to this replica's memory (each replica then guards what it sees: a block decided on Redis is not known
+to the fallback). Should the store itself raise, the stage decides without session state (detectors
+only, first rung, as for a session-less request) and counts ``cachegate_guard_errors_total{kind="state"}``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from agent_runtime.guard import Action, Step, StopReason, Strike
+from agent_runtime.guard import Action, Step, StopReason, Strike, canonical_json
 from gateway.state import StateStore
 
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
 STEPS_SHOWN = 30
 FIELDS = ("strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
+REPLAY = "replay."  # + a request body's hash ("." not ":": the admin listing splits keys at the last ":")
+# Sends of one body that count as one request: the original and the OpenAI / Anthropic SDKs' default
+# 2 retries. Retries come within the SDKs' timeouts (10 min by default), hence the TTL.
+RETRY_REPLAYS = 2
+REPLAY_TTL_S = 3600.0
 
 
 def tenant_prefix(tenant: str) -> str:
@@ -41,18 +59,39 @@ def session_prefix(tenant: str, session: str) -> str:
     return f"{tenant_prefix(tenant)}{session}:"
 
 
-def _strike(item: bytes) -> Strike:
+def request_fingerprint(body: dict[str, Any], messages: int) -> str:
+    """A hash of the request body and its history length: what makes a resent request the same one."""
+    try:
+        raw = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # e.g. an integer beyond 64 bits: the slower, exact form
+        raw = canonical_json(body).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw + b"|" + str(messages).encode(), digest_size=12).hexdigest()
+
+
+def position_key(position: int) -> str:
+    """The key of a request known only by its position (a strike stored without a key, or a request
+    whose key the store could not give)."""
+    return f"request-{position}"
+
+
+def _strike(item: bytes) -> tuple[str, Strike]:
     data = orjson.loads(item)
-    return Strike(data["position"], Action(data["action"]), StopReason(data["reason"]), data["detector"])
+    strike = Strike(data["position"], Action(data["action"]), StopReason(data["reason"]), data["detector"])
+    return str(data.get("key") or position_key(strike.position)), strike
+
+
+def keyed_strikes(items: list[bytes]) -> dict[str, Strike]:
+    """Strikes in order by request key, the first one per request only."""
+    strikes: dict[str, Strike] = {}
+    for item in items:
+        key, strike = _strike(item)
+        strikes.setdefault(key, strike)
+    return strikes
 
 
 def unique_strikes(items: list[bytes]) -> list[Strike]:
-    """Strikes in order, the first one per position only."""
-    strikes: dict[int, Strike] = {}
-    for item in items:
-        strike = _strike(item)
-        strikes.setdefault(strike.position, strike)
-    return list(strikes.values())
+    """Strikes in order, the first one per request only."""
+    return list(keyed_strikes(items).values())
 
 
 def is_blocked(strikes: list[Strike]) -> bool:
@@ -68,7 +107,8 @@ class Snapshot:
     """What a request needs from the store (read in one round of concurrent operations)."""
 
     strikes: list[Strike]
-    llm_calls: int  # before this request
+    keys: dict[str, int]  # request key -> position of that request's strike
+    llm_calls: int  # before this request (this request's sequence number is llm_calls + 1)
     total_tokens: int
     cost_usd: float
     elapsed_s: float
@@ -102,8 +142,10 @@ class GuardSessions:
             await asyncio.gather(s.incr(prefix + "calls", 0, ttl), s.set(prefix + "started", repr(now).encode(), ttl))
         elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
+        keyed = keyed_strikes(strikes)
         return Snapshot(
-            strikes=unique_strikes(strikes),
+            strikes=list(keyed.values()),
+            keys={key: strike.position for key, strike in keyed.items()},
             llm_calls=calls - 1,
             total_tokens=used_tokens or 0,
             cost_usd=used_cost or 0.0,
@@ -111,12 +153,19 @@ class GuardSessions:
             nudge=nudge.decode() if nudge else None,
         )
 
-    async def strike(self, prefix: str, strike: Strike) -> None:
+    async def request_key(self, prefix: str, fingerprint: str) -> str:
+        """The key of a request the guard acts on: the same for a body resent up to RETRY_REPLAYS times
+        (one atomic counter per body, so racing replicas agree), a new one after that."""
+        sends = await self.store.incr(prefix + REPLAY + fingerprint, 1, min(REPLAY_TTL_S, self.ttl_s))
+        return f"{fingerprint}.{(sends - 1) // (RETRY_REPLAYS + 1)}"
+
+    async def strike(self, prefix: str, strike: Strike, key: str) -> None:
         item = {
             "position": strike.position,
             "action": strike.action.value,
             "reason": strike.reason.value,
             "detector": strike.detector,
+            "key": key,
         }
         await self.store.push(prefix + "strikes", orjson.dumps(item), max_len=STRIKES_KEPT, ttl_s=self.ttl_s)
 
@@ -194,4 +243,5 @@ class GuardSessions:
         await self.store.delete(prefix + "strikes", prefix + "nudge")
 
     async def reset(self, prefix: str) -> None:
-        await self.store.delete(*(prefix + name for name in FIELDS))
+        replays = [key async for key in self.store.scan(prefix + REPLAY)]
+        await self.store.delete(*(prefix + name for name in FIELDS), *replays)

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import orjson
 
+from gateway.compaction.pacing import CHUNK, Steps, finish
+
 Section = Literal["tools", "system", "messages"]
 MARK = "cache_control"
 UNMARKABLE_TYPES = {"thinking", "redacted_thinking"}
@@ -72,12 +74,22 @@ def _parts(section: Section, index: int | None, owner: dict[str, Any], key: str)
         yield from (Block(section, index, part) for part in content if isinstance(part, dict))
 
 
-def anthropic_blocks(body: dict[str, Any]) -> list[Block]:
-    blocks = [Block("tools", None, tool) for tool in body.get("tools") or [] if isinstance(tool, dict)]
+def _tool_blocks(body: dict[str, Any]) -> list[Block]:
+    return [Block("tools", None, tool) for tool in body.get("tools") or [] if isinstance(tool, dict)]
+
+
+def anthropic_blocks_steps(body: dict[str, Any]) -> Steps[list[Block]]:
+    blocks = _tool_blocks(body)
     blocks += _parts("system", None, body, "system")
     for index, message in enumerate(body.get("messages") or []):
         blocks += _parts("messages", index, message, "content")
+        if index % CHUNK == CHUNK - 1:
+            yield
     return blocks
+
+
+def anthropic_blocks(body: dict[str, Any]) -> list[Block]:
+    return finish(anthropic_blocks_steps(body))
 
 
 def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
@@ -101,17 +113,23 @@ def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
     return []
 
 
-def openai_blocks(body: dict[str, Any]) -> list[Block]:
-    tools = [Block("tools", None, tool) for tool in body.get("tools") or [] if isinstance(tool, dict)]
+def openai_blocks_steps(body: dict[str, Any]) -> Steps[list[Block]]:
     system: list[Block] = []
     rest: list[Block] = []
     for index, message in enumerate(body.get("messages") or []):
         if isinstance(message, dict):
             blocks = _openai_message_blocks(index, message)
             (system if blocks and blocks[0].section == "system" else rest).extend(blocks)
+        if index % CHUNK == CHUNK - 1:
+            yield
     # LiteLLM hoists every system message into Anthropic's `system`, ahead of the conversation.
-    return tools + system + rest
+    return _tool_blocks(body) + system + rest
+
+
+def prompt_blocks_steps(body: dict[str, Any], wire: str) -> Steps[list[Block]]:
+    """The blocks, yielding every CHUNK messages (gateway/compaction/pacing.py)."""
+    return anthropic_blocks_steps(body) if wire == "anthropic" else openai_blocks_steps(body)
 
 
 def prompt_blocks(body: dict[str, Any], wire: str) -> list[Block]:
-    return anthropic_blocks(body) if wire == "anthropic" else openai_blocks(body)
+    return finish(prompt_blocks_steps(body, wire))

@@ -12,11 +12,12 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+from prometheus_client import Counter
 
 from gateway.config.response_cache import ResponseCacheConfig
 from gateway.response_cache.entry import CorruptEntry, Entry, decode_entry, encode_entry
 from gateway.response_cache.keys import place_of, purge_prefix
-from gateway.response_cache.local_index import LocalIndex
+from gateway.response_cache.local_index import LocalIndex, index_caps
 from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, RedisBackend
 from gateway.response_cache.sync import IndexSync, RedisIndexSync
@@ -58,10 +59,18 @@ class ResponseCache:
         await self.embedder.aclose()
 
     @classmethod
-    def create(cls, store: StateStore, config: ResponseCacheConfig, metrics: ResponseCacheMetrics) -> ResponseCache:
-        """Redis when the gateway's state store is Redis (same connection), else in-process memory."""
+    def create(
+        cls,
+        store: StateStore,
+        config: ResponseCacheConfig,
+        metrics: ResponseCacheMetrics,
+        index_evictions: Counter | None = None,
+    ) -> ResponseCache:
+        """Redis when the gateway's state store is Redis (same connection), else in-process memory.
+        `index_evictions` (labels cache, reason) counts what the semantic index's memory caps evict."""
         primary = store.primary if isinstance(store, ResilientStore) else store
-        index = LocalIndex(config.max_entries)
+        on_evict = None if index_evictions is None else lambda r: index_evictions.labels("semantic_index", r).inc()
+        index = LocalIndex(index_caps(config), on_evict)
         if isinstance(primary, RedisStore):
             breaker = Breaker()
             backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker)

@@ -66,8 +66,12 @@ def decide(
     )
 
 
-def storable(wire: str, response: dict[str, Any], tool_calls_allowed: bool) -> bool:
-    """A complete, successful answer: not cut short, not an error, a tool call only if allowed."""
+def storable(wire: str, response: dict[str, Any], tool_calls_allowed: bool, *, gateway_written: bool = False) -> bool:
+    """A complete, successful answer of the model: not cut short, not an error, a tool call only if
+    allowed, and not written or cut by the gateway (a loop guard's stop, an answer cut for chanting, the
+    terminate tool's final answer: they belong to one session's state, and look like a normal answer)."""
+    if gateway_written:
+        return False
     if wire == "openai":
         finishes = {"stop", "tool_calls"} if tool_calls_allowed else {"stop"}
         choices = response.get("choices") or []

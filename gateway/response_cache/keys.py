@@ -3,17 +3,22 @@
 The canonical request keeps everything that can change the answer (model, every message, system,
 tools, tool choice, response format, sampling parameters, max tokens) and drops what cannot (stream
 flags, user/metadata ids, prompt-cache hints, `cache_control` markers). Sampling parameters the caller
-omitted are filled with the provider's defaults: an omitted temperature is 1, not 0.
+omitted are filled with the provider's defaults: an omitted temperature is 1, not 0. The headers sent on
+to the provider (anthropic-beta, openai-beta, anthropic-version: gateway/wire/fields.py) select features
+and versions, so they are part of the request too; other headers never reach the provider.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
 import orjson
+
+from gateway.wire.fields import forwarded_headers
 
 # Body fields that never change the answer.
 NON_SEMANTIC_FIELDS = frozenset(
@@ -37,6 +42,7 @@ SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
 # Request-level fields that shape the answer but are not the conversation.
 SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})
 SYSTEM_ROLES = frozenset({"system", "developer"})
+HEADERS_KEY = " headers"  # a space: never a body field name of either API
 
 
 def digest(value: Any) -> str:
@@ -60,8 +66,21 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     return canonical
 
 
-def canonical_request(wire: str, body: dict[str, Any]) -> dict[str, Any]:
+def answer_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The forwarded headers, normalised: a beta list is a set ("b, a" is "a,b")."""
+    normalised = {}
+    for name, value in forwarded_headers(headers).items():
+        if name.endswith("-beta"):
+            value = ",".join(sorted({part.strip() for part in value.split(",") if part.strip()}))
+        normalised[name] = value
+    return normalised
+
+
+def canonical_request(wire: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     canonical: dict[str, Any] = {k: v for k, v in body.items() if k not in NON_SEMANTIC_FIELDS}
+    if sent := answer_headers(headers or {}):
+        # Under a key no body field has; absent when none is sent, so existing entries keep their keys.
+        canonical[HEADERS_KEY] = sent
     for name, default in SAMPLING_DEFAULTS.get(wire, {}).items():
         value = canonical.get(name)
         canonical[name] = float(value) if isinstance(value, int | float) else default

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from gateway.state.redis import glob_escape
+
 T = TypeVar("T")
 KEY_ROOT = "rc:"  # entry keys; bookkeeping keys live under META_ROOT so prefix scans skip them
 META_ROOT = "rcmeta:"
@@ -161,11 +163,7 @@ class RedisBackend(EntryBackend):
 
     async def keys(self, prefix: str) -> list[str]:
         async def run() -> list[str]:
-            pattern = _glob_escape(self._k(prefix)) + "*"
+            pattern = glob_escape(self._k(prefix)) + "*"
             return [raw.decode()[len(self.prefix) :] async for raw in self.client.scan_iter(match=pattern, count=1000)]
 
         return await self.breaker.call(run)
-
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

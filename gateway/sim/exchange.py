@@ -42,10 +42,12 @@ async def read_body(request: Request) -> dict[str, Any]:
 
 
 async def read_request(request: Request, state: SimState, api: str, rejection: str) -> tuple[str, dict[str, Any]]:
-    """The caller's key and JSON body; the body is recorded for /sim/requests before any API rule is checked."""
+    """The caller's key and JSON body; the body is recorded for /sim/requests (when
+    record_requests is on) before any API rule is checked."""
     key = api_key(request, state.settings, rejection)
     body = await read_body(request)
-    state.stats.record_request(api, request.url.path, dict(request.headers), body)
+    if state.settings.record_requests:
+        state.stats.record_request(api, request.url.path, dict(request.headers), body)
     return key, body
 
 

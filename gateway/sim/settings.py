@@ -56,7 +56,13 @@ class SimSettings(BaseModel):
         ]
     )
     stream_chunk_words: int = 3  # words per streamed text delta
+    # Off by default: the log holds every caller's prompts. Tests that inspect what reached the provider
+    # turn it on and read it with GET /sim/requests (admin key).
+    record_requests: bool = False
     recent_requests_kept: int = 200  # request bodies kept for GET /sim/requests
+    # Hashed keys ('sha256:<hex>', like the gateway's admin_keys) that may use the control endpoints
+    # (/sim/stats, /sim/requests, /sim/reset, /sim/faults). Empty: the controls answer 403 to everyone.
+    admin_key_hashes: list[str] = Field(default_factory=list)
 
     @classmethod
     def realistic(cls, **overrides: object) -> SimSettings:

@@ -13,10 +13,15 @@ from gateway.compaction.layout import LAYOUTS
 from gateway.compaction.reference import RETRIEVAL_TOOL
 from gateway.compaction.replies import without_tool
 from gateway.compaction.retrieval import answer_retrievals, with_tool
+from gateway.compaction.summarizer import Written
+from gateway.compaction.tokens import counter_for
 from gateway.context import RequestContext
+from gateway.guard.state import GuardSessions
 from gateway.services import Services
 from gateway.stages.base import Stage
-from gateway.stages.usage import format_usd
+from gateway.stages.guard import GuardNote
+from gateway.stages.usage import SUMMARY_COST_NOTE, format_usd
+from gateway.usage.spend import record_spend
 
 log = logging.getLogger("cachegate.compaction")
 TOOL_NOTE = "compaction_retrieval_tool"
@@ -28,6 +33,8 @@ class CompactionStage(Stage):
     def __init__(self, services: Services) -> None:
         self.metrics = CompactionMetrics(services.metrics.registry)
         services.extras[self.name] = self.metrics
+        for route in services.settings.models:  # loading an encoding takes ~0.1 s: not on a request
+            counter_for(route.provider, route.model)
 
     async def on_request(self, ctx: RequestContext) -> None:
         config = ctx.policy.compaction
@@ -50,7 +57,26 @@ class CompactionStage(Stage):
         if outcome.body is not None:
             ctx.body = outcome.body
         ctx.notes[TOOL_NOTE] = offered
+        if outcome.summary_call is not None:
+            await self._charge(ctx, outcome.summary_call)
         self._report(ctx, outcome)
+
+    async def _charge(self, ctx: RequestContext, written: Written) -> None:
+        """The tenant and the session pay for the summary like for any call: spend metrics (under the
+        summarizer's route), the guard's session cost (so max_cost_usd budgets count it) and this
+        request's x-cachegate-cost-usd (usage stage). Charged now: the summary is paid even if the
+        request fails later."""
+        metrics, tenant, model = ctx.services.metrics, ctx.tenant_label, written.route.name
+        record_spend(metrics, tenant, model, written.usage, written.cost, written.price)
+        metrics.summary_cost.labels(tenant, model).inc(written.cost.usd)
+        ctx.notes[SUMMARY_COST_NOTE] = written.cost
+        note, sessions = ctx.notes.get("guard"), ctx.services.extras.get("guard")
+        if isinstance(note, GuardNote) and note.prefix is not None and isinstance(sessions, GuardSessions):
+            try:
+                await sessions.usage(note.prefix, written.usage.total, written.cost.usd)
+            except Exception:  # the metrics have it; the session's budget misses this one summary
+                log.exception("could not charge the summary to the session")
+                self.metrics.failures.labels("charge").inc()
 
     def _report(self, ctx: RequestContext, outcome: Outcome) -> None:
         model, m = ctx.model_label, self.metrics

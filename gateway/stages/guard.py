@@ -1,13 +1,18 @@
-"""Loop guard stage: rebuild the session's steps from the request's history, decide, escalate.
+"""Loop guard stage: refuse blocked / over-limit sessions, rebuild steps from the history, decide, escalate.
 
-Request path (after session): the history -> steps (per-replica incremental parser) + the session's
-strikes and counters (shared store) -> ``agent_runtime.guard.evaluate`` at position = messages in the
-history -> WARN (header) / NUDGE (text appended for the model) / STOP (the gateway answers with a
-normal assistant message) / BLOCK (409 agent_loop_stopped). Requests that go upstream get the chanting
+Request path (after session): first the session's stored strikes and counters (shared store), with
+nothing of the request parsed yet: a blocked session, or one over a hard limit, is answered right away
+(fail closed: no parsing can let it through). Then the history -> steps (per-replica incremental
+parser) -> ``agent_runtime.guard.evaluate`` at position = the session's request sequence number (its
+``calls`` counter) -> WARN (header) / NUDGE (text appended for the model) / STOP (the gateway answers
+with a normal assistant message) / BLOCK (409 agent_loop_stopped). A request the guard acts on gets a
+key (a hash of its body and history length): a resent body (client retry) takes the position of its
+first send and repeats the decision instead of escalating. Requests that go upstream get the chanting
 observer (streams) and, opt-in, the terminate tool. Response path (after usage): terminate calls end
 the session, chanting in a non-streamed text is cut, chanting of either kind strikes the session, and
-the usage counters grow. Every replica decides the same: steps come from the request, the rest from
-the store. Details: docs/loop-guard.md, section "Gateway".
+the usage counters grow; answers the guard wrote or cut are marked (``ctx.gateway_written``) so the
+response cache never stores them. Every replica decides the same: steps come from the request, the
+rest from the store. Details: docs/loop-guard.md, section "Gateway".
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from agent_runtime.guard import (
     Step,
     StepParser,
     Strike,
+    check_limits,
     escalate,
     evaluate,
 )
@@ -42,7 +48,14 @@ from gateway.guard.nudge import append_nudge
 from gateway.guard.parsers import SessionParsers, history_tool_calls, tail_start, tail_steps
 from gateway.guard.policy import PolicyCache, sessionless_policy
 from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, report, stop_reply
-from gateway.guard.state import GuardSessions, Snapshot, session_prefix
+from gateway.guard.state import (
+    GuardSessions,
+    Snapshot,
+    is_blocked,
+    position_key,
+    request_fingerprint,
+    session_prefix,
+)
 from gateway.guard.terminate import take_termination, with_terminate_tool
 from gateway.services import Services
 from gateway.stages.base import Stage
@@ -58,25 +71,24 @@ class GuardNote:
     policy: GuardPolicy
     config: GuardConfig
     prefix: str | None  # the session's state keys; None: session-less, or its state unavailable
-    position: int
-    steps: list[Step]
+    position: int  # this request in the strike history: the session's request number (else messages)
+    steps: list[Step] = field(default_factory=list)
     tool_calls: int = 0  # in the history
     strikes: list[Strike] = field(default_factory=list)
+    keys: dict[str, int] = field(default_factory=dict)  # request key -> position of its strike
+    key: str | None = None  # this request's key, once the guard acted on it
     observer: ChantObserver | None = None
     terminate: bool = False
     restore: dict[str, Any] = field(default_factory=dict)  # stream fields of a buffered stream
 
 
-def _position(note: GuardNote) -> int:
-    """Where this request stands for the strike history: messages in its history, except that a history
-    shorter than the session's stop (a restarted or rewritten conversation) still counts as later."""
-    stops = [s.position for s in note.strikes if s.action in (Action.STOP, Action.BLOCK)]
-    return stops[-1] + 1 if stops and note.position < stops[-1] else note.position
-
-
 def _acts(policy: GuardPolicy) -> bool:
     """Whether the policy ever does more than report (so chanting text may be cut)."""
     return any(rung is not Action.WARN for rung in policy.rungs)
+
+
+def _counters(snapshot: Snapshot, tool_calls: int = 0) -> SessionCounters:
+    return SessionCounters(snapshot.llm_calls, tool_calls, snapshot.total_tokens, snapshot.cost_usd, snapshot.elapsed_s)
 
 
 def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
@@ -98,8 +110,8 @@ class GuardStage(Stage):
     def __init__(self, services: Services) -> None:
         config = services.settings.policy.guard
         self.store = services.store
-        self.parsers = SessionParsers(config.parser_cache_sessions)
-        self.activity = Activity(config.active_window_s)
+        self.parsers = SessionParsers.create(config, services.metrics)
+        self.activity = Activity.create(config, services.metrics)
         self.metrics = GuardMetrics(services.metrics.registry, self.activity.active)
         self.sessions = GuardSessions(services.store, config.session_ttl_s)
         self.policies = PolicyCache()
@@ -116,18 +128,11 @@ class GuardStage(Stage):
             return
         if ctx.session_key is None and config.sessionless == "off":
             return
-        keep = 2 * policy.lookback_steps + 4
-        note, snapshot = await self._load(ctx, config, policy, messages, keep)
-        ctx.notes[self.name] = note
-        counters = SessionCounters()
-        if snapshot is not None:
-            counters = SessionCounters(
-                snapshot.llm_calls, note.tool_calls, snapshot.total_tokens, snapshot.cost_usd, snapshot.elapsed_s
-            )
-        tail = tail_steps(note.steps, note.policy.lookback_steps)
-        decision = evaluate(tail, counters, note.policy, note.strikes, position=_position(note))
         try:
-            await self._act(ctx, note, decision, snapshot)
+            note, snapshot = await self._open(ctx, config, policy, len(messages))
+            ctx.notes[self.name] = note
+            if snapshot is None or not await self._gate(ctx, note, snapshot):
+                await self._judge(ctx, note, snapshot, messages)
         finally:
             self.metrics.check_seconds.observe(time.perf_counter() - started)
         if ctx.reply is None:
@@ -148,17 +153,14 @@ class GuardStage(Stage):
             )
         return value
 
-    async def _load(
-        self, ctx: RequestContext, config: GuardConfig, policy: GuardPolicy, messages: list[Any], keep: int
+    async def _open(
+        self, ctx: RequestContext, config: GuardConfig, policy: GuardPolicy, messages: int
     ) -> tuple[GuardNote, Snapshot | None]:
-        """Steps, plus the session's stored state (None: session-less, or the store failed)."""
-        wire, position = ctx.wire.name, len(messages)
+        """The session's stored state, read before anything of the request is parsed (None: session-less,
+        or the store failed: then the request is judged like a session-less one)."""
         key = ctx.session_key
         if key is None:
-            parser = StepParser(wire)
-            parser.feed(messages[tail_start(messages, keep) :])
-            return GuardNote(sessionless_policy(policy), config, None, position, parser.steps), None
-        steps = self.parsers.steps(key, wire, messages, keep)
+            return GuardNote(sessionless_policy(policy), config, None, messages), None
         self.activity.touch(key)
         prefix = session_prefix(ctx.tenant_label, ctx.session_id or "")
         limits = policy.limits
@@ -171,11 +173,84 @@ class GuardStage(Stage):
             )
         except Exception:  # any store failure: decide without the session's state
             self.metrics.errors.labels("state").inc()
-            return GuardNote(sessionless_policy(policy), config, None, position, steps), None
+            return GuardNote(sessionless_policy(policy), config, None, messages), None
         if "fallback" in self.store.backend:
             self.metrics.errors.labels("state_fallback").inc()
-        calls = history_tool_calls(wire, messages)
-        return GuardNote(policy, config, prefix, position, steps, calls, list(snapshot.strikes)), snapshot
+        position = snapshot.llm_calls + 1  # this request's number in the session: grows on every request
+        return GuardNote(policy, config, prefix, position, strikes=list(snapshot.strikes), keys=snapshot.keys), snapshot
+
+    async def _gate(self, ctx: RequestContext, note: GuardNote, snapshot: Snapshot) -> bool:
+        """Answer a blocked session, or one over a hard limit (calls, tokens, cost, time), from the stored
+        state alone. True when the request was answered (a stop; a block raises). A resent request the
+        guard already acted on goes on to be judged again, so it gets the same answer as its first send."""
+        limit = check_limits(_counters(snapshot), note.policy.limits)
+        if limit is None and not is_blocked(note.strikes):
+            return False
+        if await self._key(ctx, note):
+            return False
+        decision = escalate(limit, note.strikes, note.position, note.policy)
+        if decision.action not in (Action.STOP, Action.BLOCK):
+            return False  # e.g. warn-only: reported by the full check
+        await self._act(ctx, note, decision, snapshot)
+        return True
+
+    async def _judge(
+        self, ctx: RequestContext, note: GuardNote, snapshot: Snapshot | None, messages: list[Any]
+    ) -> None:
+        """Steps from the history, then every detector and limit."""
+        try:
+            self._parse(ctx, note, messages)
+        except Exception:
+            refusal = self._refusal(note)
+            if refusal is None:
+                raise  # the stage fails open (counted), as for any failure
+            await self._act(ctx, note, refusal, snapshot)  # a blocked session stays blocked
+            return
+        counters = _counters(snapshot, note.tool_calls) if snapshot is not None else SessionCounters()
+        tail = tail_steps(note.steps, note.policy.lookback_steps)
+        decision = evaluate(tail, counters, note.policy, note.strikes, position=note.position)
+        if decision.action is not Action.CONTINUE and note.key is None and await self._key(ctx, note):
+            decision = escalate(decision.detection, note.strikes, note.position, note.policy)
+        if decision.action not in (Action.STOP, Action.BLOCK):  # only a resent stop gets here blocked
+            decision = self._refusal(note) or decision
+        await self._act(ctx, note, decision, snapshot)
+
+    def _parse(self, ctx: RequestContext, note: GuardNote, messages: list[Any]) -> None:
+        wire, keep = ctx.wire.name, 2 * note.policy.lookback_steps + 4
+        if ctx.session_key is None:
+            parser = StepParser(wire)
+            parser.feed(messages[tail_start(messages, keep) :])
+            note.steps = parser.steps
+            return
+        note.steps = self.parsers.steps(ctx.session_key, wire, messages, keep)
+        note.tool_calls = history_tool_calls(wire, messages)
+
+    def _refusal(self, note: GuardNote) -> Decision | None:
+        """The block of a blocked session whose request could not be judged (None: not blocked)."""
+        if note.prefix is None or not is_blocked(note.strikes):
+            return None
+        after = max(strike.position for strike in note.strikes) + 1
+        decision = escalate(None, note.strikes, max(note.position, after), note.policy)
+        return decision if decision.action is Action.BLOCK else None
+
+    async def _key(self, ctx: RequestContext, note: GuardNote) -> bool:
+        """Give a request the guard acts on its key; True when it is a resend of a request already struck,
+        whose position it then takes (so the ladder repeats that decision instead of escalating)."""
+        if note.prefix is None:
+            return False
+        messages = ctx.body.get("messages")
+        fingerprint = request_fingerprint(ctx.body, len(messages) if isinstance(messages, list) else 0)
+        try:
+            note.key = await self.sessions.request_key(note.prefix, fingerprint)
+        except Exception:  # the store failed: a request of its own (a retry may escalate)
+            self.metrics.errors.labels("state").inc()
+            note.key = position_key(note.position)
+            return False
+        earlier = note.keys.get(note.key)
+        if earlier is None:
+            return False
+        note.position = earlier
+        return True
 
     async def _act(self, ctx: RequestContext, note: GuardNote, decision: Decision, snapshot: Snapshot | None) -> None:
         pending = snapshot.nudge if snapshot is not None else None
@@ -202,14 +277,16 @@ class GuardStage(Stage):
         await self.sessions.clear_nudge(prefix)
 
     async def _remember(self, note: GuardNote, decision: Decision, source: str, *, clear_nudge: bool = False) -> None:
-        """Store the decision (and its strike) in the session's history."""
+        """Store the decision (and its strike, under the request's key) in the session's history."""
         if decision.strike is not None:
             note.strikes.append(decision.strike)
         if note.prefix is None:
             return
         writes = [self.sessions.decision(note.prefix, _record(decision, note.position, source))]
         if decision.strike is not None:
-            writes.append(self.sessions.strike(note.prefix, decision.strike))
+            key = note.key or position_key(note.position)
+            note.keys.setdefault(key, decision.strike.position)
+            writes.append(self.sessions.strike(note.prefix, decision.strike, key))
         if clear_nudge:
             writes.append(self.sessions.clear_nudge(note.prefix))
         await asyncio.gather(*writes)
@@ -258,6 +335,7 @@ class GuardStage(Stage):
         if taken is None:
             return
         ctx.response_body, ended = taken
+        ctx.gateway_written = True  # the client gets the gateway's final answer, not the model's call
         ctx.response_headers[HEADER] = header_value("terminate", ended.status)
         self.metrics.terminations.labels(ended.status.name).inc()
         if note.prefix is not None:
@@ -268,6 +346,7 @@ class GuardStage(Stage):
         assert ctx.response_body is not None
         if note.observer is not None:
             if note.observer.detection is not None and note.observer.cut:
+                ctx.gateway_written = True  # the stream was cut: not the model's answer
                 self.metrics.stream_cuts.labels(ctx.wire.name).inc()
             return note.observer.detection
         if not note.config.chanting.enabled:
@@ -278,6 +357,7 @@ class GuardStage(Stage):
         keep, detection = found
         if _acts(note.policy):
             ctx.response_body = responses.truncated(ctx.wire.name, ctx.response_body, keep)
+            ctx.gateway_written = True
             self.metrics.stream_cuts.labels(ctx.wire.name).inc()
         return detection
 
@@ -286,10 +366,13 @@ class GuardStage(Stage):
         decision = escalate(detection, note.strikes, note.position, note.policy)
         if decision.action is Action.CONTINUE:
             return
+        if note.key is None and await self._key(ctx, note):  # a resent request: its first send's decision
+            decision = escalate(detection, note.strikes, note.position, note.policy)
         report(ctx, decision.action, detection)
         self.metrics.decisions.labels(decision.action.value, detection.reason.value, detection.detector).inc()
         if decision.action in (Action.STOP, Action.BLOCK) and note.observer is None and decision.message:
             ctx.response_body = ctx.wire.text_reply(ctx.model_name, decision.message)
+            ctx.gateway_written = True
         await self._remember(note, decision, "response")
         if decision.action is Action.NUDGE and decision.message is not None and note.prefix is not None:
             pending = {"message": decision.message, "header": ctx.response_headers[HEADER]}

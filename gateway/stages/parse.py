@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gateway.context import RequestContext
 from gateway.stages.base import Stage
+from gateway.wire.limits import validate_within_limits
 
 
 class ParseStage(Stage):
@@ -14,5 +15,5 @@ class ParseStage(Stage):
     async def on_request(self, ctx: RequestContext) -> None:
         assert ctx.read_body is not None
         body = await ctx.read_body()
-        ctx.wire.validate(body)
+        await validate_within_limits(ctx.wire, body)
         ctx.body = body

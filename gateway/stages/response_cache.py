@@ -9,6 +9,7 @@ Response path (after usage): store the answer when it is a complete upstream suc
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field, replace
 
@@ -18,6 +19,7 @@ import orjson
 from gateway.config.response_cache import ResponseCacheConfig
 from gateway.context import Reply, RequestContext
 from gateway.response_cache.cache import Hit, ResponseCache
+from gateway.response_cache.coalesce import Coalescer, lease_s
 from gateway.response_cache.controls import Controls, parse_controls
 from gateway.response_cache.eligibility import Decision, decide, storable
 from gateway.response_cache.entry import Entry
@@ -68,16 +70,21 @@ class ResponseCacheStage(Stage):
 
     def __init__(self, services: Services) -> None:
         self.metrics = ResponseCacheMetrics(services.metrics.registry)
-        self.cache = ResponseCache.create(services.store, services.settings.policy.response_cache, self.metrics)
+        config, evictions = services.settings.policy.response_cache, services.metrics.memory_evictions
+        self.cache = ResponseCache.create(services.store, config, self.metrics, evictions)
         services.extras[self.name] = self.cache
+        self.coalescer = Coalescer.create(self.cache.backend, services.metrics.registry)
 
     async def on_request(self, ctx: RequestContext) -> None:
         policy = ctx.policy.response_cache
         if not policy.enabled or ctx.route is None:
             return
+        if len(ctx.body.get("messages") or ()) > policy.max_request_messages:  # work bound: not even keyed
+            self.metrics.skips.labels("all", "too_many_messages").inc()
+            return
         wire = ctx.wire.name
         controls = parse_controls(ctx.headers)
-        canonical = canonical_request(wire, ctx.body)
+        canonical = canonical_request(wire, ctx.body, ctx.headers)
         scope = semantic_scope(wire, canonical)
         decision = decide(wire, ctx.body, scope, controls, policy)
         place = Place(ctx.tenant_label, decision.namespace, ctx.route.name)
@@ -100,6 +107,28 @@ class ResponseCacheStage(Stage):
             return
         if hit is not None:
             self._serve(ctx, *hit)
+        elif decision.exact and decision.store and policy.coalesce:
+            await self._coalesce(ctx, pending)
+
+    async def _coalesce(self, ctx: RequestContext, pending: Pending) -> None:
+        """Wait for an identical request in flight (gateway/response_cache/coalesce.py) instead of calling
+        upstream too; lead the flight when there is none."""
+        assert ctx.route is not None
+        flight = await self.coalescer.join(pending.exact_key, lease_s(ctx.route))
+        if flight is not None:
+            flight.end_with(asyncio.current_task())
+        try:  # led: an identical request may have stored its answer between our lookup and our lead
+            entry = await self.cache.find_exact(pending.exact_key, pending.decision.max_age_s)
+        except CacheUnavailable:
+            entry = None
+        if entry is None:
+            if flight is None:
+                self.coalescer.metrics.fallthroughs.labels("leader_failed").inc()
+            return
+        if flight is not None:
+            await flight.release()
+        self.coalescer.metrics.coalesced.inc()
+        self._serve(ctx, "coalesced", Hit(entry, 1.0))
 
     async def _lookup(self, pending: Pending, policy: ResponseCacheConfig) -> tuple[str, Hit] | None:
         decision, metrics = pending.decision, self.metrics
@@ -174,6 +203,6 @@ class ResponseCacheStage(Stage):
             # A fallback model's answer is not cached under the model the caller asked for.
             and ctx.route is not None
             and ctx.route.name == pending.place.model
-            and storable(ctx.wire.name, ctx.response_body, policy.cache_tool_calls)
+            and storable(ctx.wire.name, ctx.response_body, policy.cache_tool_calls, gateway_written=ctx.gateway_written)
             and len(orjson.dumps(ctx.response_body)) <= policy.max_response_bytes
         )

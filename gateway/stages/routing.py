@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.config.tenants import route_for_tenant
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.stages.base import Stage
@@ -21,5 +22,6 @@ class RoutingStage(Stage):
                 param="model",
                 code="model_not_found",
             )
-        ctx.route = route
+        # With the tenant's own provider key, if it has one: tenants never share a provider prompt cache.
+        ctx.route = route_for_tenant(route, ctx.tenant)
         ctx.policy = ctx.services.policy_for(route, ctx.tenant)

@@ -21,6 +21,11 @@ def _ms(seconds: float) -> int:
     return max(int(seconds * 1000), 1)
 
 
+def glob_escape(text: str) -> str:
+    """Text matched literally by a Redis SCAN/KEYS pattern: ids and prefixes come from callers."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
 class RedisStore(StateStore):
     backend = "redis"
 
@@ -101,7 +106,7 @@ class RedisStore(StateStore):
 
     async def scan(self, prefix: str) -> AsyncIterator[str]:
         try:
-            async for raw in self.client.scan_iter(match=self.key(prefix) + "*", count=500):
+            async for raw in self.client.scan_iter(match=glob_escape(self.key(prefix)) + "*", count=500):
                 yield raw.decode()[len(self.prefix) :]
         except (RedisError, OSError, TimeoutError) as exc:
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc

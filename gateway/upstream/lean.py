@@ -8,6 +8,7 @@ times aiohttp's whole request (bench/overhead).
 
 from __future__ import annotations
 
+import logging
 import ssl
 from collections.abc import AsyncIterator
 from functools import lru_cache
@@ -20,16 +21,18 @@ from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from gateway.config import ModelConfig
-from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
+from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after, provider_json_message
+from gateway.wire.fields import forwarded_headers
 from gateway.wire.sse import SSEEvent, iter_events
 
 ANTHROPIC_VERSION = "2023-06-01"
-FORWARDED_HEADERS = ("anthropic-beta", "anthropic-version", "openai-beta")
+
+log = logging.getLogger("cachegate.upstream")
 
 
 def request_headers(wire: str, api_key: str | None, incoming: dict[str, str]) -> dict[str, str]:
     headers = {"content-type": "application/json"}
-    headers.update({k: v for k, v in incoming.items() if k in FORWARDED_HEADERS})
+    headers.update(forwarded_headers(incoming))
     if wire == "anthropic":
         headers.setdefault("anthropic-version", ANTHROPIC_VERSION)
         if api_key:
@@ -42,15 +45,6 @@ def request_headers(wire: str, api_key: str | None, incoming: dict[str, str]) ->
 def endpoint(wire: str, api_base: str) -> str:
     base = api_base.rstrip("/")
     return f"{base}/chat/completions" if wire == "openai" else f"{base}/v1/messages"
-
-
-def error_message(status: int, content: bytes) -> str:
-    try:
-        payload = orjson.loads(content)
-        error = payload.get("error", payload)
-        return str(error.get("message") if isinstance(error, dict) else error)[:2000]
-    except (orjson.JSONDecodeError, AttributeError):
-        return content.decode("utf-8", "replace")[:500] or f"HTTP {status}"
 
 
 def timeout(route: ModelConfig) -> aiohttp.ClientTimeout:
@@ -78,13 +72,20 @@ def new_session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=connector)
 
 
-async def _error(response: aiohttp.ClientResponse) -> UpstreamError:
-    content = await response.read()
-    return UpstreamError(
+async def _error(route: ModelConfig, response: aiohttp.ClientResponse) -> UpstreamError:
+    """Only the provider's JSON error message can reach the caller (scrubbed); any other body is dropped."""
+    return UpstreamError.from_provider(
         response.status,
-        error_message(response.status, content),
+        provider_json_message(await response.read()),
+        secrets=(route.api_key(),),
         retry_after=parse_retry_after(response.headers.get("retry-after")),
     )
+
+
+def _unreachable(route: ModelConfig, exc: aiohttp.ClientError, what: str) -> UpstreamError:
+    # The exception's class and text (addresses, proxy URLs) go to the log, not to the caller.
+    log.warning("lean upstream: %s for model %s (%s)", what, route.name, type(exc).__name__)
+    return UpstreamError(502, f"The gateway {what}.")
 
 
 class LeanUpstream:
@@ -125,16 +126,16 @@ class LeanUpstream:
         try:
             async with await self._send(wire, route, api_base, body, headers) as response:
                 if response.status >= 400:
-                    raise await _error(response)
+                    raise await _error(route, response)
                 content = await response.read()
         except TimeoutError as exc:
             raise UpstreamTimeout() from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamError(502, f"could not reach the provider ({type(exc).__name__})") from exc
+            raise _unreachable(route, exc, "could not reach the provider") from exc
         try:
             result: dict[str, Any] = orjson.loads(content)
         except orjson.JSONDecodeError as exc:
-            raise UpstreamError(502, "the provider sent a malformed response") from exc
+            raise UpstreamError(502, "The provider sent a malformed response.") from exc
         return result
 
     async def open_stream(
@@ -145,22 +146,22 @@ class LeanUpstream:
             response = await self._send(wire, route, api_base, body, headers)
             if response.status >= 400:
                 async with response:
-                    raise await _error(response)
+                    raise await _error(route, response)
         except TimeoutError as exc:
             raise UpstreamTimeout() from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamError(502, f"could not reach the provider ({type(exc).__name__})") from exc
-        return _events(response)
+            raise _unreachable(route, exc, "could not reach the provider") from exc
+        return _events(route, response)
 
 
-async def _events(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
+async def _events(route: ModelConfig, response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
     try:
         async for event in iter_events(response.content.iter_any()):
             yield event
     except TimeoutError as exc:
         raise UpstreamTimeout("The provider stopped sending mid-stream.") from exc
     except aiohttp.ClientError as exc:
-        raise UpstreamError(502, f"the provider stream broke ({type(exc).__name__})") from exc
+        raise _unreachable(route, exc, "lost the provider's stream") from exc
     finally:
         # A stream left unread (the client went away, the gateway cut it) closes its connection.
         response.release()

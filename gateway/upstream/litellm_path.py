@@ -6,6 +6,8 @@ OpenAI-shaped callers go through `litellm.acompletion`; Anthropic-shaped ones th
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -13,17 +15,49 @@ import litellm
 import orjson
 
 from gateway.config import ModelConfig
-from gateway.upstream.errors import UpstreamError, UpstreamTimeout
+from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after, provider_json_message
 from gateway.wire.sse import SSEEvent, encode, iter_events, parse_event
 
 litellm.suppress_debug_info = True
 litellm.turn_off_message_logging = True
+# LiteLLM downloads http(s) image URLs of a caller's messages when converting between formats: keep its
+# guard against private and loopback addresses on, whatever the environment says.
+litellm.user_url_validation = True
 
 T = TypeVar("T")
+log = logging.getLogger("cachegate.upstream")
+
+# Public fields of a wire that LiteLLM also reads as its own keyword arguments: `fallbacks` (Anthropic's
+# beta server-side fallbacks) would run LiteLLM's fallback loop; `metadata` feeds LiteLLM's router and
+# pricing logic (model_info, model_group, user_api_key_* ...). Anthropic's metadata goes on as its one
+# public key; OpenAI's is not sent by LiteLLM to the provider anyway (preview flag), so it is dropped.
+LITELLM_RESERVED = frozenset({"fallbacks", "metadata"})
 
 
-def _scrub(message: str, secret: str | None) -> str:
-    return message.replace(secret, "***") if secret else message
+def _metadata(wire: str, body: dict[str, Any]) -> dict[str, Any]:
+    metadata = body.get("metadata")
+    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
+    return {"metadata": {"user_id": user_id}} if wire == "anthropic" and isinstance(user_id, str) else {}
+
+
+def _provider_text(exc: Exception) -> str | None:
+    """The provider's own error message inside a LiteLLM exception (its JSON error body), if any."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and (text := provider_json_message(body)):
+        return text
+    # LiteLLM quotes the provider's body after its own prefix, sometimes as a bytes repr (b'{...}').
+    message = str(getattr(exc, "message", ""))
+    start = message.find("{")
+    try:
+        payload = json.JSONDecoder().raw_decode(message, start)[0] if start >= 0 else None
+    except ValueError:
+        return None
+    return provider_json_message(payload) if isinstance(payload, dict) else None
+
+
+def _retry_after(exc: Exception) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    return parse_retry_after(headers.get("retry-after") if hasattr(headers, "get") else None)
 
 
 async def _call(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
@@ -32,15 +66,19 @@ async def _call(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
     except litellm.Timeout as exc:
         raise UpstreamTimeout() from exc
     except Exception as exc:
+        # LiteLLM's text carries its class names, URLs and the provider's raw body: it goes nowhere; the
+        # log gets the class and status, the caller our own words (gateway/upstream/errors.py).
         status = getattr(exc, "status_code", None)
+        log.warning("litellm upstream: %s (status %s) for model %s", type(exc).__name__, status, route.name)
+        if isinstance(exc, litellm.APIConnectionError):
+            raise UpstreamError(502, "The gateway could not reach the provider.") from exc
         if not isinstance(status, int):
-            raise UpstreamError(502, f"provider call failed ({type(exc).__name__})") from exc
-        message = _scrub(str(getattr(exc, "message", exc)), route.api_key())[:2000]
-        if "overloaded_error" in message:
+            raise UpstreamError(502, "The provider call failed.") from exc
+        if "overloaded_error" in str(getattr(exc, "message", "")):
             status = 529  # LiteLLM reports Anthropic's 529 as a 500; keep it retryable-as-overload
-        headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-        retry_after = headers.get("retry-after") if hasattr(headers, "get") else None
-        raise UpstreamError(status, message, retry_after=float(retry_after) if retry_after else None) from exc
+        raise UpstreamError.from_provider(
+            status, _provider_text(exc), secrets=(route.api_key(),), retry_after=_retry_after(exc)
+        ) from exc
 
 
 def _to_dict(response: Any) -> dict[str, Any]:
@@ -51,10 +89,12 @@ def _to_dict(response: Any) -> dict[str, Any]:
 
 
 class LiteLLMUpstream:
-    def _kwargs(self, route: ModelConfig, api_base: str | None, body: dict[str, Any]) -> dict[str, Any]:
-        params = {k: v for k, v in body.items() if k not in ("model", "stream_options")}
+    def _kwargs(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any]) -> dict[str, Any]:
+        # `body` holds only the wire's public fields (router.call); the gateway's own arguments come last.
+        params = {k: v for k, v in body.items() if k not in ("model", "stream_options", *LITELLM_RESERVED)}
         return {
             **params,
+            **_metadata(wire, body),
             "model": route.litellm_model,
             "api_base": api_base,
             # LiteLLM refuses to call without a key; with none configured, let the provider answer
@@ -62,12 +102,14 @@ class LiteLLMUpstream:
             "api_key": route.api_key() or "no-key-configured",
             "timeout": route.timeout_s,
             "num_retries": 0,  # retries and fallbacks are the router's job
+            # LiteLLM's MCP gateway would act on `mcp` tools naming "litellm_proxy" or a URL: not ours.
+            "_skip_mcp_handler": True,
         }
 
     async def complete(
         self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
     ) -> dict[str, Any]:
-        kwargs = self._kwargs(route, api_base, {**body, "stream": False})
+        kwargs = self._kwargs(wire, route, api_base, {**body, "stream": False})
         if wire == "openai":
             return _to_dict(await _call(route, lambda: litellm.acompletion(**kwargs)))
         return _to_dict(await _call(route, lambda: litellm.anthropic_messages(**kwargs)))
@@ -75,7 +117,7 @@ class LiteLLMUpstream:
     async def open_stream(
         self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
     ) -> AsyncIterator[SSEEvent]:
-        kwargs = self._kwargs(route, api_base, {**body, "stream": True})
+        kwargs = self._kwargs(wire, route, api_base, {**body, "stream": True})
         if wire == "openai":
             kwargs["stream_options"] = {"include_usage": True}
             chunks = await _call(route, lambda: litellm.acompletion(**kwargs))
@@ -91,7 +133,8 @@ async def _guard_stream(route: ModelConfig, events: AsyncIterator[SSEEvent]) -> 
     except UpstreamError:
         raise
     except Exception as exc:
-        raise UpstreamError(502, _scrub(f"the provider stream broke ({type(exc).__name__})", route.api_key())) from exc
+        log.warning("litellm upstream: stream broke with %s for model %s", type(exc).__name__, route.name)
+        raise UpstreamError(502, "The gateway lost the provider's stream.") from exc
 
 
 async def _openai_events(route: ModelConfig, chunks: Any) -> AsyncIterator[SSEEvent]:

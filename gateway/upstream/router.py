@@ -10,8 +10,11 @@ from typing import Any, Protocol
 
 from gateway.config import ModelConfig, Settings
 from gateway.config.models import EMBEDDED_SIM_BASE
+from gateway.config.tenants import same_keys
 from gateway.metrics import GatewayMetrics
 from gateway.upstream.errors import UpstreamError
+from gateway.upstream.outbound import outbound_request
+from gateway.wire import WIRES
 from gateway.wire.sse import SSEEvent
 
 DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -61,11 +64,15 @@ class Router:
 
     def candidates(self, route: ModelConfig) -> list[ModelConfig]:
         fallbacks = [self.settings.model_by_name(name) for name in route.fallbacks]
-        return [route, *[f for f in fallbacks if f is not None]]
+        # A tenant with its own provider keys calls its fallbacks with them too (config/tenants.py).
+        return [route, *[same_keys(route, f) for f in fallbacks if f is not None]]
 
     async def call(
         self, caller_wire: str, route: ModelConfig, body: dict[str, Any], headers: dict[str, str], *, stream: bool
     ) -> UpstreamResult:
+        # Every path and every candidate gets only what the caller's API lets through (no LiteLLM
+        # keyword arguments such as base_url, api_key or mock_response; no unvetted headers).
+        body, headers = outbound_request(WIRES[caller_wire], body, headers, self.metrics)
         last_error: UpstreamError | None = None
         for candidate in self.candidates(route):
             path = self.path_for(candidate, caller_wire)

@@ -10,7 +10,17 @@ import orjson
 from gateway.errors import ErrorKind, GatewayError, bad_request
 from gateway.usage import Usage
 from gateway.wire.base import StreamAccumulator, WireFormat
-from gateway.wire.checks import check_sampling, optional_type, require_list, require_object, require_str
+from gateway.wire.checks import (
+    check_sampling,
+    expect,
+    optional,
+    optional_type,
+    require_list,
+    require_object,
+    require_str,
+    typed_object,
+)
+from gateway.wire.fields import ANTHROPIC_MESSAGES_FIELDS
 from gateway.wire.sse import SSEEvent, encode
 
 ERROR_TYPES: dict[ErrorKind, str] = {
@@ -42,18 +52,50 @@ def blocks(content: Any) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+# `system` messages are not in the API, yet some clients send them: the provider judges them, untouched.
+ROLES = {"user", "assistant", "system"}
+
+
 def _check_message(index: int, message: Any) -> dict[str, Any]:
     where = f"messages.{index}"
     if not isinstance(message, dict):
         raise bad_request(f"{where}: message must be an object.")
-    if message.get("role") not in {"user", "assistant"}:
+    if not isinstance(message.get("role"), str) or message["role"] not in ROLES:
         raise bad_request(f"{where}.role: Input should be 'user' or 'assistant'.")
     content = message.get("content")
     if not isinstance(content, str | list):
         raise bad_request(f"{where}.content: must be a string or an array of content blocks.")
-    if isinstance(content, list) and any(not isinstance(b, dict) or "type" not in b for b in content):
-        raise bad_request(f"{where}.content: every content block must be an object with a 'type'.")
+    if isinstance(content, list):
+        for position, block in enumerate(content):
+            _check_block(f"{where}.content.{position}", block)
     return message
+
+
+def _check_block(where: str, block: Any) -> None:
+    """What stages read of a content block: text and thinking strings, tool_use names and inputs,
+    tool_result contents. Other block types pass through for the provider to judge."""
+    block = typed_object(where, block)
+    kind = block["type"]
+    if kind == "text":
+        expect(f"{where}.text", block.get("text"), (str,), "a string")
+    elif kind == "thinking":
+        expect(f"{where}.thinking", block.get("thinking"), (str,), "a string")
+    elif kind in ("tool_use", "server_tool_use"):
+        expect(f"{where}.id", block.get("id"), (str,), "a string")
+        expect(f"{where}.name", block.get("name"), (str,), "a string")
+        expect(f"{where}.input", block.get("input"), (dict,), "an object")
+    elif kind == "tool_result":
+        expect(f"{where}.tool_use_id", block.get("tool_use_id"), (str,), "a string")
+        content = block.get("content")
+        optional(f"{where}.content", content, (str, list), "a string or an array of content blocks")
+        for position, inner in enumerate(content if isinstance(content, list) else []):
+            _check_block(f"{where}.content.{position}", inner)
+
+
+def _check_system(system: Any) -> None:
+    optional("system", system, (str, list), "a string or an array of text blocks")
+    for position, block in enumerate(system if isinstance(system, list) else []):
+        _check_block(f"system.{position}", block)
 
 
 def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
@@ -61,6 +103,8 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
     pending: set[str] = set()
     for index, message in enumerate(messages):
         content = blocks(message["content"])
+        if message["role"] == "system":  # not the API's; left to the provider
+            continue
         if message["role"] == "user":
             results = {str(b.get("tool_use_id")) for b in content if b.get("type") == "tool_result"}
             if unknown := results - pending:
@@ -87,6 +131,7 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 
 class AnthropicMessages(WireFormat):
     name = "anthropic"
+    upstream_fields = ANTHROPIC_MESSAGES_FIELDS
 
     def validate(self, body: Any) -> None:
         body = require_object(body)
@@ -96,11 +141,15 @@ class AnthropicMessages(WireFormat):
             raise bad_request("max_tokens: Field required (a positive integer).", param="max_tokens")
         messages = [_check_message(i, m) for i, m in enumerate(require_list(body, "messages"))]
         check_sampling(body)
-        optional_type(body, "system", (str, list), "a string or an array of text blocks")
+        _check_system(body.get("system"))
         optional_type(body, "metadata", (dict,), "an object")
+        optional("tool_choice", body.get("tool_choice"), (dict,), "an object")
         for index, tool in enumerate(body.get("tools") or []):
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 raise bad_request(f"tools.{index}: each tool needs a 'name'.")
+            optional(
+                f"tools.{index}.type", tool.get("type"), (str,), "a string"
+            )  # server tools: the prompt cache reads it
         _check_tool_pairing(messages)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:

@@ -24,6 +24,7 @@ class StreamAccumulator(ABC):
 
 class WireFormat(ABC):
     name: str
+    upstream_fields: frozenset[str]  # the public body fields a provider may receive (gateway/wire/fields.py)
 
     @abstractmethod
     def validate(self, body: Any) -> None:

@@ -39,3 +39,46 @@ def check_sampling(body: dict[str, Any]) -> None:
     optional_type(body, "temperature", (int, float), "a number")
     optional_type(body, "top_p", (int, float), "a number")
     optional_type(body, "tools", (list,), "an array")
+
+
+JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "an object"),
+)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value, for error messages ('got an integer')."""
+    if value is None:
+        return "null"
+    return next((label for kind, label in JSON_TYPES if isinstance(value, kind)), type(value).__name__)
+
+
+def expect(where: str, value: Any, kinds: tuple[type, ...], label: str) -> None:
+    """400 unless `value` (at path `where`) is one of `kinds` (a bool is not a number here)."""
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise bad_request(f"{where}: expected {label}, got {json_type(value)}.", param=where)
+
+
+def typed_object(where: str, value: Any) -> dict[str, Any]:
+    """A content block / part / tool: an object with a string 'type'."""
+    expect(where, value, (dict,), "an object")
+    expect(f"{where}.type", value.get("type"), (str,), "a string")
+    return value
+
+
+def optional(where: str, value: Any, kinds: tuple[type, ...], label: str) -> None:
+    if value is not None:
+        expect(where, value, kinds, label)
+
+
+def check_stream_options(body: dict[str, Any]) -> None:
+    """The upstream path merges `include_usage` into it and the relay reads it back."""
+    options = body.get("stream_options")
+    optional("stream_options", options, (dict,), "an object")
+    if isinstance(options, dict):
+        optional("stream_options.include_usage", options.get("include_usage"), (bool,), "a boolean")

@@ -9,7 +9,18 @@ from typing import Any
 from gateway.errors import ErrorKind, GatewayError, bad_request
 from gateway.usage import Usage
 from gateway.wire.base import StreamAccumulator, WireFormat
-from gateway.wire.checks import check_sampling, optional_type, require_list, require_object, require_str
+from gateway.wire.checks import (
+    check_sampling,
+    check_stream_options,
+    expect,
+    optional,
+    optional_type,
+    require_list,
+    require_object,
+    require_str,
+    typed_object,
+)
+from gateway.wire.fields import OPENAI_CHAT_FIELDS
 from gateway.wire.sse import SSEEvent, encode
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -34,14 +45,53 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise bad_request(f"{where} must be an object.", param=where)
     role = message.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise bad_request(f"{where}.role must be one of {sorted(ROLES)}.", param=f"{where}.role")
     content = message.get("content")
     if content is not None and not isinstance(content, str | list):
         raise bad_request(f"{where}.content must be a string or an array of parts.", param=where)
     if content is None and role not in {"assistant", "function"}:
         raise bad_request(f"{where}.content is required for role '{role}'.", param=where)
+    if isinstance(content, list):
+        for position, part in enumerate(content):
+            _check_part(f"{where}.content[{position}]", part)
+    if role == "tool":
+        expect(f"{where}.tool_call_id", message.get("tool_call_id"), (str,), "a string")
+    if role == "assistant" and message.get("tool_calls") is not None:
+        calls = message["tool_calls"]
+        expect(f"{where}.tool_calls", calls, (list,), "an array")
+        for position, call in enumerate(calls):
+            _check_call(f"{where}.tool_calls[{position}]", call)
     return message
+
+
+def _check_part(where: str, part: Any) -> None:
+    """Stages read the text of text parts; other part types pass through for the provider to judge."""
+    part = typed_object(where, part)
+    if part["type"] == "text":
+        expect(f"{where}.text", part.get("text"), (str,), "a string")
+
+
+def _check_call(where: str, call: Any) -> None:
+    """The guard reads each call's name and arguments (function calls) or input (custom tool calls)."""
+    expect(where, call, (dict,), "an object")
+    expect(f"{where}.id", call.get("id"), (str,), "a string")
+    optional(f"{where}.type", call.get("type"), (str,), "a string")
+    kind = "custom" if call.get("type") == "custom" else "function"
+    spec = call.get(kind)
+    expect(f"{where}.{kind}", spec, (dict,), "an object")
+    expect(f"{where}.{kind}.name", spec.get("name"), (str,), "a string")
+    argument = "input" if kind == "custom" else "arguments"
+    optional(f"{where}.{kind}.{argument}", spec.get(argument), (str,), "a string")
+
+
+def _check_tool(where: str, tool: Any) -> None:
+    """Function and custom tools need a named spec (stages read the names); other tool types pass."""
+    tool = typed_object(where, tool)
+    if tool["type"] in ("function", "custom"):
+        spec = tool.get(tool["type"])
+        expect(f"{where}.{tool['type']}", spec, (dict,), "an object")
+        expect(f"{where}.{tool['type']}.name", spec.get("name"), (str,), "a string")
 
 
 def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
@@ -74,6 +124,7 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 
 class OpenAIChat(WireFormat):
     name = "openai"
+    upstream_fields = OPENAI_CHAT_FIELDS
 
     def validate(self, body: Any) -> None:
         body = require_object(body)
@@ -83,9 +134,10 @@ class OpenAIChat(WireFormat):
         optional_type(body, "max_tokens", (int,), "an integer")
         optional_type(body, "max_completion_tokens", (int,), "an integer")
         optional_type(body, "n", (int,), "an integer")
+        check_stream_options(body)
+        optional("tool_choice", body.get("tool_choice"), (str, dict), "a string or an object")
         for index, tool in enumerate(body.get("tools") or []):
-            if not isinstance(tool, dict) or not isinstance((tool.get("function") or {}).get("name"), str):
-                raise bad_request(f"tools[{index}] must be {{type: 'function', function: {{name, ...}}}}.")
+            _check_tool(f"tools[{index}]", tool)
         _check_tool_pairing(messages)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.gateway_harness import RunningGateway, running_gateway
@@ -52,5 +51,4 @@ def gw() -> Iterator[RunningGateway]:
 
 def sent_bodies(gw: RunningGateway, limit: int = 200) -> list[dict[str, Any]]:
     """Request bodies that reached the simulated provider, oldest first."""
-    response = httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": limit})
-    return [r["body"] for r in response.json()["requests"]]
+    return [r["body"] for r in gw.sim_requests(limit)]

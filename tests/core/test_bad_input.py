@@ -79,7 +79,8 @@ def test_unparsable_bodies(gw: RunningGateway, api: str, content: bytes, expecte
         ),
         ("anthropic", {"max_tokens": None}, "max_tokens"),
         ("anthropic", {"messages": None}, "messages"),
-        ("anthropic", {"messages": [{"role": "system", "content": "x"}]}, "role"),
+        # (`role: system` is not here: the gateway leaves it to the provider, tests/security/test_malformed_requests.py)
+        ("anthropic", {"messages": [{"role": "tool", "content": "x"}]}, "role"),
         (
             "anthropic",
             {

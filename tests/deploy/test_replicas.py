@@ -50,7 +50,7 @@ class Topology:
 
 
 def sim_requests(topology: Topology) -> int:
-    totals: dict[str, int] = httpx.get(f"{topology.sim_url}/sim/stats").json()["totals"]
+    totals: dict[str, int] = httpx.get(f"{topology.sim_url}/sim/stats", headers=ADMIN).json()["totals"]
     return totals.get("requests", 0)
 
 
@@ -77,7 +77,8 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
         config.write_text(yaml.safe_dump(replica_config(sim_url, redis_url)))
         ports = [free_port() for _ in REPLICAS]
         with ExitStack() as processes:
-            sim = processes.enter_context(spawned("sim", cachegate("sim", "--port", str(sim_port)), logs))
+            sim_argv = cachegate("sim", "--port", str(sim_port), "--admin-key", ADMIN_KEY)
+            sim = processes.enter_context(spawned("sim", sim_argv, logs))
             # All replicas start at once (their imports take seconds), then each is waited for.
             gateways = [
                 processes.enter_context(
@@ -85,7 +86,7 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
                 )
                 for name, port in zip(REPLICAS, ports, strict=True)
             ]
-            sim.wait_until(answers_http(f"{sim_url}/sim/stats"))
+            sim.wait_until(answers_http(f"{sim_url}/healthz"))
             replicas = [f"http://127.0.0.1:{port}" for port in ports]
             for process, url in zip(gateways, replicas, strict=True):
                 process.wait_until(answers_http(f"{url}/readyz"))
@@ -204,7 +205,7 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
 
 def answered(replica_url: str) -> float:
     """Requests a replica answered, from its own /metrics."""
-    text = httpx.get(f"{replica_url}/metrics").text
+    text = httpx.get(f"{replica_url}/metrics", headers=ADMIN).text
     return sum(
         sample.value
         for family in text_string_to_metric_families(text)
@@ -255,5 +256,5 @@ def test_a_redis_outage_degrades_every_replica_to_its_fallback(topology: Topolog
             model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text still here]]"}]
         )
         assert reply.choices[0].message.content == "still here"
-    metrics = httpx.get(f"{topology.replicas[0]}/metrics").text
+    metrics = httpx.get(f"{topology.replicas[0]}/metrics", headers=ADMIN).text
     assert 'cachegate_state_fallbacks_total{operation="scan"}' in metrics

@@ -40,6 +40,36 @@ def test_unparsable_args_are_malformed_and_hashed_as_text() -> None:
     assert make_tool_step("apply_patch", "*** Begin Patch", "ok", freeform=True).kind is StepKind.TOOL_CALL
 
 
+def nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [65, 900, 5000, 100_000])
+def test_deeply_nested_args_are_opaque_never_a_recursion_error(depth: int) -> None:
+    text = "[" * depth + "]" * depth
+    step = make_tool_step("bash", text, "ok")
+    assert step.kind is StepKind.TOOL_CALL and step == make_tool_step("bash", text, "ok")
+    assert step.args_hash != make_tool_step("bash", "[" * (depth + 1) + "]" * (depth + 1), "ok").args_hash
+    steps = steps_from_openai_messages(
+        [
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "bash", "arguments": text}}]},
+            {"role": "tool", "tool_call_id": "c", "content": [{"type": "image", "data": nested(min(depth, 3000))}]},
+        ]
+    )
+    assert [s.kind for s in steps] == [StepKind.TOOL_CALL]
+
+
+def test_deep_values_serialise_like_shallow_ones() -> None:
+    value = {"b": [1, {"d": None, "c": True}], "a": ("é", 2.5)}
+    deep = nested(100)
+    assert canonical_json(value) == '{"a":["é",2.5],"b":[1,{"c":true,"d":null}]}'
+    assert canonical_json(deep) == "[" * 100 + "]" * 100
+    assert make_tool_step("t", {"x": deep}).kind is StepKind.TOOL_CALL
+
+
 def test_no_args_and_empty_string_args_are_equal() -> None:
     assert make_tool_step("now", None).args_hash == make_tool_step("now", "").args_hash
 

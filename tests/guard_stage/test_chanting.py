@@ -41,7 +41,7 @@ def test_stream_is_cut_and_the_session_struck(gw: RunningGateway) -> None:
     assert metric(gw, "cachegate_guard_stream_cuts_total") == cuts + 1
     # The nudge goes with the session's next request; chanting again then stops the session.
     text, report, _ = stream_openai(gw, "chant-stream", CHANT, text, f"Answer briefly. {CHANT}")
-    sent = json.dumps(httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json()["requests"][-1])
+    sent = json.dumps(gw.sim_requests(limit=1)[-1])
     assert "[loop guard] Possible loop: the text" in sent
     assert report["x-cachegate-guard"] == "stop; reason=LOOP; detector=chanting"
     block = httpx.post(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from tests.gateway_harness import RunningGateway
@@ -20,7 +19,7 @@ CASES = [("openai", False), ("openai", True), ("anthropic", False), ("anthropic"
 
 
 def last_upstream_request(gw: RunningGateway) -> str:
-    return json.dumps(httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json()["requests"][-1])
+    return json.dumps(gw.sim_requests(limit=1)[-1])
 
 
 @pytest.mark.parametrize(("api", "stream"), CASES)

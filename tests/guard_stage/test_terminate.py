@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from tests.gateway_harness import RunningGateway
@@ -18,7 +17,7 @@ def test_terminate_ends_the_session(gw: RunningGateway, api: str, stream: bool) 
     session = f"terminate-{api}-{stream}"
     agent = make_agent(api, gw, session, stream=stream, tenant="globex")
     assert agent.step("bash", {"command": "pytest"}, "5 passed").kind == "tool"
-    sent = httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json()["requests"][-1]
+    sent = gw.sim_requests(limit=1)[-1]
     assert '"terminate"' in json.dumps(sent)
     goals = metric(gw, 'cachegate_guard_terminations_total{status="GOAL"}')
     done = agent.step("terminate", {"status": "success", "reason": "all tests pass"}, "")
@@ -39,6 +38,6 @@ def test_terminate_with_failure(gw: RunningGateway) -> None:
 
 def test_not_offered_without_opt_in_or_without_tools(gw: RunningGateway) -> None:
     make_agent("openai", gw, "no-terminate").step("bash", {"command": "ls"}, "x")  # tenant acme: off
-    assert '"terminate"' not in json.dumps(httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json())
+    assert '"terminate"' not in json.dumps(gw.sim_requests(limit=1))
     gw.openai("globex").chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
-    assert '"terminate"' not in json.dumps(httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json())
+    assert '"terminate"' not in json.dumps(gw.sim_requests(limit=1))

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import httpx
 import openai
 import pytest
 
@@ -78,7 +77,7 @@ def openai_client(gw: RunningGateway, tenant: str = "acme") -> openai.OpenAI:
 
 def last_sim_body(gw: RunningGateway) -> dict[str, Any]:
     """The body of the last request that reached the simulated provider."""
-    requests = httpx.get(f"{gw.sim_url}/sim/requests", params={"limit": 1}).json()["requests"]
+    requests = gw.sim_requests(limit=1)
     body: dict[str, Any] = requests[-1]["body"]
     return body
 

@@ -9,6 +9,7 @@ from gateway.config.prompt_cache import PromptCacheConfig
 from gateway.prompt_cache import session_cache_key
 from gateway.prompt_cache.optimizer import optimize
 from gateway.prompt_cache.session import SessionState
+from gateway.prompt_cache.session_key import tenant_cache_key
 from tests.gateway_harness import RunningGateway
 from tests.prompt_cache.conftest import last_sim_body, new_session, openai_client
 
@@ -25,12 +26,13 @@ def test_openai_gets_the_session_as_prompt_cache_key(gw: RunningGateway) -> None
     assert session not in body["prompt_cache_key"] and "prompt_cache_retention" not in body
 
 
-def test_no_session_no_key_and_a_clients_own_key_is_kept(gw: RunningGateway) -> None:
+def test_no_session_no_key_and_a_clients_own_key_is_namespaced(gw: RunningGateway) -> None:
     client = openai_client(gw)
     client.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
     assert "prompt_cache_key" not in last_sim_body(gw)
     client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body={"prompt_cache_key": "mine"})
-    assert last_sim_body(gw)["prompt_cache_key"] == "mine"
+    # Namespaced with the tenant: two tenants sending the same key never share a provider cache bucket.
+    assert last_sim_body(gw)["prompt_cache_key"] == tenant_cache_key("acme", "mine")
 
 
 def test_retention_per_model_config(gw: RunningGateway) -> None:

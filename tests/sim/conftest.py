@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 import httpx
@@ -10,20 +11,31 @@ import openai
 import pytest
 
 import gateway  # noqa: F401  (offline defaults before litellm / tiktoken)
-from gateway.sim import create_sim_app
+from gateway.config import hash_key
+from gateway.sim import SimSettings, create_sim_app
 from tests.servers import run_app_in_thread
+
+SIM_ADMIN_KEY = "sk-sim-admin-test"
+SIM_ADMIN = {"authorization": f"Bearer {SIM_ADMIN_KEY}"}  # the simulator's control endpoints need it
+
+
+def sim_test_settings(**overrides: Any) -> SimSettings:
+    """Simulator settings for tests: the test admin key guards the controls, the request log is on."""
+    return SimSettings.model_validate(
+        {"admin_key_hashes": [hash_key(SIM_ADMIN_KEY)], "record_requests": True, **overrides}
+    )
 
 
 @pytest.fixture(scope="session")
 def sim_url() -> Iterator[str]:
-    with run_app_in_thread(create_sim_app()) as url:
+    with run_app_in_thread(create_sim_app(sim_test_settings())) as url:
         yield url
 
 
 @pytest.fixture(autouse=True)
 def _fresh_sim(request: pytest.FixtureRequest) -> None:
     if "sim_url" in request.fixturenames:
-        httpx.post(request.getfixturevalue("sim_url") + "/sim/reset").raise_for_status()
+        httpx.post(request.getfixturevalue("sim_url") + "/sim/reset", headers=SIM_ADMIN).raise_for_status()
 
 
 @pytest.fixture

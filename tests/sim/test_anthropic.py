@@ -13,7 +13,7 @@ import pytest
 from gateway.sim import SimSettings, create_sim_app
 from gateway.sim.settings import LatencySettings
 from tests.servers import run_app_in_thread
-from tests.sim.conftest import long_text
+from tests.sim.conftest import SIM_ADMIN, long_text
 
 SONNET = "claude-sonnet-4-5"
 EPHEMERAL: Any = {"type": "ephemeral"}
@@ -203,7 +203,7 @@ async def test_litellm_anthropic(sim_url: str) -> None:
     ]
     assert calls[0].usage.cache_creation_input_tokens > 1024
     assert calls[1].usage.prompt_tokens_details.cached_tokens == calls[0].usage.cache_creation_input_tokens
-    recent = httpx.get(sim_url + "/sim/requests", params={"limit": 1}).json()["requests"]
+    recent = httpx.get(sim_url + "/sim/requests", params={"limit": 1}, headers=SIM_ADMIN).json()["requests"]
     assert recent[0]["body"]["system"][0]["cache_control"] == EPHEMERAL
 
 
@@ -217,4 +217,4 @@ def test_max_tokens_cuts_the_reply_and_count_tokens(claude: anthropic.Anthropic,
     assert counted.input_tokens == usage.cache_creation_input_tokens + usage.input_tokens
     with pytest.raises(anthropic.BadRequestError):
         _ask(claude, [{"role": "system", "content": "not a role here"}])
-    assert httpx.get(sim_url + "/sim/stats").json()["errors"] == {"400": 1}
+    assert httpx.get(sim_url + "/sim/stats", headers=SIM_ADMIN).json()["errors"] == {"400": 1}

@@ -11,6 +11,7 @@ import pytest
 
 from gateway.sim import FaultKind, SimSettings, create_sim_app
 from tests.servers import run_app_in_thread
+from tests.sim.conftest import SIM_ADMIN
 
 HELLO: list[Any] = [{"role": "user", "content": "hello"}]
 
@@ -34,12 +35,13 @@ def test_529_directive_is_overloaded(claude: anthropic.Anthropic) -> None:
 
 
 def test_fault_queue_then_recovery(oai: openai.OpenAI, sim_url: str) -> None:
-    httpx.post(sim_url + "/sim/faults", json={"faults": ["500"], "model": "gpt-4o-mini"}).raise_for_status()
+    faults = {"faults": ["500"], "model": "gpt-4o-mini"}
+    httpx.post(sim_url + "/sim/faults", json=faults, headers=SIM_ADMIN).raise_for_status()
     assert oai.chat.completions.create(model="gpt-4o", messages=HELLO).choices  # other model unaffected
     with pytest.raises(openai.InternalServerError):
         oai.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
     assert oai.chat.completions.create(model="gpt-4o-mini", messages=HELLO).choices
-    stats = httpx.get(sim_url + "/sim/stats").json()
+    stats = httpx.get(sim_url + "/sim/stats", headers=SIM_ADMIN).json()
     assert stats["models"]["gpt-4o-mini"] == {**stats["models"]["gpt-4o-mini"], "fault_500": 1, "requests": 1}
 
 

@@ -10,7 +10,7 @@ import litellm
 import openai
 import pytest
 
-from tests.sim.conftest import long_text
+from tests.sim.conftest import SIM_ADMIN, long_text
 
 BASH_TOOL: list[Any] = [
     {
@@ -155,7 +155,7 @@ async def test_litellm_openai(sim_url: str) -> None:
     )
     text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
     assert text == "streamed ok"
-    stats = httpx.get(sim_url + "/sim/stats").json()
+    stats = httpx.get(sim_url + "/sim/stats", headers=SIM_ADMIN).json()
     assert stats["models"]["gpt-4o-mini"]["requests"] == 3
     assert stats["models"]["gpt-4o-mini"]["cache_read_tokens"] >= 1024
 

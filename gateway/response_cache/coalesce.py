@@ -1,0 +1,168 @@
+"""Request coalescing: identical in-flight cacheable requests wait for one upstream call.
+
+The first request to miss the exact tier leads a *flight* under its exact-cache key (tenant-scoped, so
+tenants never wait on each other). Identical requests arriving on this replica while it is in flight
+wait for it; across replicas sharing Redis the leader also holds a short lock (SET NX PX with a random
+token) and other replicas' followers poll it with backoff. When the flight ends, followers read the
+cache: the leader's stored answer serves them (replayed as a stream to streaming callers, like any
+hit); no entry (the leader failed, was cut off, or its answer was not storable: an error, a guard's
+answer) and each follower makes its own call. Only stored answers are ever served, and nothing waits
+longer than the flight's lease (the route's upstream time budget): no deadlock, no stranded follower.
+
+A flight ends when its leader's request task ends, whatever the outcome (answer sent, error, client
+gone), so a failure never leaves followers waiting out the lease. Redis trouble degrades to per-replica
+coalescing (counted), never to an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+from prometheus_client import CollectorRegistry, Counter
+
+from gateway.config import ModelConfig
+from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
+
+MAX_LEASE_S = 300.0
+FIRST_POLL_S, MAX_POLL_S = 0.01, 0.25
+# Compare-and-delete: a leader whose lease expired must not delete the next leader's lock.
+RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+def lease_s(route: ModelConfig) -> float:
+    """How long a flight may last: the route's upstream time budget, retries included."""
+    return min(route.timeout_s * (route.retries + 1), MAX_LEASE_S)
+
+
+class CoalesceMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.coalesced = Counter(
+            "cachegate_response_cache_coalesced",
+            "Requests answered by an identical request's upstream call instead of their own",
+            registry=registry,
+        )
+        self.fallthroughs = Counter(
+            "cachegate_response_cache_coalesce_fallthroughs",
+            "Followers that made their own call: leader_failed (no stored answer), timeout, unavailable",
+            ["reason"],
+            registry=registry,
+        )
+
+
+class FlightLock:
+    """The cross-replica half: one Redis key per flight, owned by the leader's token."""
+
+    def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker) -> None:
+        self.client, self.prefix, self.breaker = client, f"{prefix}{META_ROOT}flight:", breaker
+
+    async def acquire(self, key: str, lease: float) -> str | None:
+        token = secrets.token_hex(16)
+        won = await self.breaker.call(lambda: self.client.set(self.prefix + key, token, nx=True, px=_ms(lease)))
+        return token if won else None
+
+    async def held(self, key: str) -> bool:
+        return bool(await self.breaker.call(lambda: self.client.exists(self.prefix + key)))
+
+    async def release(self, key: str, token: str) -> None:
+        await self.breaker.call(lambda: self.client.eval(RELEASE, 1, self.prefix + key, token))  # type: ignore[misc]
+
+
+def _ms(seconds: float) -> int:
+    return max(int(seconds * 1000), 1)
+
+
+@dataclass(eq=False)
+class Flight:
+    """A leader's hold on a key; `release` is idempotent and never raises."""
+
+    coalescer: Coalescer
+    key: str
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    token: str | None = None
+
+    async def release(self) -> None:
+        if self.done.is_set():
+            return
+        self.done.set()
+        if self.coalescer.flights.get(self.key) is self:
+            del self.coalescer.flights[self.key]
+        lock, token = self.coalescer.lock, self.token
+        if lock is not None and token is not None:
+            with contextlib.suppress(CacheUnavailable):  # the lease ends it
+                await lock.release(self.key, token)
+
+    def end_with(self, task: asyncio.Task[object] | None) -> None:
+        """Release when the leader's request task ends, whatever the outcome."""
+        if task is None:
+            return
+        task.add_done_callback(lambda _: self.coalescer.later(self.release()))
+
+
+class Coalescer:
+    def __init__(self, lock: FlightLock | None, metrics: CoalesceMetrics) -> None:
+        self.lock, self.metrics = lock, metrics
+        self.flights: dict[str, Flight] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def create(cls, backend: EntryBackend, registry: CollectorRegistry) -> Coalescer:
+        """Cross-replica when the cache entries live in Redis (so followers elsewhere can read them)."""
+        if isinstance(backend, RedisBackend):
+            return cls(FlightLock(backend.client, backend.prefix, backend.breaker), CoalesceMetrics(registry))
+        return cls(None, CoalesceMetrics(registry))
+
+    def later(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def join(self, key: str, lease: float) -> Flight | None:
+        """Lead the flight for `key` (the caller must release it, or bind it to its task), or wait for
+        the identical request in flight to end and return None: then read the cache."""
+        local = self.flights.get(key)
+        if local is not None:
+            await self._wait(local.done, lease)
+            return None
+        flight = Flight(self, key)
+        self.flights[key] = flight  # before any await: the next identical request on this replica follows
+        if self.lock is None:
+            return flight
+        try:
+            flight.token = await self.lock.acquire(key, lease)
+        except CacheUnavailable:
+            self.metrics.fallthroughs.labels("unavailable").inc()
+            return flight  # coalesce on this replica only
+        if flight.token is not None:
+            return flight
+        try:  # another replica leads: wait for it, then this replica's followers read the cache too
+            await self._poll(key, lease)
+        finally:
+            await flight.release()
+        return None
+
+    async def _wait(self, done: asyncio.Event, lease: float) -> None:
+        try:
+            await asyncio.wait_for(done.wait(), lease)
+        except TimeoutError:
+            self.metrics.fallthroughs.labels("timeout").inc()
+
+    async def _poll(self, key: str, lease: float) -> None:
+        assert self.lock is not None
+        loop = asyncio.get_running_loop()
+        deadline, delay = loop.time() + lease, FIRST_POLL_S
+        while loop.time() < deadline:
+            await asyncio.sleep(min(delay, max(deadline - loop.time(), 0.0)))
+            try:
+                if not await self.lock.held(key):
+                    return
+            except CacheUnavailable:
+                self.metrics.fallthroughs.labels("unavailable").inc()
+                return
+            delay = min(delay * 2, MAX_POLL_S)
+        self.metrics.fallthroughs.labels("timeout").inc()
