@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.compaction.pacing import CHUNK, Steps
+
 
 def sorted_keys(value: Any) -> Any:
     if isinstance(value, dict):
@@ -22,9 +24,14 @@ def tool_name(tool: Any) -> str:
     return str(name or "")
 
 
-def canonical_tools(tools: list[Any]) -> list[Any]:
+def canonical_tools_steps(tools: list[Any]) -> Steps[list[Any]]:
     """Tools in a stable order (by name; the sort is stable for unnamed ones) with sorted keys.
 
     The client's cache_control marks survive: they are keys like any other.
     """
-    return [sorted_keys(tool) for tool in sorted(tools, key=tool_name)]
+    canonical: list[Any] = []
+    for index, tool in enumerate(sorted(tools, key=tool_name)):
+        canonical.append(sorted_keys(tool))
+        if index % CHUNK == CHUNK - 1:
+            yield
+    return canonical

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import orjson
 
-from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.prompt_cache.system_text import SYSTEM_ROLES
 
 Section = Literal["tools", "system", "messages"]
 MARK = "cache_control"
@@ -78,20 +78,6 @@ def _tool_blocks(body: dict[str, Any]) -> list[Block]:
     return [Block("tools", None, tool) for tool in body.get("tools") or [] if isinstance(tool, dict)]
 
 
-def anthropic_blocks_steps(body: dict[str, Any]) -> Steps[list[Block]]:
-    blocks = _tool_blocks(body)
-    blocks += _parts("system", None, body, "system")
-    for index, message in enumerate(body.get("messages") or []):
-        blocks += _parts("messages", index, message, "content")
-        if index % CHUNK == CHUNK - 1:
-            yield
-    return blocks
-
-
-def anthropic_blocks(body: dict[str, Any]) -> list[Block]:
-    return finish(anthropic_blocks_steps(body))
-
-
 def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
     role = message.get("role")
     if role in ("system", "developer", "user"):
@@ -113,23 +99,34 @@ def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
     return []
 
 
-def openai_blocks_steps(body: dict[str, Any]) -> Steps[list[Block]]:
-    system: list[Block] = []
-    rest: list[Block] = []
+def _anthropic_groups(body: dict[str, Any]) -> Iterator[list[Block]]:
+    yield _tool_blocks(body)
+    yield list(_parts("system", None, body, "system"))
     for index, message in enumerate(body.get("messages") or []):
-        if isinstance(message, dict):
-            blocks = _openai_message_blocks(index, message)
-            (system if blocks and blocks[0].section == "system" else rest).extend(blocks)
-        if index % CHUNK == CHUNK - 1:
-            yield
+        yield list(_parts("messages", index, message, "content"))
+
+
+def _openai_groups(body: dict[str, Any]) -> Iterator[list[Block]]:
+    yield _tool_blocks(body)
+    messages = body.get("messages") or []
     # LiteLLM hoists every system message into Anthropic's `system`, ahead of the conversation.
-    return _tool_blocks(body) + system + rest
+    for hoisted in (True, False):
+        for index, message in enumerate(messages):
+            is_system = isinstance(message, dict) and message.get("role") in SYSTEM_ROLES
+            yield _openai_message_blocks(index, message) if is_system is hoisted and isinstance(message, dict) else []
 
 
-def prompt_blocks_steps(body: dict[str, Any], wire: str) -> Steps[list[Block]]:
-    """The blocks, yielding every CHUNK messages (gateway/compaction/pacing.py)."""
-    return anthropic_blocks_steps(body) if wire == "anthropic" else openai_blocks_steps(body)
+def block_groups(body: dict[str, Any], wire: str) -> Iterator[list[Block]]:
+    """The blocks in the provider's order, a group at a time (the tools, the system prompt, then a group
+    per message, possibly empty; OpenAI shapes walk the messages twice, system ones first). Lazy: a long
+    history is never held as Block objects at once (each is tracked by the garbage collector, and
+    100,000 new ones trigger a full collection of the whole heap: ~200 ms)."""
+    return _anthropic_groups(body) if wire == "anthropic" else _openai_groups(body)
 
 
 def prompt_blocks(body: dict[str, Any], wire: str) -> list[Block]:
-    return finish(prompt_blocks_steps(body, wire))
+    return [block for group in block_groups(body, wire) for block in group]
+
+
+def anthropic_blocks(body: dict[str, Any]) -> list[Block]:
+    return prompt_blocks(body, "anthropic")

@@ -1,4 +1,9 @@
-"""One request through the optimizer: a new body (the caller's is never touched) and what was done."""
+"""One request through the optimizer: a new body (the caller's is never touched) and what was done.
+
+A request may hold 100,000 messages: every walk over them is a step generator (gateway/compaction/
+pacing.py) that the stage runs paced, so no stretch of it holds the event loop for long; `optimize` runs
+the same steps in one go (tests, tools).
+"""
 
 from __future__ import annotations
 
@@ -7,20 +12,21 @@ from typing import Any
 
 import orjson
 
+from gateway.compaction.pacing import CHUNK, Steps, finish
 from gateway.config import ModelConfig
 from gateway.config.prompt_cache import PromptCacheConfig
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
-from gateway.prompt_cache.canonical import canonical_tools
-from gateway.prompt_cache.layout import Block, prompt_blocks
+from gateway.prompt_cache.canonical import canonical_tools_steps
+from gateway.prompt_cache.layout import Block, block_groups
 from gateway.prompt_cache.min_tokens import min_cacheable_tokens
-from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix, serialize
+from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_steps, serialize
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
-from gateway.prompt_cache.system_text import append_note, system_fields, system_part
-from gateway.prompt_cache.tokens import prefix_tokens
+from gateway.prompt_cache.system_text import SystemPrompt, append_note, system_prompt_steps
+from gateway.prompt_cache.tokens import PrefixTokens
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
-from gateway.prompt_cache.volatile import find_spans, relocation_note, replace_spans
+from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
 
 KEY_FIELDS = ("prompt_cache_key", "prompt_cache_retention")
 STATIC_CAUSES = {"model_changed", "tools_changed", "system_changed"}
@@ -55,9 +61,20 @@ class Outcome:
         return f"{ours}; client={self.client_marks}"
 
 
-def _copy(body: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy at JSON speed: every change lands on it, the caller's body stays as it came."""
-    copied: dict[str, Any] = orjson.loads(orjson.dumps(body))
+def _copy(body: dict[str, Any]) -> Steps[dict[str, Any]]:
+    """A deep copy at JSON speed: every change lands on it, the caller's body stays as it came. Long
+    lists (messages, tools, system parts) are copied CHUNK items at a time: one call on a 4 MB history
+    holds the interpreter for 30-50 ms."""
+    copied: dict[str, Any] = {}
+    for key, value in body.items():
+        if isinstance(value, list) and len(value) > CHUNK:
+            items: list[Any] = []
+            for start in range(0, len(value), CHUNK):
+                items += orjson.loads(orjson.dumps(value[start : start + CHUNK]))
+                yield
+            copied[key] = items
+        else:
+            copied[key] = orjson.loads(orjson.dumps(value))
     return copied
 
 
@@ -66,70 +83,125 @@ def _ends_with_assistant(body: dict[str, Any]) -> bool:
     return not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") == "assistant"
 
 
-def _take_volatile(body: dict[str, Any], wire: str) -> list[str]:
+def _volatile_kinds(work: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
+    """Kinds of volatile content in the system prompt and the tools."""
+    kinds: set[str] = set()
+    for text_field in system.fields():
+        kinds |= {span.kind for span in (yield from spans_steps(text_field.text))}
+    if work.get("tools"):
+        kinds |= {span.kind for span in (yield from spans_steps(serialize(work["tools"]).decode()))}
+    return sorted(kinds)
+
+
+def _take_volatile(body: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
     """Replace the system prompt's volatile spans by placeholders; their values, in order. Nothing is
     taken when no note can follow the newest turn (a request ending with an assistant prefill)."""
     if _ends_with_assistant(body):
         return []
     values: list[str] = []
-    for text_field in system_fields(body, wire):
-        replaced, spans = replace_spans(text_field.text, len(values) + 1)
+    for text_field in system.fields():
+        replaced, spans = yield from replace_spans_steps(text_field.text, len(values) + 1)
         if spans:
             text_field.replace(replaced)
             values += [span.value for span in spans]
     return values
 
 
-def _common_blocks(blocks: list[Block], found: PrefixBreak) -> int:
-    """How many leading blocks the previous request shares with this one."""
+def _shared(block: Block, found: PrefixBreak) -> bool:
+    """Whether the previous request held this block too (blocks come tools -> system -> messages)."""
     if found.cause in ("first_request", "model_changed") or found.where == "tools":
-        return 0
+        return False
     if found.where == "system":
-        return sum(1 for b in blocks if b.section == "tools")
-    if found.message_index is None:
-        return len(blocks)
-    return sum(1 for b in blocks if b.message is None or b.message < found.message_index)
+        return block.section == "tools"
+    return found.message_index is None or block.message is None or block.message < found.message_index
+
+
+@dataclass(slots=True)
+class _Survey:
+    """One pass over the blocks: what breakpoint planning needs from each (plain values, not blocks)."""
+
+    tokens: PrefixTokens
+    count: int = 0
+    client: dict[int, Any] = field(default_factory=dict)  # position -> the client's mark
+    markable: list[bool] = field(default_factory=list)
+    static_end: int | None = None
+    common: int = 0  # leading blocks the previous request shares with this one
+
+
+def _survey(body: dict[str, Any], wire: str, found: PrefixBreak, min_tokens: int) -> Steps[_Survey]:
+    survey = _Survey(PrefixTokens(min_tokens))
+    for group_index, group in enumerate(block_groups(body, wire)):
+        for block in group:
+            mark = block.mark
+            if mark is not None:
+                survey.client[survey.count] = mark
+            survey.markable.append(block.markable)
+            if block.section != "messages":
+                survey.static_end = survey.count
+            survey.common += _shared(block, found)
+            survey.tokens.add(block)
+            survey.count += 1
+        if group_index % CHUNK == CHUNK - 1:
+            yield
+    return survey
+
+
+def _set_marks(body: dict[str, Any], wire: str, marks: dict[int, dict[str, Any]]) -> Steps[None]:
+    """Put each mark on the block at its position (a second walk: the blocks were not kept)."""
+    position, last = 0, max(marks, default=-1)
+    for group_index, group in enumerate(block_groups(body, wire)):
+        if position > last:
+            return
+        for block in group:
+            if position in marks:
+                block.set_mark(marks[position])
+            position += 1
+        if group_index % CHUNK == CHUNK - 1:
+            yield
 
 
 def _place_marks(
     outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig, previous: SessionState
-) -> None:
+) -> Steps[None]:
     body = outcome.body
-    blocks = prompt_blocks(body, wire)
-    if not blocks:
+    skip = config.skip_unstable_prefix and outcome.state.static_changes >= 2
+    # Token counts are only needed when marks will be planned.
+    min_tokens = 0 if skip else config.min_tokens if config.min_tokens is not None else min_cacheable_tokens(route)
+    survey = yield from _survey(body, wire, outcome.prefix_break, min_tokens)
+    if not survey.count:
         return
-    client = {i: block.mark for i, block in enumerate(blocks) if block.mark is not None}
+    client = survey.client
     automatic = isinstance(body.get("cache_control"), dict) if wire == "anthropic" else False
     outcome.client_marks = len(client) + int(automatic)
-    last = len(blocks) - (2 if outcome.relocated else 1)
+    last = survey.count - (2 if outcome.relocated else 1)
     if automatic:
-        client.setdefault(len(blocks) - 1, body["cache_control"])
+        client.setdefault(survey.count - 1, body["cache_control"])
     outcome.ttl = choose_ttl(outcome.state.gaps, config)
-    if config.skip_unstable_prefix and outcome.state.static_changes >= 2:
+    if skip:
         outcome.skipped = "unstable_prefix"
     else:
         limits = Limits(
             max_marks=config.max_breakpoints - (outcome.client_marks - len(client)),
             # An intermediate mark must sit within the lookback of the entry it reads.
             every=min(config.intermediate_every_blocks, config.lookback_blocks - 1),
-            min_tokens=config.min_tokens if config.min_tokens is not None else min_cacheable_tokens(route),
+            min_tokens=min_tokens,
         )
-        statics = [i for i, b in enumerate(blocks) if b.section != "messages"]
-        common = _common_blocks(blocks, outcome.prefix_break)
-        anchor = max((p for p in previous.marks if p < common), default=None)
+        anchor = max((p for p in previous.marks if p < survey.common), default=None)
         outcome.placements = plan_breakpoints(
-            prefix_tokens(blocks, limits.min_tokens),
-            [b.markable for b in blocks],
+            survey.tokens.ends,
+            survey.markable,
             client,
-            static_end=statics[-1] if statics else None,
+            static_end=survey.static_end,
             last=last if last >= 0 else None,
             anchor=anchor,
             ttl=outcome.ttl,
             limits=limits,
         )
-        for placement in outcome.placements:
-            mark = {"type": "ephemeral", "ttl": "1h"} if placement.ttl == "1h" else {"type": "ephemeral"}
-            blocks[placement.position].set_mark(mark)
+        marks = {
+            p.position: {"type": "ephemeral", "ttl": "1h"} if p.ttl == "1h" else {"type": "ephemeral"}
+            for p in outcome.placements
+        }
+        yield from _set_marks(body, wire, marks)
     outcome.state.marks = sorted({*client, *(p.position for p in outcome.placements)})
 
 
@@ -152,14 +224,19 @@ def _session_keys(
         outcome.key_action = "set"
 
 
-def _strip_marks(body: dict[str, Any], wire: str) -> None:
+def _strip_marks(body: dict[str, Any], wire: str) -> Steps[None]:
     """LiteLLM turns marks into billed explicit caches on Gemini: never let that happen implicitly."""
     body.pop("cache_control", None)
-    for block in prompt_blocks(body, wire):
-        block.clear_mark()
-    for message in body.get("messages") or []:
+    for index, group in enumerate(block_groups(body, wire)):
+        for block in group:
+            block.clear_mark()
+        if index % CHUNK == CHUNK - 1:
+            yield
+    for index, message in enumerate(body.get("messages") or []):
         if isinstance(message, dict):
             message.pop("cache_control", None)
+        if index % CHUNK == CHUNK - 1:
+            yield
 
 
 def optimize(
@@ -171,18 +248,30 @@ def optimize(
     session_key: str | None,
     now: float,
 ) -> Outcome:
+    return finish(optimize_steps(body, wire, route, config, previous, session_key, now))
+
+
+def optimize_steps(
+    body: dict[str, Any],
+    wire: str,
+    route: ModelConfig,
+    config: PromptCacheConfig,
+    previous: SessionState,
+    session_key: str | None,
+    now: float,
+) -> Steps[Outcome]:
     """The request as it should go upstream, with diagnostics; `previous` is the session's state."""
-    work = _copy(body)
+    work = yield from _copy(body)
     style = cache_style(route, config)
     if config.canonical_tools and isinstance(work.get("tools"), list):
-        work["tools"] = canonical_tools(work["tools"])
-    volatile = sorted(
-        {span.kind for f in system_fields(work, wire) for span in find_spans(f.text)}
-        | ({span.kind for span in find_spans(serialize(work["tools"]).decode())} if work.get("tools") else set())
-    )
-    moved = _take_volatile(work, wire) if config.relocate_volatile else []
+        work["tools"] = yield from canonical_tools_steps(work["tools"])
+    system = yield from system_prompt_steps(work, wire)
+    volatile = yield from _volatile_kinds(work, system)
+    moved = (yield from _take_volatile(work, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
-    record = record_prefix(route.name, work.get("tools"), system_part(work, wire), work.get("messages") or [])
+    # The session's previous record only saves work (messages it already digested are not masked again).
+    messages = work.get("messages") or []
+    record = yield from record_prefix_steps(route.name, work.get("tools"), system.part(), messages, previous.record)
     relocated = bool(moved)
     if relocated:
         append_note(work, wire, relocation_note(moved))
@@ -196,8 +285,8 @@ def optimize(
     )
     outcome = Outcome(work, style, found, state, volatile=volatile, relocated=relocated)
     if style is CacheStyle.ANTHROPIC and config.breakpoints:
-        _place_marks(outcome, wire, route, config, previous)
+        yield from _place_marks(outcome, wire, route, config, previous)
     elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache:
-        _strip_marks(work, wire)
+        yield from _strip_marks(work, wire)
     _session_keys(outcome, wire, route, config, session_key)
     return outcome

@@ -4,20 +4,28 @@ previous one, and why.
 Parts are hashed without cache_control marks (moving a mark changes nothing a provider caches). Each part
 also has a 'masked' hash with volatile spans replaced by their kind: when the plain hashes differ but the
 masked ones agree, the cause is volatile content rather than a real edit.
+
+Work is bounded for long histories (up to 100,000 messages): the messages' digests are kept as two byte
+strings (DIGEST_SIZE bytes a message), so the record stores and loads in a few C calls and the first
+differing message is found by comparing byte ranges; a message whose plain digest equals the previous
+request's at the same position takes its masked digest from there (only new or changed messages are
+masked: the regex is the costly part), and the per-message loop is a step generator the stage runs paced.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import orjson
 
-from gateway.prompt_cache.volatile import mask
+from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.prompt_cache.volatile import WINDOW, mask, mask_steps
 
 MARK = b'"cache_control"'
+DIGEST_SIZE = 8
 
 
 def _without_marks(value: Any) -> Any:
@@ -33,14 +41,26 @@ def serialize(part: Any) -> bytes:
     return orjson.dumps(_without_marks(part)) if MARK in raw else raw
 
 
+def raw_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=DIGEST_SIZE).digest()
+
+
 def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+    return raw_digest(data).hex()
 
 
 @lru_cache(maxsize=16384)
-def masked_digest(data: bytes) -> str:
+def _masked_short(data: bytes) -> bytes:
     """History messages repeat on every turn: each is masked once."""
-    return digest(mask(data.decode()).encode())
+    return raw_digest(mask(data.decode()).encode())
+
+
+def masked_steps(data: bytes) -> Steps[bytes]:
+    """The raw digest of the data with its volatile spans masked (long data a window at a time)."""
+    if len(data) <= WINDOW:
+        return _masked_short(data)
+    masked = yield from mask_steps(data.decode())
+    return raw_digest(masked.encode())
 
 
 @dataclass(slots=True)
@@ -50,8 +70,13 @@ class PartHash:
 
     @classmethod
     def of(cls, part: Any) -> PartHash:
+        return finish(cls.of_steps(part))
+
+    @classmethod
+    def of_steps(cls, part: Any) -> Steps[PartHash]:
         data = serialize(part)
-        return cls(digest(data), masked_digest(data))
+        masked = yield from masked_steps(data)
+        return cls(digest(data), masked.hex())
 
     def to_list(self) -> list[str]:
         return [self.plain, self.masked]
@@ -62,28 +87,66 @@ class PrefixRecord:
     model: str
     tools: PartHash
     system: PartHash
-    messages: list[PartHash] = field(default_factory=list)
+    plain: bytes = b""  # DIGEST_SIZE bytes per message, in order
+    masked: bytes = b""
+
+    @property
+    def message_count(self) -> int:
+        return len(self.plain) // DIGEST_SIZE
 
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model,
             "tools": self.tools.to_list(),
             "system": self.system.to_list(),
-            "messages": [m.to_list() for m in self.messages],
+            "message_digests": [self.plain.hex(), self.masked.hex()],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PrefixRecord:
-        return cls(
-            model=str(data["model"]),
-            tools=PartHash(*data["tools"]),
-            system=PartHash(*data["system"]),
-            messages=[PartHash(*m) for m in data["messages"]],
-        )
+        if "message_digests" in data:
+            plain, masked = (bytes.fromhex(str(digests)) for digests in data["message_digests"])
+        else:  # written before the byte-string layout: one [plain, masked] pair of hex strings a message
+            plain = bytes.fromhex("".join(str(m[0]) for m in data["messages"]))
+            masked = bytes.fromhex("".join(str(m[1]) for m in data["messages"]))
+        if len(plain) != len(masked) or len(plain) % DIGEST_SIZE:
+            raise ValueError("malformed prefix record")
+        return cls(str(data["model"]), PartHash(*data["tools"]), PartHash(*data["system"]), plain, masked)
+
+
+def _message_digests(messages: list[Any], previous: PrefixRecord | None) -> Steps[tuple[bytes, bytes]]:
+    """(plain, masked) digests of every message; a message equal to the previous request's at the same
+    position reuses its masked digest."""
+    before_plain, before_masked = (previous.plain, previous.masked) if previous else (b"", b"")
+    plain, masked = bytearray(), bytearray()
+    for index, message in enumerate(messages):
+        data = serialize(message)
+        current = raw_digest(data)
+        start = index * DIGEST_SIZE
+        if before_plain[start : start + DIGEST_SIZE] == current:
+            masked += before_masked[start : start + DIGEST_SIZE]
+        elif len(data) <= WINDOW:
+            masked += _masked_short(data)
+        else:
+            masked += yield from masked_steps(data)
+        plain += current
+        if index % CHUNK == CHUNK - 1:
+            yield
+    return bytes(plain), bytes(masked)
+
+
+def record_prefix_steps(
+    model: str, tools: Any, system: Any, messages: list[Any], previous: PrefixRecord | None = None
+) -> Steps[PrefixRecord]:
+    """The request's prefix record; `previous` (the session's last record) only saves work."""
+    tools_hash = yield from PartHash.of_steps(tools)
+    system_hash = yield from PartHash.of_steps(system)
+    plain, masked = yield from _message_digests(messages, previous)
+    return PrefixRecord(model, tools_hash, system_hash, plain, masked)
 
 
 def record_prefix(model: str, tools: Any, system: Any, messages: list[Any]) -> PrefixRecord:
-    return PrefixRecord(model, PartHash.of(tools), PartHash.of(system), [PartHash.of(m) for m in messages])
+    return finish(record_prefix_steps(model, tools, system, messages))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +170,23 @@ def _changed(previous: PartHash, current: PartHash, cause: str) -> str | None:
     return "volatile_content" if previous.masked == current.masked else cause
 
 
+def _first_difference(before: bytes, now: bytes) -> int | None:
+    """Index of the first message whose digest differs among those both records hold (None: all agree);
+    a binary search over byte ranges, each compared in one C call."""
+    shared = min(len(before), len(now))
+    if before[:shared] == now[:shared]:
+        return None
+    low, high = 0, shared // DIGEST_SIZE  # the first difference lies in [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        start, end = low * DIGEST_SIZE, middle * DIGEST_SIZE
+        if before[start:end] == now[start:end]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
 def diagnose(previous: PrefixRecord | None, current: PrefixRecord) -> PrefixBreak:
     """The first position where `current` stops repeating `previous`, and why."""
     if previous is None:
@@ -117,11 +197,12 @@ def diagnose(previous: PrefixRecord | None, current: PrefixRecord) -> PrefixBrea
         cause = _changed(getattr(previous, name), getattr(current, name), f"{name}_changed")
         if cause:
             return PrefixBreak(cause, name, 0)
-    for index, (before, now) in enumerate(zip(previous.messages, current.messages, strict=False)):
-        cause = _changed(before, now, "message_edited")
-        if cause:
-            return PrefixBreak(cause, f"messages.{index}", index)
-    if len(current.messages) < len(previous.messages):
-        shared = len(current.messages)
+    index = _first_difference(previous.plain, current.plain)
+    if index is not None:
+        start, end = index * DIGEST_SIZE, (index + 1) * DIGEST_SIZE
+        cause = "volatile_content" if previous.masked[start:end] == current.masked[start:end] else "message_edited"
+        return PrefixBreak(cause, f"messages.{index}", index)
+    if current.message_count < previous.message_count:
+        shared = current.message_count
         return PrefixBreak("history_truncated", f"messages.{shared}", shared)
     return PrefixBreak("none")

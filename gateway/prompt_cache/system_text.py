@@ -7,6 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.compaction.pacing import CHUNK, Steps
+
+SYSTEM_ROLES = ("system", "developer")
+
 
 @dataclass(frozen=True, slots=True)
 class TextField:
@@ -31,26 +35,36 @@ def _fields(holder: dict[str, Any], key: str) -> Iterator[TextField]:
                 yield TextField(part, "text")
 
 
-def system_fields(body: dict[str, Any], wire: str) -> list[TextField]:
-    if wire == "anthropic":
-        return list(_fields(body, "system"))
-    return [
-        field
-        for message in body.get("messages") or []
-        if isinstance(message, dict) and message.get("role") in ("system", "developer")
-        for field in _fields(message, "content")
-    ]
+@dataclass(frozen=True, slots=True)
+class SystemPrompt:
+    """Where a body keeps its system prompt: Anthropic's `system`, or OpenAI's system/developer messages
+    (found once: a long history is walked a chunk at a time, see system_prompt_steps)."""
+
+    body: dict[str, Any]
+    wire: str
+    messages: list[dict[str, Any]]
+
+    def fields(self) -> list[TextField]:
+        if self.wire == "anthropic":
+            return list(_fields(self.body, "system"))
+        return [field for message in self.messages for field in _fields(message, "content")]
+
+    def part(self) -> Any:
+        """The system prompt as one hashable value."""
+        if self.wire == "anthropic":
+            return self.body.get("system")
+        return [message.get("content") for message in self.messages]
 
 
-def system_part(body: dict[str, Any], wire: str) -> Any:
-    """The system prompt as one hashable value."""
-    if wire == "anthropic":
-        return body.get("system")
-    return [
-        message.get("content")
-        for message in body.get("messages") or []
-        if isinstance(message, dict) and message.get("role") in ("system", "developer")
-    ]
+def system_prompt_steps(body: dict[str, Any], wire: str) -> Steps[SystemPrompt]:
+    found: list[dict[str, Any]] = []
+    if wire != "anthropic":
+        for index, message in enumerate(body.get("messages") or []):
+            if isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
+                found.append(message)
+            if index % CHUNK == CHUNK - 1:
+                yield
+    return SystemPrompt(body, wire, found)
 
 
 def append_note(body: dict[str, Any], wire: str, note: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gateway.offline import apply_offline_defaults
@@ -14,6 +14,9 @@ import tiktoken  # noqa: E402  (needs TIKTOKEN_CACHE_DIR from the offline defaul
 
 # Anthropic's tokenizer is not public; cl100k_base is the usual approximation.
 ENCODING = "cl100k_base"
+# Encoding runs ~1 us a character in one call: a longer block is counted on its head when that alone
+# exceeds what the minimum still needs (the rest only adds tokens; the cut costs at most one).
+HEAD_CHARS = 65_536
 
 
 @lru_cache(maxsize=1)
@@ -27,13 +30,25 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
-def prefix_tokens(blocks: Sequence[Block], enough: int) -> list[int]:
-    """Tokens of the prefix ending at each block; counting stops once `enough` is reached (later
-    prefixes are only known to be at least that long, which is all a minimum check needs)."""
-    ends: list[int] = []
-    total = 0
-    for block in blocks:
-        if total < enough:
-            total += count_tokens(block.text())
-        ends.append(total)
-    return ends
+def _block_tokens(text: str, needed: int) -> int:
+    if len(text) > HEAD_CHARS:
+        head = count_tokens(text[:HEAD_CHARS])
+        if head > needed:
+            return head
+    return count_tokens(text)
+
+
+@dataclass(slots=True)
+class PrefixTokens:
+    """Tokens of the prefix ending at each block, fed one block at a time; counting stops once `enough`
+    is reached (later prefixes are only known to be at least that long, which is all a minimum check
+    needs)."""
+
+    enough: int
+    total: int = 0
+    ends: list[int] = field(default_factory=list)
+
+    def add(self, block: Block) -> None:
+        if self.total < self.enough:
+            self.total += _block_tokens(block.text(), self.enough - self.total)
+        self.ends.append(self.total)

@@ -1,10 +1,20 @@
 """Volatile content (timestamps, dates, UUIDs, request ids): it changes on every request and silently
-defeats every prefix cache when it sits in the prefix."""
+defeats every prefix cache when it sits in the prefix.
+
+One regex call holds the interpreter for its whole run (~0.15 us a character: 0.6 s for a 4 MB system
+prompt), so texts longer than WINDOW are scanned a window at a time (step generators, gateway/compaction/
+pacing.py), each window reading up to OVERLAP characters past its end to finish a span that starts in it.
+That equals one scan of the whole text unless a span, or the lookahead deciding one, runs longer than
+OVERLAP characters across a window's end (no timestamp, date, UUID or request id does).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from gateway.compaction.pacing import CHUNK, Steps, finish
 
 # Order matters: the first alternative that matches at a position wins (a timestamp before its date).
 PATTERNS: dict[str, str] = {
@@ -37,16 +47,64 @@ class Span:
     value: str
 
 
+WINDOW = 65_536  # characters one regex call scans (~10 ms)
+OVERLAP = 4_096  # characters a window may read past its end to finish a span that starts in it
+
+
+def _span(match: re.Match[str]) -> Span:
+    return Span(match.lastgroup or "volatile", match.start(), match.end(), match.group())
+
+
+def _windows(text: str) -> Iterator[list[Span]]:
+    """The text's spans, one window's worth at a time (one window when the text fits in it)."""
+    if len(text) <= WINDOW:
+        yield [_span(match) for match in _COMBINED.finditer(text)]
+        return
+    position = 0
+    while position < len(text):
+        end = position + WINDOW
+        found: list[Span] = []
+        for match in _COMBINED.finditer(text, position, min(end + OVERLAP, len(text))):
+            if match.start() >= end:
+                break
+            found.append(_span(match))
+        position = max(end, found[-1].end) if found else end
+        yield found
+
+
+def spans_steps(text: str) -> Steps[list[Span]]:
+    spans: list[Span] = []
+    for found in _windows(text):
+        spans += found
+        yield
+    return spans
+
+
 def find_spans(text: str) -> list[Span]:
-    return [
-        Span(match.lastgroup or "volatile", match.start(), match.end(), match.group())
-        for match in _COMBINED.finditer(text)
-    ]
+    return finish(spans_steps(text))
+
+
+def _kind(match: re.Match[str]) -> str:
+    return f"<{match.lastgroup}>"
+
+
+def mask_steps(text: str) -> Steps[str]:
+    """The text with each volatile span replaced by its kind: equal masks, equal 'stable' content."""
+    if len(text) <= WINDOW:
+        return _COMBINED.sub(_kind, text)
+    pieces: list[str] = []
+    cursor = 0
+    for found in _windows(text):
+        for span in found:
+            pieces += [text[cursor : span.start], f"<{span.kind}>"]
+            cursor = span.end
+        yield
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def mask(text: str) -> str:
-    """The text with each volatile span replaced by its kind: equal masks, equal 'stable' content."""
-    return _COMBINED.sub(lambda match: f"<{match.lastgroup}>", text)
+    return finish(mask_steps(text))
 
 
 def placeholder(number: int) -> str:
@@ -54,13 +112,19 @@ def placeholder(number: int) -> str:
 
 
 def replace_spans(text: str, first_number: int) -> tuple[str, list[Span]]:
+    return finish(replace_spans_steps(text, first_number))
+
+
+def replace_spans_steps(text: str, first_number: int) -> Steps[tuple[str, list[Span]]]:
     """Spans replaced by numbered placeholders (numbering continues across texts)."""
-    spans = find_spans(text)
+    spans = yield from spans_steps(text)
     pieces: list[str] = []
     cursor = 0
     for offset, span in enumerate(spans):
         pieces += [text[cursor : span.start], placeholder(first_number + offset)]
         cursor = span.end
+        if offset % CHUNK == CHUNK - 1:
+            yield
     pieces.append(text[cursor:])
     return "".join(pieces), spans
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 
+from gateway.compaction.pacing import Pacer, finish_paced
 from gateway.context import RequestContext
-from gateway.prompt_cache import CacheTotals, optimize, write_premium_usd
+from gateway.prompt_cache import CacheTotals, write_premium_usd
 from gateway.prompt_cache.metrics import PromptCacheMetrics, prompt_cache_metrics
-from gateway.prompt_cache.optimizer import Outcome
+from gateway.prompt_cache.optimizer import Outcome, optimize_steps
 from gateway.prompt_cache.session import SessionState, load_state, load_totals, save_state, save_totals
 from gateway.services import Services
 from gateway.stages.base import Stage
@@ -21,7 +22,10 @@ def _ratio(value: float) -> str:
 
 
 class PromptCacheStage(Stage):
-    """Rewrites ctx.body for the provider's cache (on a copy, swapped in only when everything worked)."""
+    """Rewrites ctx.body for the provider's cache (on a copy, swapped in only when everything worked).
+
+    The optimizer runs paced: a history of 100,000 messages takes a few hundred ms of work, handed
+    back to the event loop every few ms so that other requests are not held up."""
 
     name = "prompt_cache"
 
@@ -35,7 +39,8 @@ class PromptCacheStage(Stage):
         try:
             store, session_key = ctx.services.store, ctx.session_key
             previous = await load_state(store, session_key) if session_key else SessionState()
-            outcome = optimize(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, time.time())
+            steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, time.time())
+            outcome = await finish_paced(steps, Pacer())
             if session_key:
                 await save_state(store, session_key, outcome.state, config.session_state_ttl_s)
         except Exception:
