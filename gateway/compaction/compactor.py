@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from gateway.compaction.history import History
 from gateway.compaction.layout import ToolResult
-from gateway.compaction.pacing import Pacer
 from gateway.compaction.reference import reference
 from gateway.compaction.thresholds import Thresholds
 from gateway.compaction.tokens import TokenCounter
 from gateway.config.compaction import CompactionConfig
+from gateway.pacing import Pacer
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ from gateway.compaction.history import History
 from gateway.compaction.layout import LAYOUTS, Layout, Message, ToolResult, digest
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
-from gateway.compaction.pacing import CHUNK, Pacer, finish_paced
 from gateway.compaction.pairs import safe_cut_steps
 from gateway.compaction.summarizer import (
     INSTRUCTION,
@@ -30,6 +29,7 @@ from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCount
 from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
+from gateway.pacing import CHUNK, Pacer, finish_paced
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.pacing import CHUNK, Steps, finish
 
 Message = dict[str, Any]
 

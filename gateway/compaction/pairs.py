@@ -10,7 +10,7 @@ nothing after it is ever summarized.
 from __future__ import annotations
 
 from gateway.compaction.layout import Layout, Message
-from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.pacing import CHUNK, Steps, finish
 
 
 def safe_cuts(layout: Layout, messages: list[Message], start: int) -> list[int]:

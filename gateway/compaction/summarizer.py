@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message
-from gateway.compaction.pacing import CHUNK, Steps, finish
 from gateway.compaction.reference import preview
 from gateway.compaction.replies import reply_text
 from gateway.compaction.tokens import TokenCounter
 from gateway.config import ModelConfig
+from gateway.pacing import CHUNK, Steps, finish
 from gateway.upstream.router import Router
 from gateway.usage import Cost, Price, Usage, price_for
 from gateway.wire import ANTHROPIC, OPENAI

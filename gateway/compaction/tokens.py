@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.pacing import CHUNK, Pacer, Steps
 from gateway.offline import apply_offline_defaults
+from gateway.pacing import CHUNK, Pacer, Steps
 
 apply_offline_defaults()
 

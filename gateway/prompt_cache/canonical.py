@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.compaction.pacing import CHUNK, Steps
+from gateway.pacing import CHUNK, Steps
 
 
 def sorted_keys(value: Any) -> Any:

@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.pacing import CHUNK, Steps, finish
 from gateway.config import ModelConfig
 from gateway.config.prompt_cache import PromptCacheConfig
+from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
 from gateway.prompt_cache.canonical import canonical_tools_steps
 from gateway.prompt_cache.layout import Block, block_groups

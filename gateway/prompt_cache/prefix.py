@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.volatile import WINDOW, mask, mask_steps
 
 MARK = b'"cache_control"'

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.compaction.pacing import CHUNK, Steps
+from gateway.pacing import CHUNK, Steps
 
 SYSTEM_ROLES = ("system", "developer")
 

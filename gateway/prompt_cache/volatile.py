@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gateway.compaction.pacing import CHUNK, Steps, finish
+from gateway.pacing import CHUNK, Steps, finish
 
 # Order matters: the first alternative that matches at a position wins (a timestamp before its date).
 PATTERNS: dict[str, str] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from gateway.compaction.pacing import Pacer, finish_paced
 from gateway.context import RequestContext
+from gateway.pacing import Pacer, finish_paced
 from gateway.prompt_cache import CacheTotals, write_premium_usd
 from gateway.prompt_cache.metrics import PromptCacheMetrics, prompt_cache_metrics
 from gateway.prompt_cache.optimizer import Outcome, optimize_steps
