@@ -150,3 +150,22 @@ def test_tenant_aliases_come_first(gw: RunningGateway) -> None:
         gw.openai("globex").chat.completions.create(
             model="gpt-6.1-sol", messages=[{"role": "user", "content": "[[sim:text ok]]"}]
         )
+
+
+def test_embedded_default_serves_each_clients_default_model() -> None:
+    default = load_settings()
+    routes = [m.model_dump() for m in default.models]
+    with running_gateway(**gateway_settings(policy=OFF, models=routes, model_aliases=default.model_aliases)) as gw:
+        for model in ("claude-opus-5-5", "claude-haiku-5-5", "claude-sonnet-5-5"):
+            raw = gw.anthropic().messages.with_raw_response.create(
+                model=model, max_tokens=20, messages=[{"role": "user", "content": "[[sim:text PONG]]"}]
+            )
+            assert raw.parse().content[0].text == "PONG"  # type: ignore[union-attr]
+        assert raw.headers["x-cachegate-model"] == "claude-sonnet-4-5"
+        for model in ("gpt-6.1-sol", "gpt-5.6-luna", "gemini-3.8-flash", "gemini-3.5-flash-lite"):
+            answer = gw.openai().chat.completions.create(
+                model=model, messages=[{"role": "user", "content": "[[sim:text PONG]]"}]
+            )
+            assert answer.choices[0].message.content == "PONG"
+        embedded = gw.openai().embeddings.create(model="text-embedding-3-large", input="hi")
+        assert len(embedded.data[0].embedding) == 1536  # text-embedding-3-small's, through the alias
