@@ -10,9 +10,20 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
-from gateway.api import admin, admin_cache, admin_guard, admin_state, context_retrieval, health, proxy
+from gateway.api import (
+    admin,
+    admin_cache,
+    admin_guard,
+    admin_state,
+    context_retrieval,
+    endpoints,
+    health,
+    not_found,
+    proxy,
+)
 from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, request_body
 from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
@@ -58,6 +69,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_extra=request_body(CHAT_COMPLETIONS_BODY),
     )
     app.add_api_route("/v1/messages", proxy.messages, methods=["POST"], openapi_extra=request_body(MESSAGES_BODY))
+    app.add_api_route("/v1/messages/count_tokens", endpoints.count_tokens, methods=["POST"])
+    app.add_api_route("/v1/embeddings", endpoints.embeddings, methods=["POST"])
+    app.add_api_route("/v1/completions", endpoints.completions, methods=["POST"])
     app.add_api_route("/v1/models", health.models, methods=["GET"])
     app.add_api_route("/healthz", health.healthz, methods=["GET"])
     app.add_api_route("/readyz", health.readyz, methods=["GET"])
@@ -68,6 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_state.router)
     app.include_router(admin_guard.router)
     app.include_router(context_retrieval.router)
+
+    app.add_exception_handler(StarletteHTTPException, not_found.route_miss)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_admin_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.api import endpoints
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
 from gateway.context import RequestContext
@@ -39,7 +40,13 @@ async def messages(request: Request) -> Response:
     return await proxy(request, ANTHROPIC)
 
 
-ROUTES = {"/v1/chat/completions": chat_completions, "/v1/messages": messages}
+ROUTES = {
+    "/v1/chat/completions": chat_completions,
+    "/v1/messages": messages,
+    "/v1/messages/count_tokens": endpoints.count_tokens,
+    "/v1/embeddings": endpoints.embeddings,
+    "/v1/completions": endpoints.completions,
+}
 
 
 class DirectRoutes:

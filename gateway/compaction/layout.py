@@ -182,7 +182,11 @@ class AnthropicLayout(Layout):
         return {**message, "content": blocks}
 
     def head_length(self, messages: list[Message], pin_first_user: bool) -> int:
-        return 1 if pin_first_user and messages and messages[0].get("role") == "user" else 0
+        index = 1 if pin_first_user and messages and messages[0].get("role") == "user" else 0
+        # `system` messages right after it (Claude Code's environment, per-turn-control beta) stay too.
+        while index < len(messages) and messages[index].get("role") == "system":
+            index += 1
+        return index
 
     def no_tool_use(self) -> Any:
         return {"type": "none"}

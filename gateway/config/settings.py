@@ -13,6 +13,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from gateway.config.aliases import resolve, unknown_targets
 from gateway.config.models import ModelConfig
 from gateway.config.policy import PolicyConfig
 from gateway.config.tenants import TenantConfig
@@ -44,6 +45,11 @@ class Settings(BaseSettings):
         "Empty: /metrics is open on a loopback bind only",
     )
     models: list[ModelConfig] = Field(default_factory=list)
+    model_aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="Requested model name or glob pattern -> route name ({'claude-opus-*': 'claude-sonnet-4-5', "
+        "'*': 'gpt-4o-mini'}); tenants' own model_aliases are read first (gateway/config/aliases.py)",
+    )
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     log_level: str = "info"
@@ -69,10 +75,26 @@ class Settings(BaseSettings):
             unknown = [f for f in model.fallbacks if f not in names]
             if unknown:
                 raise ValueError(f"model {model.name!r} has unknown fallbacks {unknown}")
+        routes = set(names)
+        for owner, aliases in [("model_aliases", self.model_aliases)] + [
+            (f"tenant {t.name!r} model_aliases", t.model_aliases) for t in self.tenants
+        ]:
+            unknown = unknown_targets(aliases, routes)
+            if unknown:
+                raise ValueError(f"{owner} map to unknown models {unknown}")
         return self
 
     def model_by_name(self, name: str) -> ModelConfig | None:
+        """The route with exactly this public name (fallbacks, summarizers: no aliases)."""
         return next((m for m in self.models if m.name == name), None)
+
+    def route_for(self, requested: str, tenant: TenantConfig | None = None) -> ModelConfig | None:
+        """The route serving a model name a client sent: a route's own name, else the tenant's aliases,
+        else the global ones (exact name, then the longest matching pattern). None: no route."""
+        routes = {m.name: m for m in self.models}
+        maps = [tenant.model_aliases] if tenant is not None else []
+        name = resolve(requested, routes, *maps, self.model_aliases)
+        return routes.get(name) if name is not None else None
 
 
 def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:

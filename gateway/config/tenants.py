@@ -22,7 +22,12 @@ class TenantConfig(BaseModel):
     name: str
     keys: list[str] = Field(default_factory=list, description="Hashed keys: 'sha256:<hex>'")
     policy: dict[str, Any] = Field(default_factory=dict, description="Per-tenant policy overrides")
-    allowed_models: list[str] | None = None
+    allowed_models: list[str] | None = Field(
+        default=None, description="Route names this tenant may use (checked after alias resolution); None: all"
+    )
+    model_aliases: dict[str, str] = Field(
+        default_factory=dict, description="Like Settings.model_aliases, read before the global map"
+    )
     provider_keys: dict[str, str] = Field(
         default_factory=dict,
         description="Env var of this tenant's own upstream key, by model name or provider "

@@ -17,10 +17,8 @@ from gateway.sim.exchange import (
     Conversation,
     SseEvent,
     Timing,
-    api_key,
     choose_fault,
     json_response,
-    read_body,
     read_request,
     split_json,
     split_text,
@@ -168,8 +166,7 @@ async def count_tokens(request: Request) -> Response:
     """POST /v1/messages/count_tokens: the prompt's input tokens (cl100k_base approximation)."""
     state: SimState = request.app.state.sim
     try:
-        api_key(request, state.settings, "invalid x-api-key")
-        body = await read_body(request)
+        _, body = await read_request(request, state, "anthropic", "invalid x-api-key")
         blocks = prompt_blocks(body)
     except SimError as error:
         return anthropic_error_response(error)

@@ -10,6 +10,7 @@ from gateway.sim import admin
 from gateway.sim.anthropic_api import count_tokens, messages
 from gateway.sim.faults import SimulatedDisconnect
 from gateway.sim.openai_api import chat_completions
+from gateway.sim.openai_extras import completions, embeddings
 from gateway.sim.settings import SimSettings
 from gateway.sim.state import SimState
 
@@ -39,6 +40,8 @@ def create_sim_app(settings: SimSettings | None = None) -> Starlette:
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
             Route("/v1/models", admin.list_models, methods=["GET"]),
             Route("/healthz", admin.healthz, methods=["GET"]),
             Route("/sim/stats", admin.stats, methods=["GET"]),

@@ -52,6 +52,9 @@ def anthropic_turns(messages: list[dict[str, Any]]) -> list[list[Turn]]:
         if message.get("role") == "assistant":
             grouped.append([Turn("assistant", content_text(content))])
             continue
+        if message.get("role") == "system":  # system text at this position (per-turn-control beta)
+            grouped.append([Turn("system", content_text(content))])
+            continue
         if isinstance(content, str):
             grouped.append([Turn("user", content)])
             continue

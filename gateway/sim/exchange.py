@@ -52,10 +52,12 @@ async def read_request(request: Request, state: SimState, api: str, rejection: s
 
 
 def _directive_text(grouped: list[list[Turn]]) -> str:
-    """User-written text of the LAST message: directives anywhere else are history, not instructions."""
-    if not grouped:
+    """User-written text of the LAST message (system messages after it aside): directives anywhere else
+    are history, not instructions."""
+    spoken = [turns for turns in grouped if any(turn.kind != "system" for turn in turns)]
+    if not spoken:
         return ""
-    return "\n".join(turn.text for turn in grouped[-1] if turn.kind == "user")
+    return "\n".join(turn.text for turn in spoken[-1] if turn.kind == "user")
 
 
 @dataclass(frozen=True)

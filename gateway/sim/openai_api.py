@@ -30,7 +30,7 @@ from gateway.sim.state import SimState
 from gateway.sim.tokens import encode, openai_encoding
 from gateway.sim.validation import check_openai_request
 
-_REJECTED_KEY = "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
+REJECTED_KEY = "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
 
 
 def _usage(plan: OpenAICachePlan, output_tokens: int) -> dict[str, Any]:
@@ -138,7 +138,7 @@ async def chat_completions(request: Request) -> Response:
     state: SimState = request.app.state.sim
     settings = state.settings
     try:
-        key, body = await read_request(request, state, "openai", _REJECTED_KEY)
+        key, body = await read_request(request, state, "openai", REJECTED_KEY)
         check_openai_request(body)
         model = body["model"]
         conversation = Conversation.of(openai_turns(body["messages"]))

@@ -6,6 +6,8 @@ from typing import Any
 
 from gateway.sim.errors import invalid_request
 
+ANTHROPIC_ROLES = ("user", "assistant", "system")
+
 
 def check_openai_request(body: dict[str, Any]) -> None:
     if not body.get("model"):
@@ -56,8 +58,9 @@ def check_anthropic_request(body: dict[str, Any]) -> None:
     if not isinstance(messages, list) or not messages:
         raise invalid_request("messages: at least one message is required")
     for index, message in enumerate(messages):
-        if message.get("role") not in ("user", "assistant"):
-            raise invalid_request(f"messages.{index}.role: Input should be 'user' or 'assistant'")
+        # `system` messages (Claude Code's per-turn-control beta) are system text at their position.
+        if not isinstance(message, dict) or message.get("role") not in ANTHROPIC_ROLES:
+            raise invalid_request(f"messages.{index}.role: Input should be 'user', 'assistant' or 'system'")
     check_anthropic_tool_pairing(messages)
 
 

@@ -102,14 +102,9 @@ class LeanUpstream:
         if self._session is not None:
             await self._session.close()
 
-    async def _send(
-        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    async def _post(
+        self, wire: str, route: ModelConfig, url: str, payload: dict[str, Any], headers: dict[str, str]
     ) -> aiohttp.ClientResponse:
-        assert api_base, "the router resolves a base URL for every lean route"
-        payload = {**body, "model": route.model}
-        if wire == "openai" and payload.get("stream"):
-            payload["stream_options"] = {**(payload.get("stream_options") or {}), "include_usage": True}
-        url = endpoint(wire, api_base)
         proxy, proxy_auth = env_proxy(url)
         return await self.session().post(
             url,
@@ -120,11 +115,13 @@ class LeanUpstream:
             proxy_auth=proxy_auth,
         )
 
-    async def complete(
-        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    async def post_json(
+        self, wire: str, route: ModelConfig, url: str, body: dict[str, Any], headers: dict[str, str]
     ) -> dict[str, Any]:
+        """One JSON POST to a provider endpoint (chat, count_tokens, embeddings, completions) with the
+        route's provider model in `model`."""
         try:
-            async with await self._send(wire, route, api_base, body, headers) as response:
+            async with await self._post(wire, route, url, {**body, "model": route.model}, headers) as response:
                 if response.status >= 400:
                     raise await _error(route, response)
                 content = await response.read()
@@ -132,18 +129,14 @@ class LeanUpstream:
             raise UpstreamTimeout() from exc
         except aiohttp.ClientError as exc:
             raise _unreachable(route, exc, "could not reach the provider") from exc
-        try:
-            result: dict[str, Any] = orjson.loads(content)
-        except orjson.JSONDecodeError as exc:
-            raise UpstreamError(502, "The provider sent a malformed response.") from exc
-        return result
+        return _json(content)
 
-    async def open_stream(
-        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    async def post_stream(
+        self, wire: str, route: ModelConfig, url: str, body: dict[str, Any], headers: dict[str, str]
     ) -> AsyncIterator[SSEEvent]:
-        """Open the stream and wait for its status, so errors can still be retried before any byte."""
+        """Like post_json for a streamed answer: the provider's events, once its status is known."""
         try:
-            response = await self._send(wire, route, api_base, body, headers)
+            response = await self._post(wire, route, url, {**body, "model": route.model}, headers)
             if response.status >= 400:
                 async with response:
                     raise await _error(route, response)
@@ -152,6 +145,34 @@ class LeanUpstream:
         except aiohttp.ClientError as exc:
             raise _unreachable(route, exc, "could not reach the provider") from exc
         return _events(route, response)
+
+    async def complete(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> dict[str, Any]:
+        return await self.post_json(wire, route, _chat_url(wire, api_base), body, headers)
+
+    async def open_stream(
+        self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[SSEEvent]:
+        """Open the stream and wait for its status, so errors can still be retried before any byte."""
+        if wire == "openai":
+            body = {**body, "stream_options": {**(body.get("stream_options") or {}), "include_usage": True}}
+        return await self.post_stream(wire, route, _chat_url(wire, api_base), body, headers)
+
+
+def _chat_url(wire: str, api_base: str | None) -> str:
+    assert api_base, "the router resolves a base URL for every lean route"
+    return endpoint(wire, api_base)
+
+
+def _json(content: bytes) -> dict[str, Any]:
+    try:
+        result = orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        raise UpstreamError(502, "The provider sent a malformed response.") from exc
+    if not isinstance(result, dict):
+        raise UpstreamError(502, "The provider sent a malformed response.")
+    return result
 
 
 async def _events(route: ModelConfig, response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:

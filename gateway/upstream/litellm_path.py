@@ -60,7 +60,7 @@ def _retry_after(exc: Exception) -> float | None:
     return parse_retry_after(headers.get("retry-after") if hasattr(headers, "get") else None)
 
 
-async def _call(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
+async def call_litellm(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
     try:
         return await call()
     except litellm.Timeout as exc:
@@ -111,8 +111,8 @@ class LiteLLMUpstream:
     ) -> dict[str, Any]:
         kwargs = self._kwargs(wire, route, api_base, {**body, "stream": False})
         if wire == "openai":
-            return _to_dict(await _call(route, lambda: litellm.acompletion(**kwargs)))
-        return _to_dict(await _call(route, lambda: litellm.anthropic_messages(**kwargs)))
+            return _to_dict(await call_litellm(route, lambda: litellm.acompletion(**kwargs)))
+        return _to_dict(await call_litellm(route, lambda: litellm.anthropic_messages(**kwargs)))
 
     async def open_stream(
         self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
@@ -120,9 +120,9 @@ class LiteLLMUpstream:
         kwargs = self._kwargs(wire, route, api_base, {**body, "stream": True})
         if wire == "openai":
             kwargs["stream_options"] = {"include_usage": True}
-            chunks = await _call(route, lambda: litellm.acompletion(**kwargs))
+            chunks = await call_litellm(route, lambda: litellm.acompletion(**kwargs))
             return _openai_events(route, chunks)
-        stream = await _call(route, lambda: litellm.anthropic_messages(**kwargs))
+        stream = await call_litellm(route, lambda: litellm.anthropic_messages(**kwargs))
         return _anthropic_events(route, stream)
 
 

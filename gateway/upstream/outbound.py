@@ -31,9 +31,16 @@ def outbound_request(
     wire: WireFormat, body: Mapping[str, Any], headers: Mapping[str, str], metrics: GatewayMetrics
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The body and headers a provider may receive for a request in `wire`'s shape."""
-    kept, dropped = public_fields(body, wire.upstream_fields)
+    return filter_outbound(wire.name, wire.upstream_fields, body, headers, metrics)
+
+
+def filter_outbound(
+    api: str, fields: frozenset[str], body: Mapping[str, Any], headers: Mapping[str, str], metrics: GatewayMetrics
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The body and headers a provider may receive for a request to `api` whose public fields are `fields`."""
+    kept, dropped = public_fields(body, fields)
     if dropped:
-        metrics.upstream_dropped_fields.labels(wire.name).inc(len(dropped))
+        metrics.upstream_dropped_fields.labels(api).inc(len(dropped))
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("not sent upstream (not %s API fields): %s", wire.name, _names(dropped))
+            log.debug("not sent upstream (not %s API fields): %s", api, _names(dropped))
     return kept, forwarded_headers(headers)

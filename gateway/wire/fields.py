@@ -7,7 +7,8 @@ the gateway connects and with which key. Unknown fields are dropped, not rejecte
 accept fields newer than these lists, and the caller gets the answer it would get without them.
 
 The lists are the request params of the official SDKs (openai 2.x `CompletionCreateParams`, anthropic
-2.x `MessageCreateParams` and the beta `MessageCreateParams`), body fields only: SDK arguments that the
+2.x `MessageCreateParams` and the beta `MessageCreateParams`; for the other endpoints, the params named
+above each list), body fields only: SDK arguments that the
 SDK sends as headers (`betas`, `user_profile_id`, `workspace_id`) are not body fields.
 """
 
@@ -90,6 +91,52 @@ ANTHROPIC_MESSAGES_FIELDS = frozenset(
         "fallbacks",
         "mcp_servers",
         "thread",
+    }
+)
+
+# anthropic 2.x `MessageCountTokensParams` and its beta variant (body fields only).
+ANTHROPIC_COUNT_TOKENS_FIELDS = frozenset(
+    {
+        "billing_policy",
+        "cache_control",
+        "compaction",
+        "context_management",
+        "mcp_servers",
+        "messages",
+        "model",
+        "output_config",
+        "speed",
+        "system",
+        "thinking",
+        "tool_choice",
+        "tools",
+    }
+)
+
+# openai 2.x `EmbeddingCreateParams`.
+OPENAI_EMBEDDINGS_FIELDS = frozenset({"dimensions", "encoding_format", "input", "model", "user"})
+
+# openai 2.x `CompletionCreateParams` (legacy completions).
+OPENAI_COMPLETIONS_FIELDS = frozenset(
+    {
+        "best_of",
+        "echo",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "max_tokens",
+        "model",
+        "n",
+        "presence_penalty",
+        "prompt",
+        "seed",
+        "stop",
+        "stream",
+        "stream_options",
+        "suffix",
+        "temperature",
+        "top_p",
+        "user",
     }
 )
 

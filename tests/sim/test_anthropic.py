@@ -216,5 +216,5 @@ def test_max_tokens_cuts_the_reply_and_count_tokens(claude: anthropic.Anthropic,
     usage = _ask(claude, [{"role": "user", "content": "q"}], system=_system()).usage
     assert counted.input_tokens == usage.cache_creation_input_tokens + usage.input_tokens
     with pytest.raises(anthropic.BadRequestError):
-        _ask(claude, [{"role": "system", "content": "not a role here"}])
+        _ask(claude, [{"role": "tool", "content": "not a role here"}])  # type: ignore[list-item,typeddict-item]
     assert httpx.get(sim_url + "/sim/stats", headers=SIM_ADMIN).json()["errors"] == {"400": 1}
