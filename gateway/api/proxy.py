@@ -22,7 +22,7 @@ from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.upstream.errors import UpstreamError
-from gateway.wire import ANTHROPIC, OPENAI, WireFormat
+from gateway.wire import ANTHROPIC, OPENAI, RESPONSES, WireFormat
 from gateway.wire.sse import comment
 
 log = logging.getLogger("cachegate.proxy")
@@ -39,7 +39,11 @@ async def messages(request: Request) -> Response:
     return await proxy(request, ANTHROPIC)
 
 
-ROUTES = {"/v1/chat/completions": chat_completions, "/v1/messages": messages}
+async def responses(request: Request) -> Response:
+    return await proxy(request, RESPONSES)
+
+
+ROUTES = {"/v1/chat/completions": chat_completions, "/v1/messages": messages, "/v1/responses": responses}
 
 
 class DirectRoutes:
