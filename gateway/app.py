@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.middleware.cors import CORSMiddleware
 
-from gateway.api import admin, admin_cache, admin_guard, admin_state, context_retrieval, health, proxy
+from gateway.api import admin, admin_cache, admin_guard, admin_state, context_retrieval, health, proxy, responses
 from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, RESPONSES_BODY, request_body
 from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
@@ -59,6 +59,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_api_route("/v1/messages", proxy.messages, methods=["POST"], openapi_extra=request_body(MESSAGES_BODY))
     app.add_api_route("/v1/responses", proxy.responses, methods=["POST"], openapi_extra=request_body(RESPONSES_BODY))
+    app.add_api_route("/v1/responses/{response_id}", responses.get_response, methods=["GET"])
+    app.add_api_route("/v1/responses/{response_id}", responses.delete_response, methods=["DELETE"])
     app.add_api_route("/v1/models", health.models, methods=["GET"])
     app.add_api_route("/healthz", health.healthz, methods=["GET"])
     app.add_api_route("/readyz", health.readyz, methods=["GET"])
