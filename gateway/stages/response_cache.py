@@ -77,7 +77,7 @@ class ResponseCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         policy = ctx.policy.response_cache
-        if not policy.enabled or ctx.route is None or ctx.wire.name == "responses":
+        if not policy.enabled or ctx.route is None:
             return
         if len(ctx.body.get("messages") or ()) > policy.max_request_messages:  # work bound: not even keyed
             self.metrics.skips.labels("all", "too_many_messages").inc()
