@@ -23,8 +23,9 @@ from gateway.api import (
     health,
     not_found,
     proxy,
+    responses,
 )
-from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, request_body
+from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, RESPONSES_BODY, request_body
 from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
 from gateway.services import Services, create_services
@@ -72,6 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_api_route("/v1/messages/count_tokens", endpoints.count_tokens, methods=["POST"])
     app.add_api_route("/v1/embeddings", endpoints.embeddings, methods=["POST"])
     app.add_api_route("/v1/completions", endpoints.completions, methods=["POST"])
+    app.add_api_route("/v1/responses", proxy.responses, methods=["POST"], openapi_extra=request_body(RESPONSES_BODY))
+    app.add_api_route("/v1/responses/{response_id}", responses.get_response, methods=["GET"])
+    app.add_api_route("/v1/responses/{response_id}", responses.delete_response, methods=["DELETE"])
     app.add_api_route("/v1/models", health.models, methods=["GET"])
     app.add_api_route("/healthz", health.healthz, methods=["GET"])
     app.add_api_route("/readyz", health.readyz, methods=["GET"])

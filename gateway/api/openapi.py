@@ -63,6 +63,23 @@ MESSAGES_BODY: dict[str, Any] = {
     },
 }
 
+RESPONSES_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["model"],
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}]},
+        "instructions": {"type": "string"},
+        "tools": {"type": "array", "items": {"type": "object"}},
+        "stream": {"type": "boolean"},
+        "store": {"type": "boolean"},
+        "previous_response_id": {"type": "string"},
+        "prompt_cache_key": {"type": "string"},
+        "max_output_tokens": {"type": "integer"},
+        "temperature": {"type": "number"},
+    },
+}
+
 
 def request_body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}

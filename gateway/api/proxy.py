@@ -23,7 +23,7 @@ from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.upstream.errors import UpstreamError
-from gateway.wire import ANTHROPIC, OPENAI, WireFormat
+from gateway.wire import ANTHROPIC, OPENAI, RESPONSES, WireFormat
 from gateway.wire.sse import comment
 
 log = logging.getLogger("cachegate.proxy")
@@ -40,9 +40,14 @@ async def messages(request: Request) -> Response:
     return await proxy(request, ANTHROPIC)
 
 
+async def responses(request: Request) -> Response:
+    return await proxy(request, RESPONSES)
+
+
 ROUTES = {
     "/v1/chat/completions": chat_completions,
     "/v1/messages": messages,
+    "/v1/responses": responses,
     "/v1/messages/count_tokens": endpoints.count_tokens,
     "/v1/embeddings": endpoints.embeddings,
     "/v1/completions": endpoints.completions,

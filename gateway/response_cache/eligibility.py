@@ -72,6 +72,10 @@ def storable(wire: str, response: dict[str, Any], tool_calls_allowed: bool, *, g
     terminate tool's final answer: they belong to one session's state, and look like a normal answer)."""
     if gateway_written:
         return False
+    if wire == "responses":
+        output = response.get("output") or []
+        calls = any(isinstance(item, dict) and item.get("type") == "function_call" for item in output)
+        return response.get("status") == "completed" and bool(output) and (tool_calls_allowed or not calls)
     if wire == "openai":
         finishes = {"stop", "tool_calls"} if tool_calls_allowed else {"stop"}
         choices = response.get("choices") or []

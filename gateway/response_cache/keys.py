@@ -32,12 +32,14 @@ NON_SEMANTIC_FIELDS = frozenset(
         "store",
         "service_tier",
         "safety_identifier",
+        "client_metadata",  # Codex: session, turn and window ids
     }
 )
 # Provider defaults, so an omitted parameter and its default value key alike.
 SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
     "openai": {"temperature": 1.0, "top_p": 1.0, "n": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0},
     "anthropic": {"temperature": 1.0},
+    "responses": {"temperature": 1.0, "top_p": 1.0},
 }
 # Request-level fields that shape the answer but are not the conversation.
 SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})

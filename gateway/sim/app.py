@@ -11,6 +11,7 @@ from gateway.sim.anthropic_api import count_tokens, messages
 from gateway.sim.faults import SimulatedDisconnect
 from gateway.sim.openai_api import chat_completions
 from gateway.sim.openai_extras import completions, embeddings
+from gateway.sim.openai_responses import responses
 from gateway.sim.settings import SimSettings
 from gateway.sim.state import SimState
 
@@ -38,6 +39,7 @@ def create_sim_app(settings: SimSettings | None = None) -> Starlette:
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),

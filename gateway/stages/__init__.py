@@ -10,6 +10,7 @@ from gateway.stages.guard import GuardStage
 from gateway.stages.parse import ParseStage
 from gateway.stages.prompt_cache import PromptCacheAccountingStage, PromptCacheStage
 from gateway.stages.response_cache import ResponseCacheStage
+from gateway.stages.responses_state import ResponsesStateStage
 from gateway.stages.routing import RoutingStage
 from gateway.stages.session import SessionStage
 from gateway.stages.telemetry import TelemetryStage
@@ -18,16 +19,19 @@ from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> parse -> routing -> session -> [guard -> compaction -> response cache ->
-    prompt cache] -> upstream. Response order: usage -> [prompt-cache accounting -> guard ->
-    response-cache store] -> telemetry."""
+    """Request order: auth -> parse -> routing -> session -> responses state -> [guard -> compaction ->
+    response cache -> prompt cache] -> upstream. Response order: usage -> [prompt-cache accounting -> guard ->
+    response-cache store] -> responses state -> telemetry."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
-    upstream, usage, telemetry = UpstreamStage(), UsageStage(), TelemetryStage()
+    upstream, usage, telemetry, responses_state = UpstreamStage(), UsageStage(), TelemetryStage(), ResponsesStateStage()
     compaction, guard = CompactionStage(services), GuardStage(services)
     response_cache = ResponseCacheStage(services)
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
-        request_stages=[auth, parse, routing, session, guard, compaction, response_cache, prompt_cache, upstream],
-        response_stages=[compaction, usage, prompt_cache_accounting, guard, response_cache, telemetry],
+        request_stages=[
+            *[auth, parse, routing, session, responses_state],
+            *[guard, compaction, response_cache, prompt_cache, upstream],
+        ],
+        response_stages=[compaction, usage, prompt_cache_accounting, guard, response_cache, responses_state, telemetry],
         metrics=services.metrics,
     )

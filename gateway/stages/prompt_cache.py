@@ -34,7 +34,7 @@ class PromptCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         config = ctx.policy.prompt_cache
-        if not config.enabled or ctx.route is None:
+        if not config.enabled or ctx.route is None or ctx.wire.name == "responses":
             return
         try:
             store, session_key = ctx.services.store, ctx.session_key

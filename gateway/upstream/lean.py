@@ -42,9 +42,11 @@ def request_headers(wire: str, api_key: str | None, incoming: dict[str, str]) ->
     return headers
 
 
+ENDPOINTS = {"openai": "/chat/completions", "responses": "/responses", "anthropic": "/v1/messages"}
+
+
 def endpoint(wire: str, api_base: str) -> str:
-    base = api_base.rstrip("/")
-    return f"{base}/chat/completions" if wire == "openai" else f"{base}/v1/messages"
+    return api_base.rstrip("/") + ENDPOINTS[wire]
 
 
 def timeout(route: ModelConfig) -> aiohttp.ClientTimeout:

@@ -1,7 +1,8 @@
 """The LiteLLM path: any provider LiteLLM supports, and any caller/provider format pair.
 
 OpenAI-shaped callers go through `litellm.acompletion`; Anthropic-shaped ones through
-`litellm.anthropic_messages` (LiteLLM converts to the provider's format either way).
+`litellm.anthropic_messages`; Responses-shaped ones through `litellm.aresponses` (native for OpenAI-style
+providers, LiteLLM's Responses-to-chat bridge for the others). LiteLLM converts to the provider's format.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ async def call_litellm(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> 
 def _to_dict(response: Any) -> dict[str, Any]:
     if isinstance(response, dict):
         return dict(response)
-    dumped: dict[str, Any] = response.model_dump(exclude_none=False)
+    dumped: dict[str, Any] = response.model_dump(exclude_none=False, warnings=False)
     return dumped
 
 
@@ -112,6 +113,8 @@ class LiteLLMUpstream:
         kwargs = self._kwargs(wire, route, api_base, {**body, "stream": False})
         if wire == "openai":
             return _to_dict(await call_litellm(route, lambda: litellm.acompletion(**kwargs)))
+        if wire == "responses":
+            return _to_dict(await call_litellm(route, lambda: litellm.aresponses(**kwargs)))
         return _to_dict(await call_litellm(route, lambda: litellm.anthropic_messages(**kwargs)))
 
     async def open_stream(
@@ -122,8 +125,10 @@ class LiteLLMUpstream:
             kwargs["stream_options"] = {"include_usage": True}
             chunks = await call_litellm(route, lambda: litellm.acompletion(**kwargs))
             return _openai_events(route, chunks)
+        if wire == "responses":
+            return _named_events(route, await call_litellm(route, lambda: litellm.aresponses(**kwargs)))
         stream = await call_litellm(route, lambda: litellm.anthropic_messages(**kwargs))
-        return _anthropic_events(route, stream)
+        return _named_events(route, stream)
 
 
 async def _guard_stream(route: ModelConfig, events: AsyncIterator[SSEEvent]) -> AsyncIterator[SSEEvent]:
@@ -147,7 +152,9 @@ async def _openai_events(route: ModelConfig, chunks: Any) -> AsyncIterator[SSEEv
         yield event
 
 
-async def _anthropic_events(route: ModelConfig, stream: Any) -> AsyncIterator[SSEEvent]:
+async def _named_events(route: ModelConfig, stream: Any) -> AsyncIterator[SSEEvent]:
+    """Events that carry their name in `type` (Anthropic Messages, OpenAI Responses), as SSE events."""
+
     async def raw() -> AsyncIterator[bytes]:
         async for item in stream:
             if isinstance(item, bytes | bytearray):

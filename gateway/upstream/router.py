@@ -51,11 +51,11 @@ class Router:
     def api_base(self, route: ModelConfig, wire: str) -> str | None:
         if route.api_base == EMBEDDED_SIM_BASE:
             sim = f"{self.self_url}/sim"
-            return f"{sim}/v1" if wire == "openai" else sim
+            return f"{sim}/v1" if wire in ("openai", "responses") else sim
         return route.api_base or DEFAULT_BASES.get(wire)
 
     def path_for(self, route: ModelConfig, caller_wire: str) -> str:
-        lean_possible = route.lean_wire == caller_wire
+        lean_possible = route.lean_wire == (WIRES[caller_wire].lean_wire or caller_wire)
         if route.path == "lean" and lean_possible:
             return "lean"
         if route.path == "auto" and lean_possible:

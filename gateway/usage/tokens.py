@@ -50,6 +50,22 @@ class Usage:
         )
 
     @classmethod
+    def from_openai_responses(cls, usage: dict[str, Any] | None) -> Usage:
+        """OpenAI Responses shape; `input_tokens` includes the cached tokens and, as LiteLLM's Responses
+        bridge reports other providers, the written ones (`input_tokens_details.cache_write_tokens`)."""
+        if not usage:
+            return cls()
+        details = usage.get("input_tokens_details") or {}
+        read = int(details.get("cached_tokens") or 0)
+        written = int(details.get("cache_write_tokens") or 0)
+        return cls(
+            uncached_input=max(int(usage.get("input_tokens") or 0) - read - written, 0),
+            cache_read=read,
+            cache_write_5m=written,
+            output=int(usage.get("output_tokens") or 0),
+        )
+
+    @classmethod
     def from_anthropic(cls, usage: dict[str, Any] | None) -> Usage:
         """Anthropic shape; `input_tokens` is the UNCACHED part only."""
         if not usage:

@@ -3,7 +3,8 @@
 from gateway.wire.anthropic import ANTHROPIC
 from gateway.wire.base import StreamAccumulator, WireFormat
 from gateway.wire.openai import OPENAI
+from gateway.wire.responses import RESPONSES
 
-WIRES: dict[str, WireFormat] = {"openai": OPENAI, "anthropic": ANTHROPIC}
+WIRES: dict[str, WireFormat] = {"openai": OPENAI, "anthropic": ANTHROPIC, "responses": RESPONSES}
 
-__all__ = ["ANTHROPIC", "OPENAI", "WIRES", "StreamAccumulator", "WireFormat"]
+__all__ = ["ANTHROPIC", "OPENAI", "RESPONSES", "WIRES", "StreamAccumulator", "WireFormat"]

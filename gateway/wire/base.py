@@ -25,6 +25,9 @@ class StreamAccumulator(ABC):
 class WireFormat(ABC):
     name: str
     upstream_fields: frozenset[str]  # the public body fields a provider may receive (gateway/wire/fields.py)
+    # The provider API (config.models.LEAN_WIRE_BY_PROVIDER) that takes this wire as is on the lean path;
+    # None: the API of the same name.
+    lean_wire: str | None = None
 
     @abstractmethod
     def validate(self, body: Any) -> None:

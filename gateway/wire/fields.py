@@ -6,10 +6,10 @@ from the same dict as the request body, so an unlisted field is not harmless noi
 the gateway connects and with which key. Unknown fields are dropped, not rejected: the provider may
 accept fields newer than these lists, and the caller gets the answer it would get without them.
 
-The lists are the request params of the official SDKs (openai 2.x `CompletionCreateParams`, anthropic
-2.x `MessageCreateParams` and the beta `MessageCreateParams`; for the other endpoints, the params named
-above each list), body fields only: SDK arguments that the
-SDK sends as headers (`betas`, `user_profile_id`, `workspace_id`) are not body fields.
+The lists are the request params of the official SDKs (openai 2.x `CompletionCreateParams` and
+`ResponseCreateParams`, anthropic 2.x `MessageCreateParams` and the beta `MessageCreateParams`; for the
+other endpoints, the params named above each list), body fields only: SDK arguments that the SDK sends
+as headers (`betas`, `user_profile_id`, `workspace_id`) are not body fields.
 """
 
 from __future__ import annotations
@@ -57,6 +57,45 @@ OPENAI_CHAT_FIELDS = frozenset(
         "user",
         "verbosity",
         "web_search_options",
+    }
+)
+
+# `previous_response_id` is the gateway's own (it stores responses and sends the full conversation:
+# gateway/responses_store.py), so no provider needs a store of its own. `client_metadata` is not in the SDK
+# but Codex sends it to api.openai.com, which takes it.
+OPENAI_RESPONSES_FIELDS = frozenset(
+    {
+        "background",
+        "client_metadata",
+        "context_management",
+        "conversation",
+        "include",
+        "input",
+        "instructions",
+        "max_output_tokens",
+        "max_tool_calls",
+        "metadata",
+        "model",
+        "moderation",
+        "parallel_tool_calls",
+        "prompt",
+        "prompt_cache_key",
+        "prompt_cache_options",
+        "prompt_cache_retention",
+        "reasoning",
+        "safety_identifier",
+        "service_tier",
+        "store",
+        "stream",
+        "stream_options",
+        "temperature",
+        "text",
+        "tool_choice",
+        "tools",
+        "top_logprobs",
+        "top_p",
+        "truncation",
+        "user",
     }
 )
 

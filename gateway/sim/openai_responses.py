@@ -1,0 +1,201 @@
+"""POST /v1/responses in OpenAI's Responses wire format (stream and not), with OpenAI's prompt caching.
+
+The reply rules are the Chat Completions ones (directives in the last user message, replay, tool_choice,
+an answer to a function_call_output, else an echo); the cached prefix is the rendered request (tools,
+instructions, then every input item in order), as gateway/sim/openai_cache.py applies the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from functools import partial
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.sim.conversation import Turn, TurnKind
+from gateway.sim.errors import SimError, invalid_request, openai_error_response
+from gateway.sim.exchange import (
+    Conversation,
+    SseEvent,
+    Timing,
+    choose_fault,
+    json_response,
+    read_request,
+    split_text,
+    stream_response,
+)
+from gateway.sim.openai_api import REJECTED_KEY
+from gateway.sim.responses import Reply, limit_reply, output_tokens
+from gateway.sim.state import SimState
+from gateway.sim.tokens import encode, openai_encoding
+from gateway.wire.responses import content_text, input_items, item_type, message_item, response_object
+
+
+def responses_turns(body: dict[str, Any]) -> list[list[Turn]]:
+    """Turns grouped by input item."""
+    grouped: list[list[Turn]] = []
+    for item in input_items(body):
+        kind = item_type(item)
+        if kind == "message":
+            role = item.get("role")
+            turn_kind: TurnKind = "user"
+            if role in ("system", "developer"):
+                turn_kind = "system"
+            elif role == "assistant":
+                turn_kind = "assistant"
+            grouped.append([Turn(turn_kind, content_text(item.get("content")))])
+        elif kind == "function_call":
+            grouped.append([Turn("assistant", "")])
+        elif kind == "function_call_output":
+            output = item.get("output")
+            text = output if isinstance(output, str) else content_text(output)
+            grouped.append([Turn("tool", text, item.get("call_id"))])
+    return grouped
+
+
+def render_prompt(body: dict[str, Any]) -> str:
+    """The request prefix as the model sees it: tools, instructions, then each input item in order."""
+    parts = []
+    if body.get("tools"):
+        parts.append("<|tools|>" + json.dumps(body["tools"], ensure_ascii=False))
+    if isinstance(body.get("instructions"), str):
+        parts.append(f"<|im_start|>system\n{body['instructions']}<|im_end|>")
+    for item in input_items(body):
+        if item_type(item) == "message":
+            parts.append(f"<|im_start|>{item.get('role')}\n{content_text(item.get('content'))}<|im_end|>")
+        else:
+            parts.append(json.dumps(item, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def check_request(body: dict[str, Any]) -> None:
+    """What the real API refuses: no model, no input, and unpaired function calls and outputs."""
+    if not body.get("model"):
+        raise invalid_request("Missing required parameter: 'model'.", param="model")
+    if not isinstance(body.get("input"), str | list) or not body["input"]:
+        raise invalid_request("Missing required parameter: 'input'.", param="input")
+    calls = {str(i.get("call_id")) for i in input_items(body) if item_type(i) == "function_call"}
+    answered = {str(i.get("call_id")) for i in input_items(body) if item_type(i) == "function_call_output"}
+    if unknown := sorted(answered - calls):
+        raise invalid_request(f"No tool call found for function call output with call_id {unknown[0]}.", param="input")
+    if missing := sorted(calls - answered):
+        raise invalid_request(f"No tool output found for function call {missing[0]}.", param="input")
+
+
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    choice = body.get("tool_choice")
+    functions = [t for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function"]
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        return str(choice.get("name"))
+    if choice == "required" and functions:
+        return str(functions[0].get("name"))
+    return None
+
+
+def _output(reply: Reply) -> list[dict[str, Any]]:
+    items = (
+        [message_item(reply.text, item_id=f"msg_{uuid.uuid4().hex[:24]}")] if reply.text or not reply.tool_calls else []
+    )
+    items += [
+        {
+            "id": f"fc_{uuid.uuid4().hex[:24]}",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+        for call in reply.tool_calls
+    ]
+    return items
+
+
+def _usage(prompt_tokens: int, cached_tokens: int, produced: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt_tokens,
+        "input_tokens_details": {"cached_tokens": cached_tokens},
+        "output_tokens": produced,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt_tokens + produced,
+    }
+
+
+def _events(response: dict[str, Any], words: int) -> list[SseEvent]:
+    """The full Responses event sequence; text deltas of `words` words (paced as output)."""
+    sequence = iter(range(1_000_000))
+
+    def event(kind: str, output: bool = False, **fields: Any) -> SseEvent:
+        data = {"type": kind, "sequence_number": next(sequence), **fields}
+        return SseEvent(json.dumps(data), event=kind, carries_output=output)
+
+    opening = {**response, "status": "in_progress", "output": [], "usage": None}
+    events = [event("response.created", response=opening), event("response.in_progress", response=opening)]
+    for index, item in enumerate(response["output"]):
+        if item["type"] == "message":
+            events.append(
+                event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item={**item, "content": [], "status": "in_progress"},
+                )
+            )
+            part = item["content"][0]
+            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            events.append(event("response.content_part.added", **where, part={**part, "text": ""}))
+            events += [
+                event("response.output_text.delta", True, **where, delta=piece, logprobs=[])
+                for piece in split_text(part["text"], words)
+            ]
+            events.append(event("response.output_text.done", **where, text=part["text"], logprobs=[]))
+            events.append(event("response.content_part.done", **where, part=part))
+        else:
+            opening_item = {**item, "arguments": "", "status": "in_progress"}
+            events.append(event("response.output_item.added", output_index=index, item=opening_item))
+            where = {"item_id": item["id"], "output_index": index}
+            events.append(event("response.function_call_arguments.delta", True, **where, delta=item["arguments"]))
+            events.append(event("response.function_call_arguments.done", **where, arguments=item["arguments"]))
+        events.append(event("response.output_item.done", output_index=index, item=item))
+    final = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
+    events.append(event(final, response=response))
+    return events
+
+
+async def responses(request: Request) -> Response:
+    state: SimState = request.app.state.sim
+    settings = state.settings
+    try:
+        key, body = await read_request(request, state, "openai", REJECTED_KEY)
+        check_request(body)
+        model = body["model"]
+        conversation = Conversation.of(responses_turns(body))
+        fault = await choose_fault(request, state, model, conversation.directives)
+        encoding = openai_encoding(model)
+        extended = body.get("prompt_cache_retention") == "24h"
+        ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
+        namespace = (key, model)
+        plan = state.openai_cache.plan(namespace, encode(render_prompt(body), encoding), ttl_s)
+        reply = conversation.reply(state.replay, "call_", _forced_tool(body))
+    except SimError as error:
+        state.stats.count_error(error.status)
+        return openai_error_response(error)
+
+    reply = limit_reply(reply, body.get("max_output_tokens"), encoding)
+    produced = output_tokens(reply, encoding)
+    uncached = plan.prompt_tokens - plan.cached_tokens
+    state.stats.count(
+        model, requests=1, input_tokens=uncached, cache_read_tokens=plan.cached_tokens, output_tokens=produced
+    )
+    usage = _usage(plan.prompt_tokens, plan.cached_tokens, produced)
+    status = "incomplete" if reply.truncated else "completed"
+    response = {**response_object(model, _output(reply), usage=usage, status=status), "id": f"resp_{uuid.uuid4().hex}"}
+    for field in ("instructions", "tools", "tool_choice", "metadata", "store", "previous_response_id"):
+        if field in body:
+            response[field] = body[field]
+    timing = Timing.simulated(settings.latency, uncached, plan.cached_tokens, produced)
+    on_start = partial(state.openai_cache.commit, namespace, plan)
+    if body.get("stream"):
+        return stream_response(_events(response, settings.stream_chunk_words), timing, on_start, fault)
+    return await json_response(response, timing, on_start, fault)
