@@ -25,6 +25,8 @@ class StreamAccumulator(ABC):
 class WireFormat(ABC):
     name: str
     upstream_fields: frozenset[str]  # the public body fields a provider may receive (gateway/wire/fields.py)
+    # Whether the API's clients skip SSE comments (the final `: cachegate {...}` line); google-genai does not.
+    sse_comments: bool = True
 
     @abstractmethod
     def validate(self, body: Any) -> None:

@@ -23,9 +23,14 @@ MAX_MESSAGES = 100_000  # Anthropic Messages API: "a limit of 100,000 messages i
 THREADED_VALIDATION_MESSAGES = 5_000  # fewer validate inline in < ~10 ms
 
 
+def history(body: Any) -> Any:
+    """The conversation turns: `messages` (OpenAI, Anthropic) or `contents` (Gemini)."""
+    return body.get("messages", body.get("contents")) if isinstance(body, dict) else None
+
+
 def check_limits(body: Any) -> None:
     """400 (not retried: the same body always fails) when a request holds more messages than any provider takes."""
-    messages = body.get("messages") if isinstance(body, dict) else None
+    messages = history(body)
     if isinstance(messages, list) and len(messages) > MAX_MESSAGES:
         raise bad_request(
             f"'messages' holds {len(messages)} messages; at most {MAX_MESSAGES} are accepted in one request.",
@@ -36,7 +41,7 @@ def check_limits(body: Any) -> None:
 async def validate_within_limits(wire: WireFormat, body: Any) -> None:
     """The caps above, then the wire's own validation (off the event loop for long histories)."""
     check_limits(body)
-    messages = body.get("messages") if isinstance(body, dict) else None
+    messages = history(body)
     if isinstance(messages, list) and len(messages) > THREADED_VALIDATION_MESSAGES:
         await asyncio.to_thread(wire.validate, body)
     else:
