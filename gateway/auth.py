@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from gateway.config import Settings, TenantConfig, hash_key
 
 
-def presented_key(headers: Mapping[str, str]) -> str | None:
-    """The key as OpenAI SDKs (Authorization: Bearer) or Anthropic SDKs (x-api-key) send it."""
+def presented_key(headers: Mapping[str, str], query_key: str | None = None) -> str | None:
+    """The key as OpenAI SDKs (Authorization: Bearer), Anthropic SDKs (x-api-key) or Google's (x-goog-api-key,
+    or `?key=` on the Gemini API routes only, passed in as `query_key`) send it."""
     authorization = headers.get("authorization", "")
     if authorization.lower().startswith("bearer "):
         return authorization[7:].strip() or None
-    return headers.get("x-api-key") or None
+    return headers.get("x-api-key") or headers.get("x-goog-api-key") or query_key or None
 
 
 class KeyRing:

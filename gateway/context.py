@@ -59,14 +59,19 @@ class RequestContext:
     stream_observers: list[StreamObserver] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     notes: dict[str, Any] = field(default_factory=dict)  # per-stage facts for logs and admin views
+    # APIs that name the model and streaming in the URL (Gemini: /v1beta/models/{model}:streamGenerateContent)
+    # set them here; the body keeps only the API's own fields.
+    path_model: str | None = None
+    path_stream: bool | None = None
+    query_key: str | None = None  # an API key sent as ?key= (Gemini API only), never logged
 
     @property
     def stream(self) -> bool:
-        return bool(self.body.get("stream"))
+        return self.path_stream if self.path_stream is not None else bool(self.body.get("stream"))
 
     @property
     def model_name(self) -> str:
-        return str(self.body.get("model", ""))
+        return self.path_model if self.path_model is not None else str(self.body.get("model", ""))
 
     @property
     def tenant_label(self) -> str:

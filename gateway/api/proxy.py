@@ -17,6 +17,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.api import endpoints
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
+from gateway.api.gemini import PREFIXES as GEMINI_PREFIXES
+from gateway.api.gemini import gemini_endpoint
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.logs import log_failure
@@ -63,7 +65,10 @@ class DirectRoutes:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = ROUTES.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        endpoint = None
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = scope["path"]
+            endpoint = gemini_endpoint if path.startswith(GEMINI_PREFIXES) else ROUTES.get(path)
         if endpoint is None:
             await self.app(scope, receive, send)
             return
@@ -126,7 +131,17 @@ class RelayResponse(StreamingResponse):
             await self.slot.release()
 
 
-async def proxy(request: Request, wire: WireFormat) -> Response:
+async def proxy(
+    request: Request,
+    wire: WireFormat,
+    *,
+    path_model: str | None = None,
+    path_stream: bool | None = None,
+    query_key: str | None = None,
+    json_array: bool = False,
+) -> Response:
+    """One request through the pipeline. APIs that carry the model or streaming in the URL pass them in
+    (`path_model`, `path_stream`); `json_array` answers with `[response]` (Gemini's non-SSE stream)."""
     services: Services = request.app.state.services
     assert services.pipeline is not None
     slot = InFlight(services.metrics)
@@ -140,6 +155,9 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
             services=services,
             policy=services.settings.policy,  # the global policy until routing picks the request's own
             read_body=lambda: read_json(request, services.settings.max_body_bytes),
+            path_model=path_model,
+            path_stream=path_stream,
+            query_key=query_key,
         )
         await services.pipeline.run_request(ctx)
         assert ctx.reply is not None
@@ -159,7 +177,8 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
             return StreamingResponse(
                 _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
             )
-        return Response(orjson.dumps(ctx.response_body), media_type="application/json", headers=headers)
+        content = [ctx.response_body] if json_array else ctx.response_body
+        return Response(orjson.dumps(content), media_type="application/json", headers=headers)
     except GatewayError as error:
         return error_response(wire, error, services.metrics, sendable(ctx.response_headers) if ctx else None)
     except Exception:
@@ -202,7 +221,8 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
                 break
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
-        yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
+        if wire.sse_comments:
+            yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
     except Exception as exc:  # the stream has started: the error can only travel as an event
         error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()

@@ -13,11 +13,11 @@ class AuthStage(Stage):
     fail_closed = True
 
     async def on_request(self, ctx: RequestContext) -> None:
-        key = presented_key(ctx.headers)
+        key = presented_key(ctx.headers, ctx.query_key)
         if key is None:
             raise GatewayError(
                 ErrorKind.AUTHENTICATION,
-                "Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.",
+                "Missing API key: send 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'x-goog-api-key: <key>'.",
                 code="missing_api_key",
             )
         tenant = ctx.services.keys.tenant_for(key)

@@ -34,7 +34,8 @@ class PromptCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         config = ctx.policy.prompt_cache
-        if not config.enabled or ctx.route is None or ctx.wire.name == "responses":
+        # The optimizer edits OpenAI/Anthropic layouts; a Gemini body goes out as the caller wrote it.
+        if not config.enabled or ctx.route is None or ctx.wire.name not in ("openai", "anthropic"):
             return
         try:
             store, session_key = ctx.services.store, ctx.session_key

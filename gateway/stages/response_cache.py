@@ -77,7 +77,8 @@ class ResponseCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         policy = ctx.policy.response_cache
-        if not policy.enabled or ctx.route is None:
+        # Keys and eligibility read OpenAI/Anthropic message layouts; other APIs (Gemini) are not cached.
+        if not policy.enabled or ctx.route is None or ctx.wire.name not in ("openai", "anthropic"):
             return
         if len(ctx.body.get("messages") or ()) > policy.max_request_messages:  # work bound: not even keyed
             self.metrics.skips.labels("all", "too_many_messages").inc()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gateway.config import ModelConfig, Settings
@@ -14,7 +14,8 @@ from gateway.config.tenants import same_keys
 from gateway.metrics import GatewayMetrics
 from gateway.upstream.errors import UpstreamError
 from gateway.upstream.outbound import outbound_request
-from gateway.wire import WIRES
+from gateway.wire import GEMINI, WIRES
+from gateway.wire.gemini_convert import from_openai, stream_from_openai, to_openai
 from gateway.wire.sse import SSEEvent
 
 DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -73,6 +74,8 @@ class Router:
         # Every path and every candidate gets only what the caller's API lets through (no LiteLLM
         # keyword arguments such as base_url, api_key or mock_response; no unvetted headers).
         body, headers = outbound_request(WIRES[caller_wire], body, headers, self.metrics)
+        if caller_wire == GEMINI.name:
+            return await self._call_converted(route, body, headers, stream=stream)
         last_error: UpstreamError | None = None
         for candidate in self.candidates(route):
             path = self.path_for(candidate, caller_wire)
@@ -101,3 +104,15 @@ class Router:
             self.metrics.upstream_retries.labels(candidate.name, "fallback").inc()
         assert last_error is not None
         raise last_error
+
+    async def _call_converted(
+        self, route: ModelConfig, body: dict[str, Any], headers: dict[str, str], *, stream: bool
+    ) -> UpstreamResult:
+        """A Gemini-shaped request goes out as Chat Completions (the lean OpenAI path, or LiteLLM for any
+        other provider, Gemini included) and its answer comes back in Gemini's shape."""
+        result = await self.call("openai", route, to_openai(body, stream), headers, stream=stream)
+        model = result.route.model
+        if result.events is not None:
+            return replace(result, events=stream_from_openai(result.events, model))
+        assert result.body is not None
+        return replace(result, body=from_openai(result.body, model))

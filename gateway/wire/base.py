@@ -28,6 +28,10 @@ class WireFormat(ABC):
     # The provider API (config.models.LEAN_WIRE_BY_PROVIDER) that takes this wire as is on the lean path;
     # None: the API of the same name.
     lean_wire: str | None = None
+    # Whether the API's clients skip SSE comments (the final `: cachegate {...}` line); google-genai does not.
+    sse_comments: bool = True
+    # The body field holding the conversation's turns (bounded by gateway/wire/limits.py).
+    history_field: str = "messages"
 
     @abstractmethod
     def validate(self, body: Any) -> None:

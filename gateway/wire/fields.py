@@ -201,3 +201,21 @@ def forwarded_headers(incoming: Mapping[str, str]) -> dict[str, str]:
         if isinstance(value, str) and len(value) <= MAX_HEADER_VALUE_CHARS and _HEADER_VALUE.fullmatch(value.strip()):
             vetted[name] = value.strip()
     return vetted
+
+
+# The Gemini API's generateContent body (google-genai 3.x `_GenerateContentParameters_to_mldev`): the
+# model is in the URL path, never in the body.
+GEMINI_GENERATE_FIELDS = frozenset(
+    {
+        "cachedContent",
+        "contents",
+        "generationConfig",
+        "labels",
+        "safetySettings",
+        "serviceTier",
+        "store",
+        "systemInstruction",
+        "toolConfig",
+        "tools",
+    }
+)

@@ -23,20 +23,10 @@ MAX_MESSAGES = 100_000  # Anthropic Messages API: "a limit of 100,000 messages i
 THREADED_VALIDATION_MESSAGES = 5_000  # fewer validate inline in < ~10 ms
 
 
-def _history(body: Any) -> tuple[str, Any]:
-    """The request's list of turns: `messages`, or the Responses API's `input` items."""
-    if not isinstance(body, dict):
-        return "messages", None
-    return (
-        ("input", body.get("input"))
-        if "messages" not in body and "input" in body
-        else ("messages", body.get("messages"))
-    )
-
-
-def check_limits(body: Any) -> None:
+def check_limits(wire: WireFormat, body: Any) -> None:
     """400 (not retried: the same body always fails) when a request holds more messages than any provider takes."""
-    field, messages = _history(body)
+    field = wire.history_field
+    messages = body.get(field) if isinstance(body, dict) else None
     if isinstance(messages, list) and len(messages) > MAX_MESSAGES:
         raise bad_request(
             f"'{field}' holds {len(messages)} messages; at most {MAX_MESSAGES} are accepted in one request.",
@@ -46,8 +36,8 @@ def check_limits(body: Any) -> None:
 
 async def validate_within_limits(wire: WireFormat, body: Any) -> None:
     """The caps above, then the wire's own validation (off the event loop for long histories)."""
-    check_limits(body)
-    _, messages = _history(body)
+    check_limits(wire, body)
+    messages = body.get(wire.history_field) if isinstance(body, dict) else None
     if isinstance(messages, list) and len(messages) > THREADED_VALIDATION_MESSAGES:
         await asyncio.to_thread(wire.validate, body)
     else:

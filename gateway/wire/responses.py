@@ -207,6 +207,7 @@ class OpenAIResponses(WireFormat):
     name = "responses"
     upstream_fields = OPENAI_RESPONSES_FIELDS
     lean_wire = "openai"  # OpenAI-compatible providers serve it at {api_base}/responses
+    history_field = "input"
 
     def validate(self, body: Any) -> None:
         body = require_object(body)
