@@ -41,6 +41,8 @@ SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
     "anthropic": {"temperature": 1.0},
     "responses": {"temperature": 1.0, "top_p": 1.0},
 }
+# The wires whose requests this module can key; others (Gemini: converted on the way out) go uncached.
+CACHEABLE_WIRES = frozenset(SAMPLING_DEFAULTS)
 # Request-level fields that shape the answer but are not the conversation.
 SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})
 SYSTEM_ROLES = frozenset({"system", "developer"})

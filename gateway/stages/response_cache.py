@@ -24,6 +24,7 @@ from gateway.response_cache.controls import Controls, parse_controls
 from gateway.response_cache.eligibility import Decision, decide, storable
 from gateway.response_cache.entry import Entry
 from gateway.response_cache.keys import (
+    CACHEABLE_WIRES,
     EXACT_TIER,
     SEMANTIC_TIER,
     Place,
@@ -77,10 +78,10 @@ class ResponseCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         policy = ctx.policy.response_cache
-        # Keys and eligibility read OpenAI/Anthropic message layouts; other APIs (Gemini) are not cached.
-        if not policy.enabled or ctx.route is None or ctx.wire.name not in ("openai", "anthropic"):
+        # Keys and eligibility know the OpenAI, Anthropic and Responses layouts; Gemini requests go uncached.
+        if not policy.enabled or ctx.route is None or ctx.wire.name not in CACHEABLE_WIRES:
             return
-        if len(ctx.body.get("messages") or ()) > policy.max_request_messages:  # work bound: not even keyed
+        if len(ctx.body.get(ctx.wire.history_field) or ()) > policy.max_request_messages:  # work bound: not even keyed
             self.metrics.skips.labels("all", "too_many_messages").inc()
             return
         wire = ctx.wire.name

@@ -90,7 +90,7 @@ def test_legacy_completions_honour_max_tokens(gw: RunningGateway) -> None:
         ("GET", "/v1/chat/completions", 405, "openai"),
         ("POST", "/v1/messages/batches", 404, "anthropic"),
         ("GET", "/v1/messages", 405, "anthropic"),
-        ("POST", "/v1beta/models/gemini-3.8-flash:generateContent", 404, "gemini"),
+        ("POST", "/v1beta/cachedContents", 404, "gemini"),
         ("HEAD", "/api/hello", 404, "openai"),  # Claude Code's connectivity probe
         ("GET", "/v1/embeddings", 405, "openai"),
     ],
