@@ -56,7 +56,7 @@ async def drive(url: str, key: str, requests: list[DemoRequest], concurrency: in
                     outcome = response.headers.get("x-cachegate-guard", "").split(";")[0] or str(response.status_code)
                     outcomes[f"{item.scenario}: {outcome}"] += 1
                     progress.update()
-                    if response.status_code == 409:  # the guard blocked this session: the agent is done
+                    if outcome == "block":  # the guard blocked this session: the agent is done
                         progress.update(len(items) - items.index(item) - 1)
                         return
 
