@@ -21,6 +21,7 @@ from gateway.errors import ErrorKind, GatewayError
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
+from gateway.stages.telemetry import record
 from gateway.upstream.errors import UpstreamError
 from gateway.wire import ANTHROPIC, OPENAI, WireFormat
 from gateway.wire.sse import comment
@@ -119,16 +120,17 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
     assert services.pipeline is not None
     slot = InFlight(services.metrics)
     handed_off = False  # a relayed stream releases its slot itself, when it ends
-    ctx: RequestContext | None = None
+    ctx = RequestContext(
+        wire=wire,
+        body={},
+        headers=request.headers,
+        services=services,
+        policy=services.settings.policy,  # the global policy until routing picks the request's own
+        read_body=lambda: read_json(request, services.settings.max_body_bytes),
+    )
+    for name in wire.request_id_headers:  # on every answer, errors included
+        ctx.response_headers[name] = ctx.request_id
     try:
-        ctx = RequestContext(
-            wire=wire,
-            body={},
-            headers=request.headers,
-            services=services,
-            policy=services.settings.policy,  # the global policy until routing picks the request's own
-            read_body=lambda: read_json(request, services.settings.max_body_bytes),
-        )
         await services.pipeline.run_request(ctx)
         assert ctx.reply is not None
         if ctx.reply.events is not None:
@@ -149,14 +151,19 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
             )
         return Response(orjson.dumps(ctx.response_body), media_type="application/json", headers=headers)
     except GatewayError as error:
-        return error_response(wire, error, services.metrics, sendable(ctx.response_headers) if ctx else None)
+        return _failed(ctx, error)
     except Exception:
         log_failure(log, "unexpected error while proxying")
-        internal = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
-        return error_response(wire, internal, services.metrics)
+        return _failed(ctx, GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request."))
     finally:
         if not handed_off:
             await slot.release()
+
+
+def _failed(ctx: RequestContext, error: GatewayError) -> Response:
+    """The error answer, counted and logged like any other request (telemetry's one line)."""
+    record(ctx, error)
+    return error_response(ctx.wire, error, ctx.services.metrics, sendable(ctx.response_headers))
 
 
 def _wants_usage(ctx: RequestContext) -> bool:
@@ -194,6 +201,7 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
     except Exception as exc:  # the stream has started: the error can only travel as an event
         error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
+        record(ctx, error)
         yield wire.stream_error_event(error)
     finally:
         await slot.release()

@@ -132,6 +132,7 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 class AnthropicMessages(WireFormat):
     name = "anthropic"
     upstream_fields = ANTHROPIC_MESSAGES_FIELDS
+    request_id_headers = ("x-request-id", "request-id")  # Anthropic's SDKs read `request-id`
 
     def validate(self, body: Any) -> None:
         body = require_object(body)

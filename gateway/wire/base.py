@@ -25,6 +25,8 @@ class StreamAccumulator(ABC):
 class WireFormat(ABC):
     name: str
     upstream_fields: frozenset[str]  # the public body fields a provider may receive (gateway/wire/fields.py)
+    # The headers that carry the gateway's request id on every answer: the names this API's SDKs read.
+    request_id_headers: tuple[str, ...] = ("x-request-id",)
 
     @abstractmethod
     def validate(self, body: Any) -> None:
