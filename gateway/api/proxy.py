@@ -22,9 +22,10 @@ from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.stages.telemetry import record
+from gateway.stages.usage import stream_cost
 from gateway.upstream.errors import UpstreamError
 from gateway.wire import ANTHROPIC, OPENAI, WireFormat
-from gateway.wire.sse import comment
+from gateway.wire.sse import SSEEvent, comment, parse_event
 
 log = logging.getLogger("cachegate.proxy")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -145,7 +146,7 @@ async def proxy(request: Request, wire: WireFormat) -> Response:
         assert ctx.response_body is not None
         headers = sendable(ctx.response_headers)
         if ctx.stream:
-            events = wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx))
+            events = _with_cost(ctx, wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx)))
             return StreamingResponse(
                 _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
             )
@@ -176,11 +177,28 @@ async def _iterate(events: list[bytes]) -> AsyncIterator[bytes]:
         yield event
 
 
+def _with_cost(ctx: RequestContext, events: list[bytes]) -> list[bytes]:
+    """A replayed stream's events, its final usage event carrying the cost fields."""
+    extra = stream_cost(ctx)
+    if not extra:
+        return events
+    out = []
+    for raw in events:
+        event = parse_event(raw) if raw.startswith((b"data:", b"event:")) else None
+        out.append(ctx.wire.with_usage_extra(event, extra) if event and ctx.wire.is_final_usage(event) else raw)
+    return out
+
+
 async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
-    """Pass the provider's events through as they come, rebuilding the response on the side."""
+    """Pass the provider's events through as they come, rebuilding the response on the side.
+
+    The final usage event (and the one or two events after it: `[DONE]`, `message_stop`) is held back
+    until the response stages have run, then sent with the cost fields in its usage (`usage.cachegate`):
+    the cost is known only once the provider's last usage is. Nothing else is buffered."""
     assert ctx.reply is not None and ctx.reply.events is not None
     services, wire, events = ctx.services, ctx.wire, ctx.reply.events
     accumulator, keep_usage = wire.accumulator(), _wants_usage(ctx)
+    held: list[SSEEvent] = []
     opened = time.perf_counter()
     try:
         async for event in events:
@@ -189,19 +207,30 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
                 ctx.timings.first_byte = time.perf_counter()
             text = accumulator.feed(event)
             cut = bool(text) and any(observer(text) for observer in ctx.stream_observers)
-            if keep_usage or not wire.is_usage_only(event):
+            if not keep_usage and wire.is_usage_only(event):
+                pass  # asked for on the client's behalf: not sent
+            elif held or wire.is_final_usage(event):
+                held.append(event)
+            else:
                 yield event.raw
             if cut:
-                for closing in wire.closing_events(accumulator.result()):
+                for closing in [*(e.raw for e in held), *wire.closing_events(accumulator.result())]:
                     yield closing
+                held = []
                 break
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
+        extra = stream_cost(ctx)
+        for event in held:
+            yield wire.with_usage_extra(event, extra) if extra and wire.is_final_usage(event) else event.raw
+        held = []
         yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
     except Exception as exc:  # the stream has started: the error can only travel as an event
         error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
         record(ctx, error)
+        for event in held:
+            yield event.raw
         yield wire.stream_error_event(error)
     finally:
         await slot.release()

@@ -21,7 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import ANTHROPIC_MESSAGES_FIELDS
-from gateway.wire.sse import SSEEvent, encode
+from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.INVALID_REQUEST: "invalid_request_error",
@@ -235,6 +235,15 @@ class AnthropicMessages(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return event.event == "message_stop"
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """`message_delta`: the stream's cumulative usage, just before `message_stop`."""
+        return event.event == "message_delta"
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        data = event.json()
+        data["usage"] = {**(data.get("usage") or {}), USAGE_EXTRA_KEY: extra}
+        return encode(data, "message_delta")
 
 
 class AnthropicStreamAccumulator(StreamAccumulator):

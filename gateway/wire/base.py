@@ -71,3 +71,12 @@ class WireFormat(ABC):
 
     @abstractmethod
     def is_stream_done(self, event: SSEEvent) -> bool: ...
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """The stream's last usage event, where the gateway adds its cost fields (`with_usage_extra`).
+        False for a wire that has no usage event able to carry extra fields."""
+        return False
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        """That event with `extra` added to its usage object (as usage's `cachegate` key)."""
+        return event.raw

@@ -21,7 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import OPENAI_CHAT_FIELDS
-from gateway.wire.sse import SSEEvent, encode
+from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -225,6 +225,17 @@ class OpenAIChat(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return event.data == "[DONE]"
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """The chunk with the whole request's usage: OpenAI's `include_usage` chunk (no choices), or the
+        LiteLLM path's (an empty delta). The bytes test spares parsing every other chunk."""
+        raw = event.raw
+        return (b'"usage":{' in raw or b'"usage": {' in raw) and isinstance(event.json().get("usage"), dict)
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        data = event.json()
+        data["usage"] = {**data["usage"], USAGE_EXTRA_KEY: extra}
+        return encode(data)
 
 
 class OpenAIStreamAccumulator(StreamAccumulator):
