@@ -160,9 +160,21 @@ class AnthropicMessages(WireFormat):
         return {"type": "error", "error": body}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
+        """`metadata.user_id`; Claude Code sends a JSON string `{"device_id", "account_uuid", "session_id"}`
+        there, whose `session_id` is the session (the device id is the same for every session)."""
         metadata = body.get("metadata")
         value = metadata.get("user_id") if isinstance(metadata, dict) else None
-        return value if isinstance(value, str) and value else None
+        if not isinstance(value, str) or not value:
+            return None
+        if value.startswith("{"):
+            try:
+                parsed = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return value
+            session = parsed.get("session_id") if isinstance(parsed, dict) else None
+            if isinstance(session, str) and session:
+                return session
+        return value
 
     def text_reply(self, model: str, text: str, *, stop_reason: str = "end_turn") -> dict[str, Any]:
         return {
