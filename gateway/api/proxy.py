@@ -29,6 +29,7 @@ from gateway.wire.sse import SSEEvent, comment, parse_event
 
 log = logging.getLogger("cachegate.proxy")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+MAX_HELD = 4  # events held back after a final usage event (it is followed by `[DONE]` / `message_stop`)
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
@@ -211,6 +212,10 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
                 pass  # asked for on the client's behalf: not sent
             elif held or wire.is_final_usage(event):
                 held.append(event)
+                if len(held) > MAX_HELD:  # not the stream's end after all: never buffer a stream
+                    for passed in held:
+                        yield passed.raw
+                    held = []
             else:
                 yield event.raw
             if cut:

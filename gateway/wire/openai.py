@@ -230,7 +230,17 @@ class OpenAIChat(WireFormat):
         """The chunk with the whole request's usage: OpenAI's `include_usage` chunk (no choices), or the
         LiteLLM path's (an empty delta). The bytes test spares parsing every other chunk."""
         raw = event.raw
-        return (b'"usage":{' in raw or b'"usage": {' in raw) and isinstance(event.json().get("usage"), dict)
+        if b'"usage":{' not in raw and b'"usage": {' not in raw:
+            return False
+        data = event.json()
+        choices = data.get("choices") or []
+        # A provider that puts usage on content chunks too: only the contentless one is the final usage.
+        empty = all(
+            not (c.get("delta") or {}).get("content") and not (c.get("delta") or {}).get("tool_calls")
+            for c in choices
+            if isinstance(c, dict)
+        )
+        return isinstance(data.get("usage"), dict) and empty
 
     def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
         data = event.json()

@@ -87,3 +87,21 @@ def test_replayed_stream_carries_it_too() -> None:
     assert chunks[-1].usage is not None
     fields = chunks[-1].usage.model_extra["cachegate"]  # type: ignore[index]
     assert fields["cost_usd"] == 0 and fields["saved_usd"] > 0
+
+
+def test_only_the_contentless_usage_chunk_is_held() -> None:
+    """A provider that sends usage on content chunks too: those pass at once (the stream is never held)."""
+    from gateway.wire import ANTHROPIC, OPENAI
+    from gateway.wire.sse import encode, parse_event
+
+    usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+    content = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}], "usage": usage}
+    final = {"choices": [], "usage": usage}
+    assert not OPENAI.is_final_usage(parse_event(encode(content)))
+    assert OPENAI.is_final_usage(parse_event(encode(final)))
+    assert not OPENAI.is_final_usage(parse_event(encode({"choices": [], "usage": None})))
+    rewritten = parse_event(OPENAI.with_usage_extra(parse_event(encode(final)), {"cost_usd": 0.5})).json()
+    assert rewritten["usage"] == {**usage, "cachegate": {"cost_usd": 0.5}}
+    delta = encode({"type": "message_delta", "delta": {}, "usage": {"output_tokens": 2}}, "message_delta")
+    assert ANTHROPIC.is_final_usage(parse_event(delta))
+    assert parse_event(ANTHROPIC.with_usage_extra(parse_event(delta), {"cost_usd": 1})).event == "message_delta"
