@@ -111,7 +111,7 @@ def parser() -> argparse.ArgumentParser:
     demo_run.add_argument("--url", help="gateway URL (default: start the embedded default)")
     demo_run.add_argument("--key", default="sk-cachegate-dev", help="tenant key to send")
     demo_run.add_argument("--metrics-key", help="metrics token or admin key, where /metrics is not open")
-    demo_run.add_argument("--sessions", type=int, default=6, help="SWE-bench sessions to replay")
+    demo_run.add_argument("--sessions", type=int, default=6, help="SWE-bench sessions to replay (6 ship)")
     demo_run.add_argument("--turns", type=int, default=20, help="turns per replayed session")
     demo_run.set_defaults(handler=demo)
 

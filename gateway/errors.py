@@ -31,7 +31,7 @@ STATUS_BY_KIND: dict[ErrorKind, int] = {
     ErrorKind.UPSTREAM: 502,
     ErrorKind.OVERLOADED: 529,
     ErrorKind.TIMEOUT: 504,
-    ErrorKind.AGENT_STOPPED: 409,
+    ErrorKind.AGENT_STOPPED: 403,  # not 409: SDKs and Claude Code retry 409 (docs/loop-guard.md)
     ErrorKind.INTERNAL: 500,
 }
 
@@ -48,6 +48,7 @@ class GatewayError(Exception):
         param: str | None = None,
         code: str | None = None,
         retry_after: float | None = None,
+        should_retry: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -56,6 +57,9 @@ class GatewayError(Exception):
         self.param = param
         self.code = code
         self.retry_after = retry_after
+        # False: the answer carries `x-should-retry: false`, which the OpenAI and Anthropic SDKs (and the
+        # clients built on them) obey over their status-based retry rules. For refusals a retry cannot fix.
+        self.should_retry = should_retry
 
 
 def bad_request(message: str, param: str | None = None) -> GatewayError:

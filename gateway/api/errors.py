@@ -17,6 +17,8 @@ def error_response(
     out = dict(headers or {})
     if error.retry_after is not None:
         out["retry-after"] = str(int(error.retry_after + 0.999))
+    if error.should_retry is not None:
+        out["x-should-retry"] = "true" if error.should_retry else "false"
     return Response(
         orjson.dumps(wire.error_body(error)), status_code=error.status, media_type="application/json", headers=out
     )

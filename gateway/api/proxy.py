@@ -24,12 +24,15 @@ from gateway.errors import ErrorKind, GatewayError
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
+from gateway.stages.telemetry import record
+from gateway.stages.usage import stream_cost
 from gateway.upstream.errors import UpstreamError
 from gateway.wire import ANTHROPIC, OPENAI, RESPONSES, WireFormat
-from gateway.wire.sse import comment
+from gateway.wire.sse import SSEEvent, comment, parse_event
 
 log = logging.getLogger("cachegate.proxy")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+MAX_HELD = 4  # events held back after a final usage event (it is followed by `[DONE]` / `message_stop`)
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
@@ -146,19 +149,20 @@ async def proxy(
     assert services.pipeline is not None
     slot = InFlight(services.metrics)
     handed_off = False  # a relayed stream releases its slot itself, when it ends
-    ctx: RequestContext | None = None
+    ctx = RequestContext(
+        wire=wire,
+        body={},
+        headers=request.headers,
+        services=services,
+        policy=services.settings.policy,  # the global policy until routing picks the request's own
+        read_body=lambda: read_json(request, services.settings.max_body_bytes),
+        path_model=path_model,
+        path_stream=path_stream,
+        query_key=query_key,
+    )
+    for name in wire.request_id_headers:  # on every answer, errors included
+        ctx.response_headers[name] = ctx.request_id
     try:
-        ctx = RequestContext(
-            wire=wire,
-            body={},
-            headers=request.headers,
-            services=services,
-            policy=services.settings.policy,  # the global policy until routing picks the request's own
-            read_body=lambda: read_json(request, services.settings.max_body_bytes),
-            path_model=path_model,
-            path_stream=path_stream,
-            query_key=query_key,
-        )
         await services.pipeline.run_request(ctx)
         assert ctx.reply is not None
         if ctx.reply.events is not None:
@@ -173,21 +177,26 @@ async def proxy(
         assert ctx.response_body is not None
         headers = sendable(ctx.response_headers)
         if ctx.stream:
-            events = wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx))
+            events = _with_cost(ctx, wire.replay_events(ctx.response_body, include_usage=_wants_usage(ctx)))
             return StreamingResponse(
                 _iterate(events), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
             )
         content = [ctx.response_body] if json_array else ctx.response_body
         return Response(orjson.dumps(content), media_type="application/json", headers=headers)
     except GatewayError as error:
-        return error_response(wire, error, services.metrics, sendable(ctx.response_headers) if ctx else None)
+        return _failed(ctx, error)
     except Exception:
         log_failure(log, "unexpected error while proxying")
-        internal = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
-        return error_response(wire, internal, services.metrics)
+        return _failed(ctx, GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request."))
     finally:
         if not handed_off:
             await slot.release()
+
+
+def _failed(ctx: RequestContext, error: GatewayError) -> Response:
+    """The error answer, counted and logged like any other request (telemetry's one line)."""
+    record(ctx, error)
+    return error_response(ctx.wire, error, ctx.services.metrics, sendable(ctx.response_headers))
 
 
 def _wants_usage(ctx: RequestContext) -> bool:
@@ -200,11 +209,28 @@ async def _iterate(events: list[bytes]) -> AsyncIterator[bytes]:
         yield event
 
 
+def _with_cost(ctx: RequestContext, events: list[bytes]) -> list[bytes]:
+    """A replayed stream's events, its final usage event carrying the cost fields."""
+    extra = stream_cost(ctx)
+    if not extra:
+        return events
+    out = []
+    for raw in events:
+        event = parse_event(raw) if raw.startswith((b"data:", b"event:")) else None
+        out.append(ctx.wire.with_usage_extra(event, extra) if event and ctx.wire.is_final_usage(event) else raw)
+    return out
+
+
 async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
-    """Pass the provider's events through as they come, rebuilding the response on the side."""
+    """Pass the provider's events through as they come, rebuilding the response on the side.
+
+    The final usage event (and the one or two events after it: `[DONE]`, `message_stop`) is held back
+    until the response stages have run, then sent with the cost fields in its usage (`usage.cachegate`):
+    the cost is known only once the provider's last usage is. Nothing else is buffered."""
     assert ctx.reply is not None and ctx.reply.events is not None
     services, wire, events = ctx.services, ctx.wire, ctx.reply.events
     accumulator, keep_usage = wire.accumulator(), _wants_usage(ctx)
+    held: list[SSEEvent] = []
     opened = time.perf_counter()
     try:
         async for event in events:
@@ -213,19 +239,35 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
                 ctx.timings.first_byte = time.perf_counter()
             text = accumulator.feed(event)
             cut = bool(text) and any(observer(text) for observer in ctx.stream_observers)
-            if keep_usage or not wire.is_usage_only(event):
+            if not keep_usage and wire.is_usage_only(event):
+                pass  # asked for on the client's behalf: not sent
+            elif held or wire.is_final_usage(event):
+                held.append(event)
+                if len(held) > MAX_HELD:  # not the stream's end after all: never buffer a stream
+                    for passed in held:
+                        yield passed.raw
+                    held = []
+            else:
                 yield event.raw
             if cut:
-                for closing in wire.closing_events(accumulator.result()):
+                for closing in [*(e.raw for e in held), *wire.closing_events(accumulator.result())]:
                     yield closing
+                held = []
                 break
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
+        extra = stream_cost(ctx)
+        for event in held:
+            yield wire.with_usage_extra(event, extra) if extra and wire.is_final_usage(event) else event.raw
+        held = []
         if wire.sse_comments:
             yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
     except Exception as exc:  # the stream has started: the error can only travel as an event
         error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
+        record(ctx, error)
+        for event in held:
+            yield event.raw
         yield wire.stream_error_event(error)
     finally:
         await slot.release()

@@ -7,6 +7,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.resources import as_file
 
 import httpx
 from tqdm import tqdm
@@ -14,22 +15,22 @@ from tqdm import tqdm
 from gateway.demo.scenarios import DemoRequest, agent_sessions, looping_sessions, questions
 from gateway.metrics_summary import render, summarize
 from gateway.serving import free_socket, serve_in_thread
-from gateway.traces import default_traces
+from gateway.traces import demo_traces
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
 
 @contextmanager
 def embedded_gateway() -> Iterator[str]:
-    """The embedded default in a background thread, its simulator replaying the shared traces."""
+    """The embedded default in a background thread, its simulator replaying the demo's own sessions."""
     from gateway.app import create_app
     from gateway.config import load_settings
 
     sock = free_socket()
-    replay = default_traces()
-    settings = load_settings(port=sock.getsockname()[1], simulator_replay_file=replay if replay.is_file() else None)
-    with serve_in_thread(create_app(settings), sock) as url:
-        yield url
+    with as_file(demo_traces()) as replay:  # a real file even when the package is zipped
+        settings = load_settings(port=sock.getsockname()[1], simulator_replay_file=replay)
+        with serve_in_thread(create_app(settings), sock) as url:
+            yield url
 
 
 def plan(sessions: int, turns: int) -> list[DemoRequest]:
@@ -56,7 +57,7 @@ async def drive(url: str, key: str, requests: list[DemoRequest], concurrency: in
                     outcome = response.headers.get("x-cachegate-guard", "").split(";")[0] or str(response.status_code)
                     outcomes[f"{item.scenario}: {outcome}"] += 1
                     progress.update()
-                    if response.status_code == 409:  # the guard blocked this session: the agent is done
+                    if outcome == "block":  # the guard blocked this session: the agent is done
                         progress.update(len(items) - items.index(item) - 1)
                         return
 

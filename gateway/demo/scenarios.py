@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.traces import assistant_turns, read_sessions
+from gateway.traces import assistant_turns, demo_traces, read_sessions
 
 QUESTIONS = [
     ("What is the capital of France?", "Which city is the capital of France?"),
@@ -35,7 +35,7 @@ class DemoRequest:
 
 def agent_sessions(count: int, max_turns: int) -> Iterator[DemoRequest]:
     """Real sessions replayed turn by turn; half on an OpenAI model, half on an Anthropic one."""
-    for number, session in enumerate(s for s in read_sessions() if s["resolved"]):
+    for number, session in enumerate(s for s in read_sessions(demo_traces()) if s["resolved"]):
         if number >= count:
             return
         model = "gpt-4o-mini" if number % 2 == 0 else "claude-sonnet-4-5"
@@ -52,7 +52,7 @@ def agent_sessions(count: int, max_turns: int) -> Iterator[DemoRequest]:
 
 def looping_sessions(count: int, repeats: int = 8) -> Iterator[DemoRequest]:
     """Agents stuck re-running one command with the same result, until the guard stops them."""
-    for number, session in enumerate(read_sessions()):
+    for number, session in enumerate(read_sessions(demo_traces())):
         if number >= count:
             return
         messages = session["messages"]

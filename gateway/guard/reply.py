@@ -30,6 +30,9 @@ def stop_reply(ctx: RequestContext, decision: Decision) -> None:
 
 
 def blocked(decision: Decision) -> GatewayError:
-    """The typed error of a blocked session: 409, type agent_loop_stopped, code = the reason's name."""
+    """The typed error of a blocked session: 403, type agent_loop_stopped, code = the reason's name, and
+    `x-should-retry: false`: the session stays blocked, so a client retry could only get the same answer."""
     assert decision.detection is not None and decision.message is not None
-    return GatewayError(ErrorKind.AGENT_STOPPED, decision.message, code=decision.detection.reason.name)
+    return GatewayError(
+        ErrorKind.AGENT_STOPPED, decision.message, code=decision.detection.reason.name, should_retry=False
+    )

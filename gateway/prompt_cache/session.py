@@ -1,5 +1,9 @@
-"""What the optimizer remembers per agent session (in the state store, keyed by the tenant-scoped
-session key): the previous request's prefix record, its marks, and the gaps between requests."""
+"""What the optimizer remembers per agent session and model (in the state store, keyed by the
+tenant-scoped session key and the route name): the previous request's prefix record, its marks, and the
+gaps between requests. Per model, because an agent's side calls to another model in the same session
+(Claude Code's Haiku title and summary calls) are a line of their own, with their own provider cache:
+comparing them with the main line would report a prefix break on every switch. The totals (hit ratio,
+savings) stay per session."""
 
 from __future__ import annotations
 
@@ -47,21 +51,26 @@ class SessionState:
         )
 
 
-def _state_key(session_key: str) -> str:
-    return f"{PREFIX}:session:{session_key}"
+def line_key(session_key: str, route: str) -> str:
+    """One session's requests to one model (route name): the unit whose prefix is compared."""
+    return f"{session_key}:{route}"
+
+
+def _state_key(line: str) -> str:
+    return f"{PREFIX}:session:{line}"
 
 
 def _totals_key(session_key: str) -> str:
     return f"{PREFIX}:totals:{session_key}"
 
 
-async def load_state(store: StateStore, session_key: str) -> SessionState:
-    raw = await store.get(_state_key(session_key))
+async def load_state(store: StateStore, line: str) -> SessionState:
+    raw = await store.get(_state_key(line))
     return SessionState.from_bytes(raw) if raw else SessionState()
 
 
-async def save_state(store: StateStore, session_key: str, state: SessionState, ttl_s: float) -> None:
-    await store.set(_state_key(session_key), state.to_bytes(), ttl_s)
+async def save_state(store: StateStore, line: str, state: SessionState, ttl_s: float) -> None:
+    await store.set(_state_key(line), state.to_bytes(), ttl_s)
 
 
 async def load_totals(store: StateStore, session_key: str) -> CacheTotals:

@@ -5,9 +5,9 @@ nothing of the request parsed yet: a blocked session, or one over a hard limit, 
 (fail closed: no parsing can let it through). Then the history -> steps (per-replica incremental
 parser) -> ``agent_runtime.guard.evaluate`` at position = the session's request sequence number (its
 ``calls`` counter) -> WARN (header) / NUDGE (text appended for the model) / STOP (the gateway answers
-with a normal assistant message) / BLOCK (409 agent_loop_stopped). A request the guard acts on gets a
-key (a hash of its body and history length): a resent body (client retry) takes the position of its
-first send and repeats the decision instead of escalating. Requests that go upstream get the chanting
+with a normal assistant message) / BLOCK (403 agent_loop_stopped, x-should-retry: false). A request the
+guard acts on gets a key (a hash of its body and history length): a resent body (client retry) takes the
+position of its first send and repeats the decision instead of escalating. Requests that go upstream get the chanting
 observer (streams) and, opt-in, the terminate tool. Response path (after usage): terminate calls end
 the session, chanting in a non-streamed text is cut, chanting of either kind strikes the session, and
 the usage counters grow; answers the guard wrote or cut are marked (``ctx.gateway_written``) so the

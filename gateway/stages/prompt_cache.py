@@ -10,7 +10,14 @@ from gateway.pacing import Pacer, finish_paced
 from gateway.prompt_cache import CacheTotals, write_premium_usd
 from gateway.prompt_cache.metrics import PromptCacheMetrics, prompt_cache_metrics
 from gateway.prompt_cache.optimizer import Outcome, optimize_steps
-from gateway.prompt_cache.session import SessionState, load_state, load_totals, save_state, save_totals
+from gateway.prompt_cache.session import (
+    SessionState,
+    line_key,
+    load_state,
+    load_totals,
+    save_state,
+    save_totals,
+)
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.usage import format_usd
@@ -39,11 +46,12 @@ class PromptCacheStage(Stage):
             return
         try:
             store, session_key = ctx.services.store, ctx.session_key
-            previous = await load_state(store, session_key) if session_key else SessionState()
+            line = line_key(session_key, ctx.route.name) if session_key else None
+            previous = await load_state(store, line) if line else SessionState()
             steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, time.time())
             outcome = await finish_paced(steps, Pacer())
-            if session_key:
-                await save_state(store, session_key, outcome.state, config.session_state_ttl_s)
+            if line:
+                await save_state(store, line, outcome.state, config.session_state_ttl_s)
         except Exception:
             # The pipeline fails open (the body was never touched) and counts the stage failure.
             self.metrics.failures.labels("request").inc()

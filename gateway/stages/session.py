@@ -1,7 +1,10 @@
-"""Agent session identity: header x-session-id, else the body fields each API has for it.
+"""Agent session identity: header x-session-id, else a coding CLI's own session header, else the body
+fields each API has for it.
 
-Fallbacks (documented in the README): OpenAI `prompt_cache_key`, then `user`; Anthropic
-`metadata.user_id`. Requests with none are session-less: proxied, never grouped with others.
+Precedence (documented in the README): `x-session-id`; then `X-Claude-Code-Session-Id` (Claude Code),
+`session-id` and `thread-id` (Codex); then the body: OpenAI `prompt_cache_key`, then `user`; Anthropic
+`metadata.user_id` (its `session_id` when it is Claude Code's JSON string). Requests with none are
+session-less: proxied, never grouped with others.
 
 The id is caller-chosen, so it goes through `gateway.ids.safe_id` before anything keys or echoes it.
 """
@@ -14,13 +17,15 @@ from gateway.prompt_cache.session_key import with_tenant_cache_key
 from gateway.stages.base import Stage
 
 SESSION_HEADER = "x-cachegate-session"
+# In order: the gateway's own header, then the ones coding CLIs send by themselves (docs/design/clients.md).
+SESSION_REQUEST_HEADERS = ("x-session-id", "x-claude-code-session-id", "session-id", "thread-id")
 
 
 class SessionStage(Stage):
     name = "session"
 
     async def on_request(self, ctx: RequestContext) -> None:
-        header = ctx.headers.get("x-session-id")
+        header = next((value for name in SESSION_REQUEST_HEADERS if (value := ctx.headers.get(name))), None)
         session = _header_text(header) if header else ctx.wire.session_fallback(ctx.body)
         if session:
             ctx.session_id = safe_id(session)

@@ -1,4 +1,11 @@
-"""Telemetry: the request's metrics and one log line (never a key, a prompt or a response)."""
+"""Telemetry: the request's metrics and one log line (never a key, a prompt or a response).
+
+Every request gets exactly one `cachegate_requests` sample and one log line, failures included:
+`record(ctx)` from this stage for an answer, `record(ctx, error)` from the proxy when the request ends in
+an error (before or after the stages ran, or mid-stream). Whichever comes first counts; later calls are
+no-ops. Labels stay bounded: tenant 'unknown' before authentication, model 'unknown' before routing,
+status 'ok' or the HTTP status of the error.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,11 @@ import time
 
 from gateway.context import RequestContext
 from gateway.dashboard.sessions import DECISION_HEADERS
+from gateway.errors import GatewayError
 from gateway.stages.base import Stage
 
 log = logging.getLogger("cachegate.request")
+RECORDED = "telemetry"  # ctx.notes key: this request's metric sample and log line are done
 
 
 class TelemetryStage(Stage):
@@ -18,8 +27,6 @@ class TelemetryStage(Stage):
     async def on_response(self, ctx: RequestContext) -> None:
         metrics = ctx.services.metrics
         total = time.perf_counter() - ctx.timings.start
-        provider = ctx.reply.provider if ctx.reply else "none"
-        metrics.requests.labels(ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, "ok").inc()
         metrics.latency.labels(ctx.wire.name, ctx.model_label).observe(total)
         if ctx.timings.first_byte is not None:
             metrics.ttft.labels(ctx.wire.name, ctx.model_label).observe(ctx.timings.first_byte - ctx.timings.start)
@@ -29,23 +36,7 @@ class TelemetryStage(Stage):
         metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
         if ctx.session_id:
             self._record_session(ctx)
-        # No handler anywhere up the tree (`cachegate serve` configures none): the line would be dropped,
-        # so do not build it (~20 us a request).
-        if log.isEnabledFor(logging.INFO) and log.hasHandlers():
-            usage = ctx.usage
-            log.info(
-                "request=%s tenant=%s model=%s source=%s stream=%s in=%s cached=%s out=%s cost=%s ms=%.1f",
-                ctx.request_id,
-                ctx.tenant_label,
-                ctx.model_label,
-                ctx.reply.source if ctx.reply else "-",
-                ctx.stream,
-                usage.input_total if usage else 0,
-                usage.cache_read if usage else 0,
-                usage.output if usage else 0,
-                f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
-                total * 1000,
-            )
+        record(ctx)
 
     def _record_session(self, ctx: RequestContext) -> None:
         """Feed the dashboard's session inspector with this request's outcome and stage decisions."""
@@ -66,3 +57,36 @@ class TelemetryStage(Stage):
             usage.input_total if usage else 0,
             usage.cache_read if usage else 0,
         )
+
+
+def record(ctx: RequestContext, error: GatewayError | None = None) -> None:
+    """Count the request and log its one line (once per request: later calls do nothing)."""
+    if ctx.notes.get(RECORDED):
+        return
+    ctx.notes[RECORDED] = True
+    provider = ctx.reply.provider if ctx.reply else "none"
+    status = "ok" if error is None else str(error.status)
+    ctx.services.metrics.requests.labels(ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status).inc()
+    # No handler anywhere up the tree (`cachegate serve` configures none): the line would be dropped,
+    # so do not build it (~20 us a request).
+    if not (log.isEnabledFor(logging.INFO) and log.hasHandlers()):
+        return
+    usage = ctx.usage
+    log.info(
+        "request=%s status=%s error=%s reason=%s tenant=%s session=%s model=%s source=%s stream=%s "
+        "in=%s cached=%s out=%s cost=%s ms=%.1f",
+        ctx.request_id,
+        200 if error is None else error.status,
+        error.kind.value if error else "-",
+        (error.code or "-") if error else "-",
+        ctx.tenant_label,
+        ctx.session_id or "-",
+        ctx.model_label,
+        ctx.reply.source if ctx.reply else "-",
+        ctx.stream,
+        usage.input_total if usage else 0,
+        usage.cache_read if usage else 0,
+        usage.output if usage else 0,
+        f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
+        (time.perf_counter() - ctx.timings.start) * 1000,
+    )

@@ -19,6 +19,24 @@ def format_usd(value: float) -> str:
     return f"{value:.10f}".rstrip("0").rstrip(".") or "0"
 
 
+COST_FIELDS = {  # the cost headers, and their names in a stream's final usage event (`usage.cachegate`)
+    "x-cachegate-cost-usd": ("cost_usd", float),
+    "x-cachegate-saved-usd": ("saved_usd", float),
+    "x-cachegate-cache-read-tokens": ("cache_read_tokens", int),
+    "x-cachegate-cache-write-tokens": ("cache_write_tokens", int),
+}
+
+
+def stream_cost(ctx: RequestContext) -> dict[str, float | int]:
+    """The cost headers this stage set, as the fields a stream's final usage event carries."""
+    fields: dict[str, float | int] = {}
+    for header, (name, kind) in COST_FIELDS.items():
+        value = ctx.response_headers.get(header)
+        if value is not None:
+            fields[name] = kind(value)
+    return fields
+
+
 def summary_cost(ctx: RequestContext) -> Cost | None:
     cost = ctx.notes.get(SUMMARY_COST_NOTE)
     return cost if isinstance(cost, Cost) else None

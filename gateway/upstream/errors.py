@@ -110,7 +110,10 @@ class UpstreamError(Exception):
         }.get(self.status, ErrorKind.UPSTREAM)
         if self.status in (401, 403):
             # The client's key is ours; a provider refusing ours is a gateway-side problem.
-            return GatewayError(ErrorKind.UPSTREAM, "The upstream provider rejected the gateway's credentials.")
+            # A retry meets the same credentials: tell the client's SDK not to (the status stays a 502).
+            return GatewayError(
+                ErrorKind.UPSTREAM, "The upstream provider rejected the gateway's credentials.", should_retry=False
+            )
         status = self.status if kind is not ErrorKind.UPSTREAM else 502
         message = self.message
         if self.provider_message:

@@ -21,7 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import ANTHROPIC_MESSAGES_FIELDS
-from gateway.wire.sse import SSEEvent, encode
+from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.INVALID_REQUEST: "invalid_request_error",
@@ -132,6 +132,7 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 class AnthropicMessages(WireFormat):
     name = "anthropic"
     upstream_fields = ANTHROPIC_MESSAGES_FIELDS
+    request_id_headers = ("x-request-id", "request-id")  # Anthropic's SDKs read `request-id`
 
     def validate(self, body: Any) -> None:
         body = require_object(body)
@@ -159,9 +160,21 @@ class AnthropicMessages(WireFormat):
         return {"type": "error", "error": body}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
+        """`metadata.user_id`; Claude Code sends a JSON string `{"device_id", "account_uuid", "session_id"}`
+        there, whose `session_id` is the session (the device id is the same for every session)."""
         metadata = body.get("metadata")
         value = metadata.get("user_id") if isinstance(metadata, dict) else None
-        return value if isinstance(value, str) and value else None
+        if not isinstance(value, str) or not value:
+            return None
+        if value.startswith("{"):
+            try:
+                parsed = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return value
+            session = parsed.get("session_id") if isinstance(parsed, dict) else None
+            if isinstance(session, str) and session:
+                return session
+        return value
 
     def text_reply(self, model: str, text: str, *, stop_reason: str = "end_turn") -> dict[str, Any]:
         return {
@@ -234,6 +247,15 @@ class AnthropicMessages(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return event.event == "message_stop"
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """`message_delta`: the stream's cumulative usage, just before `message_stop`."""
+        return event.event == "message_delta"
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        data = event.json()
+        data["usage"] = {**(data.get("usage") or {}), USAGE_EXTRA_KEY: extra}
+        return encode(data, "message_delta")
 
 
 class AnthropicStreamAccumulator(StreamAccumulator):

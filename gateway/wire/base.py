@@ -32,6 +32,8 @@ class WireFormat(ABC):
     sse_comments: bool = True
     # The body field holding the conversation's turns (bounded by gateway/wire/limits.py).
     history_field: str = "messages"
+    # The headers that carry the gateway's request id on every answer: the names this API's SDKs read.
+    request_id_headers: tuple[str, ...] = ("x-request-id",)
 
     @abstractmethod
     def validate(self, body: Any) -> None:
@@ -76,3 +78,12 @@ class WireFormat(ABC):
 
     @abstractmethod
     def is_stream_done(self, event: SSEEvent) -> bool: ...
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """The stream's last usage event, where the gateway adds its cost fields (`with_usage_extra`).
+        False for a wire that has no usage event able to carry extra fields."""
+        return False
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        """That event with `extra` added to its usage object (as usage's `cachegate` key)."""
+        return event.raw

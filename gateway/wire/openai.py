@@ -21,7 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import OPENAI_CHAT_FIELDS
-from gateway.wire.sse import SSEEvent, encode
+from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -225,6 +225,27 @@ class OpenAIChat(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return event.data == "[DONE]"
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """The chunk with the whole request's usage: OpenAI's `include_usage` chunk (no choices), or the
+        LiteLLM path's (an empty delta). The bytes test spares parsing every other chunk."""
+        raw = event.raw
+        if b'"usage":{' not in raw and b'"usage": {' not in raw:
+            return False
+        data = event.json()
+        choices = data.get("choices") or []
+        # A provider that puts usage on content chunks too: only the contentless one is the final usage.
+        empty = all(
+            not (c.get("delta") or {}).get("content") and not (c.get("delta") or {}).get("tool_calls")
+            for c in choices
+            if isinstance(c, dict)
+        )
+        return isinstance(data.get("usage"), dict) and empty
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        data = event.json()
+        data["usage"] = {**data["usage"], USAGE_EXTRA_KEY: extra}
+        return encode(data)
 
 
 class OpenAIStreamAccumulator(StreamAccumulator):

@@ -8,6 +8,10 @@ from typing import Any
 
 import orjson
 
+# The key, inside a stream's final usage object, of the gateway's cost fields (cost_usd, saved_usd,
+# cache_read_tokens, cache_write_tokens): both SDKs keep unknown usage keys (`usage.model_extra`).
+USAGE_EXTRA_KEY = "cachegate"
+
 
 @dataclass(frozen=True, slots=True)
 class SSEEvent:

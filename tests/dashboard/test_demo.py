@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+import gateway
+from gateway import traces
 from gateway.demo.runner import plan, run_demo
 
 
@@ -10,6 +16,28 @@ def test_plan_covers_every_scenario() -> None:
     assert scenarios == {"agent sessions", "looping agents", "questions"}
 
 
+@pytest.fixture
+def no_shared_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """As in a fresh clone or an installed wheel: no shared/ beside the code, and any read of it fails."""
+    monkeypatch.setenv("CACHEGATE_SHARED_DIR", str(tmp_path / "absent"))
+
+    def refuse() -> Path:
+        raise AssertionError("the demo read the shared traces")
+
+    monkeypatch.setattr(traces, "default_traces", refuse)
+
+
+def test_the_demo_data_is_package_data() -> None:
+    source = traces.demo_traces()
+    assert Path(str(source)).resolve().is_relative_to(Path(gateway.__file__).resolve().parent)
+    sessions = list(traces.read_sessions(source))
+    assert 1 <= len(sessions) <= 10 and all(s["resolved"] and s["tools"] and s["messages"] for s in sessions)
+    assert Path(str(source)).stat().st_size < 1_000_000
+    pyproject = (Path(gateway.__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    assert "demo/sessions.jsonl" in pyproject  # shipped in the wheel
+
+
+@pytest.mark.usefixtures("no_shared_data")
 def test_demo_on_embedded_default() -> None:
     report = run_demo(None, "sk-cachegate-dev", sessions=2, turns=6, concurrency=4)
     assert "looping agents: stop" in report or "looping agents: block" in report, report

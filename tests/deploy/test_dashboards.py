@@ -307,7 +307,7 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
                 extra_headers=loop,
                 messages=openai_tool_turns(turns, "1 failed: test_login"),
             )
-        except openai.ConflictError:
+        except openai.PermissionDeniedError:
             break
     # A model that chants in a stream (the guard cuts it), and one that ends its session itself.
     chant = {"x-session-id": f"chant-{uuid.uuid4().hex[:8]}"}

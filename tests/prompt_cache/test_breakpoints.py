@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from gateway.prompt_cache.session import SessionState, save_state
+from gateway.prompt_cache.session import SessionState, line_key, save_state
 from tests.gateway_harness import RunningGateway
 from tests.prompt_cache.conftest import anthropic_client, last_sim_body, long_text, marks_in, new_session, openai_client
 
@@ -156,7 +156,9 @@ def test_ttl_order_follows_the_clients_marks(gw: RunningGateway) -> None:
 async def test_ttl_follows_the_gap_between_a_sessions_requests(gw: RunningGateway) -> None:
     session = new_session()
     # The session's previous request was 20 minutes ago: 5m entries would have expired.
-    await save_state(gw.services.store, f"acme:{session}", SessionState(last_seen=time.time() - 1200), 600)
+    await save_state(
+        gw.services.store, line_key(f"acme:{session}", MODEL), SessionState(last_seen=time.time() - 1200), 600
+    )
     messages: list[Any] = [{"role": "user", "content": "[[sim:text ok]] " + long_text("gap", 300)}]
     message, headers = send(gw, messages, system=long_text("gap-sys", 1500), session=session)
     assert headers["x-cachegate-cache-breakpoints"] == "static:1h@0,moving:1h@1; client=0"

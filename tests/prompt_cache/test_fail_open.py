@@ -21,7 +21,7 @@ async def test_a_failure_mid_rewrite_sends_the_request_unmodified(gw: RunningGat
     # Corrupt session state (as a bad deploy or a foreign writer could leave it): the optimizer fails
     # only after it has already canonicalised the tools of its working copy.
     corrupt = {"last_seen": 1.0, "gaps": [], "record": None, "marks": ["x"], "static_changes": 0}
-    await gw.services.store.set(f"prompt_cache:session:acme:{session}", orjson.dumps(corrupt), 60)
+    await gw.services.store.set(f"prompt_cache:session:acme:{session}:claude-sonnet-4-5", orjson.dumps(corrupt), 60)
     tools: list[Any] = [
         {"name": "zeta", "input_schema": {"type": "object"}, "description": "z"},
         {"name": "alpha", "input_schema": {"type": "object"}, "description": "a"},

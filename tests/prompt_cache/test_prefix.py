@@ -100,12 +100,22 @@ def test_volatile_content_in_an_earlier_message(gw: RunningGateway) -> None:
     assert diagnose(gw, session, messages) == "volatile_content; at=messages.1"
 
 
-def test_model_change_and_truncated_history(gw: RunningGateway) -> None:
+def test_side_calls_to_another_model_are_a_line_of_their_own(gw: RunningGateway) -> None:
+    """Claude Code's Haiku calls within a session are not breaks of the main line (per-model records)."""
     session, messages = new_session(), conversation()
     diagnose(gw, session, messages)
-    assert diagnose(gw, session, messages, model="gpt-4o-mini-24h") == "model_changed; at=model"
+    side = [{"role": "user", "content": "[[sim:text title]] Write a 5-word title for this conversation."}]
+    assert diagnose(gw, session, side, model="gpt-4o-mini-24h") == "first_request"
+    assert diagnose(gw, session, side, model="gpt-4o-mini-24h") == "none"
+    grown = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "[[sim:text ok]] more"}]
+    assert diagnose(gw, session, grown) == "none"  # the main line goes on from its own last request
+
+
+def test_truncated_history(gw: RunningGateway) -> None:
+    session, messages = new_session(), conversation()
+    diagnose(gw, session, messages)
     # The client dropped the newest turns (a rewind): what is left still matches the previous request.
-    assert diagnose(gw, session, messages[:2], model="gpt-4o-mini-24h") == "history_truncated; at=messages.2"
+    assert diagnose(gw, session, messages[:2]) == "history_truncated; at=messages.2"
 
 
 def test_sessionless_requests_are_not_compared(gw: RunningGateway) -> None:
