@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -14,23 +13,17 @@ from starlette.responses import Response
 from gateway.sim.conversation import openai_turns
 from gateway.sim.errors import SimError, openai_error_response
 from gateway.sim.exchange import (
-    Conversation,
     SseEvent,
-    Timing,
-    choose_fault,
     json_response,
-    read_request,
     split_json,
     split_text,
     stream_response,
 )
 from gateway.sim.openai_cache import OpenAICachePlan, render_prompt
-from gateway.sim.responses import Reply, limit_reply, output_tokens
+from gateway.sim.openai_exchange import OpenAIShape, begin, settle
+from gateway.sim.responses import Reply
 from gateway.sim.state import SimState
-from gateway.sim.tokens import encode, openai_encoding
 from gateway.sim.validation import check_openai_request
-
-REJECTED_KEY = "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
 
 
 def _usage(plan: OpenAICachePlan, output_tokens: int) -> dict[str, Any]:
@@ -134,37 +127,29 @@ def _chunks(
     return events
 
 
+CHAT = OpenAIShape(
+    check=check_openai_request,
+    turns=lambda body: openai_turns(body["messages"]),
+    render=render_prompt,
+    forced_tool=_forced_tool,
+)
+
+
 async def chat_completions(request: Request) -> Response:
     state: SimState = request.app.state.sim
-    settings = state.settings
     try:
-        key, body = await read_request(request, state, "openai", REJECTED_KEY)
-        check_openai_request(body)
-        model = body["model"]
-        conversation = Conversation.of(openai_turns(body["messages"]))
-        fault = await choose_fault(request, state, model, conversation.directives)
-        encoding = openai_encoding(model)
-        extended = body.get("prompt_cache_retention") == "24h"
-        ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
-        namespace = (key, model)
-        plan = state.openai_cache.plan(namespace, encode(render_prompt(body), encoding), ttl_s)
-        reply = conversation.reply(state.replay, "call_", _forced_tool(body))
+        exchange = await begin(request, state, CHAT)
     except SimError as error:
         state.stats.count_error(error.status)
         return openai_error_response(error)
 
-    reply = limit_reply(reply, body.get("max_completion_tokens") or body.get("max_tokens"), encoding)
-    produced = output_tokens(reply, encoding)
-    uncached = plan.prompt_tokens - plan.cached_tokens
-    state.stats.count(
-        model, requests=1, input_tokens=uncached, cache_read_tokens=plan.cached_tokens, output_tokens=produced
-    )
-    usage = _usage(plan, produced)
-    timing = Timing.simulated(settings.latency, uncached, plan.cached_tokens, produced)
+    body, model = exchange.body, exchange.model
+    answer = settle(state, exchange, body.get("max_completion_tokens") or body.get("max_tokens"))
+    usage = _usage(exchange.plan, answer.produced)
     completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-    on_start = partial(state.openai_cache.commit, namespace, plan)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        events = _chunks(reply, model, usage, completion_id, include_usage, settings.stream_chunk_words)
-        return stream_response(events, timing, on_start, fault)
-    return await json_response(_completion(reply, model, usage, completion_id), timing, on_start, fault)
+        events = _chunks(answer.reply, model, usage, completion_id, include_usage, state.settings.stream_chunk_words)
+        return stream_response(events, answer.timing, answer.on_start, exchange.fault)
+    completion = _completion(answer.reply, model, usage, completion_id)
+    return await json_response(completion, answer.timing, answer.on_start, exchange.fault)

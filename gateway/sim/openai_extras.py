@@ -26,7 +26,7 @@ from gateway.sim.exchange import (
     split_text,
     stream_response,
 )
-from gateway.sim.openai_api import REJECTED_KEY
+from gateway.sim.openai_exchange import REJECTED_KEY
 from gateway.sim.responses import limit_reply, output_tokens
 from gateway.sim.state import SimState
 from gateway.sim.tokens import count_tokens, openai_encoding

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -18,19 +17,14 @@ from starlette.responses import Response
 from gateway.sim.conversation import Turn, TurnKind
 from gateway.sim.errors import SimError, invalid_request, openai_error_response
 from gateway.sim.exchange import (
-    Conversation,
     SseEvent,
-    Timing,
-    choose_fault,
     json_response,
-    read_request,
     split_text,
     stream_response,
 )
-from gateway.sim.openai_api import REJECTED_KEY
-from gateway.sim.responses import Reply, limit_reply, output_tokens
+from gateway.sim.openai_exchange import OpenAIShape, begin, settle
+from gateway.sim.responses import Reply
 from gateway.sim.state import SimState
-from gateway.sim.tokens import encode, openai_encoding
 from gateway.wire.responses import content_text, input_items, item_type, message_item, response_object
 
 
@@ -163,39 +157,27 @@ def _events(response: dict[str, Any], words: int) -> list[SseEvent]:
     return events
 
 
+RESPONSES = OpenAIShape(check=check_request, turns=responses_turns, render=render_prompt, forced_tool=_forced_tool)
+
+
 async def responses(request: Request) -> Response:
     state: SimState = request.app.state.sim
-    settings = state.settings
     try:
-        key, body = await read_request(request, state, "openai", REJECTED_KEY)
-        check_request(body)
-        model = body["model"]
-        conversation = Conversation.of(responses_turns(body))
-        fault = await choose_fault(request, state, model, conversation.directives)
-        encoding = openai_encoding(model)
-        extended = body.get("prompt_cache_retention") == "24h"
-        ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
-        namespace = (key, model)
-        plan = state.openai_cache.plan(namespace, encode(render_prompt(body), encoding), ttl_s)
-        reply = conversation.reply(state.replay, "call_", _forced_tool(body))
+        exchange = await begin(request, state, RESPONSES)
     except SimError as error:
         state.stats.count_error(error.status)
         return openai_error_response(error)
 
-    reply = limit_reply(reply, body.get("max_output_tokens"), encoding)
-    produced = output_tokens(reply, encoding)
-    uncached = plan.prompt_tokens - plan.cached_tokens
-    state.stats.count(
-        model, requests=1, input_tokens=uncached, cache_read_tokens=plan.cached_tokens, output_tokens=produced
-    )
-    usage = _usage(plan.prompt_tokens, plan.cached_tokens, produced)
-    status = "incomplete" if reply.truncated else "completed"
-    response = {**response_object(model, _output(reply), usage=usage, status=status), "id": f"resp_{uuid.uuid4().hex}"}
+    body = exchange.body
+    answer = settle(state, exchange, body.get("max_output_tokens"))
+    usage = _usage(exchange.plan.prompt_tokens, exchange.plan.cached_tokens, answer.produced)
+    status = "incomplete" if answer.reply.truncated else "completed"
+    output = _output(answer.reply)
+    response = {**response_object(exchange.model, output, usage=usage, status=status), "id": f"resp_{uuid.uuid4().hex}"}
     for field in ("instructions", "tools", "tool_choice", "metadata", "store", "previous_response_id"):
         if field in body:
             response[field] = body[field]
-    timing = Timing.simulated(settings.latency, uncached, plan.cached_tokens, produced)
-    on_start = partial(state.openai_cache.commit, namespace, plan)
     if body.get("stream"):
-        return stream_response(_events(response, settings.stream_chunk_words), timing, on_start, fault)
-    return await json_response(response, timing, on_start, fault)
+        events = _events(response, state.settings.stream_chunk_words)
+        return stream_response(events, answer.timing, answer.on_start, exchange.fault)
+    return await json_response(response, answer.timing, answer.on_start, exchange.fault)
