@@ -73,13 +73,18 @@ def _encoded(values: list[float], encoding_format: Any) -> list[float] | str:
     return values
 
 
+async def _read_with_model(request: Request, state: SimState) -> tuple[dict[str, Any], str]:
+    _, body = await read_request(request, state, "openai", REJECTED_KEY)
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid_request("you must provide a model parameter", param="model")
+    return body, model
+
+
 async def embeddings(request: Request) -> Response:
     state: SimState = request.app.state.sim
     try:
-        _, body = await read_request(request, state, "openai", REJECTED_KEY)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise invalid_request("you must provide a model parameter", param="model")
+        body, model = await _read_with_model(request, state)
         texts = _inputs(body.get("input"))
         dimensions = _dimensions(body, model)
         if body.get("encoding_format", "float") not in ("float", "base64"):
@@ -118,10 +123,7 @@ def _choice(text: str, finish_reason: str | None) -> dict[str, Any]:
 async def completions(request: Request) -> Response:
     state: SimState = request.app.state.sim
     try:
-        _, body = await read_request(request, state, "openai", REJECTED_KEY)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise invalid_request("you must provide a model parameter", param="model")
+        body, model = await _read_with_model(request, state)
         prompt = _prompt(body.get("prompt"))
         conversation = Conversation.of([[Turn("user", prompt)]])
         fault = await choose_fault(request, state, model, conversation.directives)
