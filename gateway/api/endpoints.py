@@ -23,14 +23,16 @@ from starlette.responses import Response, StreamingResponse
 
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
+from gateway.api.headers import sendable
 from gateway.compaction.tokens import counter_for
 from gateway.config import ModelConfig
-from gateway.context import RequestContext
+from gateway.context import Reply, RequestContext
 from gateway.errors import ErrorKind, GatewayError, bad_request
 from gateway.logs import log_failure
 from gateway.services import Services
 from gateway.stages.auth import AuthStage
 from gateway.stages.routing import RoutingStage
+from gateway.stages.telemetry import record
 from gateway.upstream.errors import UpstreamError
 from gateway.upstream.litellm_path import call_litellm
 from gateway.upstream.outbound import filter_outbound
@@ -158,10 +160,11 @@ async def _with_retries(route: ModelConfig, services: Services, call: Callable[[
 async def _answer(endpoint: Endpoint, ctx: RequestContext) -> Response:
     services, route = ctx.services, ctx.route
     assert route is not None
+    ctx.reply = Reply(provider=route.provider)  # the request record's provider label
     body, headers = filter_outbound(endpoint.name, endpoint.fields, ctx.body, ctx.headers, services.metrics)
     base = services.router.api_base(route, endpoint.provider_wire)
     lean = route.lean_wire == endpoint.provider_wire and route.path != "litellm" and base is not None
-    out = dict(ctx.response_headers)
+    out = sendable(ctx.response_headers)
     if lean and endpoint.streams and ctx.stream:
         url = f"{base}{endpoint.path}"
         events = await _with_retries(
@@ -194,7 +197,9 @@ async def _replay(events: list[bytes]) -> AsyncIterator[bytes]:
 async def serve(request: Request, endpoint: Endpoint) -> Response:
     services: Services = request.app.state.services
     ctx = RequestContext(wire=endpoint.wire, body={}, headers=request.headers, services=services)
-    status, started = 200, time.perf_counter()
+    for name in endpoint.wire.request_id_headers:  # on every answer, errors included
+        ctx.response_headers[name] = ctx.request_id
+    error: GatewayError | None = None
     try:
         await AUTH.on_request(ctx)  # before the body is read: unauthenticated callers learn nothing
         body = require_object(await read_json(request, services.settings.max_body_bytes))
@@ -205,17 +210,13 @@ async def serve(request: Request, endpoint: Endpoint) -> Response:
         return await _answer(endpoint, ctx)
     except (GatewayError, UpstreamError) as exc:
         error = exc.to_gateway_error() if isinstance(exc, UpstreamError) else exc
-        status = error.status
-        return error_response(endpoint.wire, error, services.metrics)
     except Exception:
         log_failure(log, "unexpected error on %s", endpoint.name)
-        status = 500
-        internal = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
-        return error_response(endpoint.wire, internal, services.metrics)
+        error = GatewayError(ErrorKind.INTERNAL, "The gateway failed to process the request.")
     finally:
-        provider = ctx.route.provider if ctx.route else "none"
-        services.metrics.requests.labels(endpoint.name, ctx.tenant_label, ctx.model_label, provider, str(status)).inc()
-        services.metrics.latency.labels(endpoint.name, ctx.model_label).observe(time.perf_counter() - started)
+        record(ctx, error, api=endpoint.name)
+        services.metrics.latency.labels(endpoint.name, ctx.model_label).observe(time.perf_counter() - ctx.timings.start)
+    return error_response(endpoint.wire, error, services.metrics, sendable(ctx.response_headers))
 
 
 async def count_tokens(request: Request) -> Response:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -19,6 +18,7 @@ from gateway.api.body import read_json
 from gateway.api.errors import error_response
 from gateway.api.gemini import PREFIXES as GEMINI_PREFIXES
 from gateway.api.gemini import gemini_endpoint
+from gateway.api.headers import sendable
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.logs import log_failure
@@ -33,8 +33,6 @@ from gateway.wire.sse import SSEEvent, comment, parse_event
 log = logging.getLogger("cachegate.proxy")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 MAX_HELD = 4  # events held back after a final usage event (it is followed by `[DONE]` / `message_stop`)
-HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
 async def chat_completions(request: Request) -> Response:
@@ -77,20 +75,6 @@ class DirectRoutes:
             return
         response = await endpoint(Request(scope, receive, send))
         await response(scope, receive, send)
-
-
-def sendable(headers: Mapping[str, Any]) -> dict[str, str]:
-    """The response headers HTTP can carry as they are: token names, printable-ASCII values. The one place
-    headers are checked before a Response is built: a value that is not (whatever stage set it) would
-    fail the response after the provider was paid, or split the header block; it is dropped instead."""
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        text = value if isinstance(value, str) else str(value)
-        if HEADER_NAME.fullmatch(name) and HEADER_VALUE.fullmatch(text):
-            out[name] = text
-        else:
-            log.warning("dropped a response header that HTTP cannot carry: %s", name.encode("ascii", "replace"))
-    return out
 
 
 class InFlight:

@@ -59,14 +59,16 @@ class TelemetryStage(Stage):
         )
 
 
-def record(ctx: RequestContext, error: GatewayError | None = None) -> None:
-    """Count the request and log its one line (once per request: later calls do nothing)."""
+def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str | None = None) -> None:
+    """Count the request and log its one line (once per request: later calls do nothing). `api`: the
+    metric's API label when it is not the wire's (the extra endpoints: embeddings, completions ...)."""
     if ctx.notes.get(RECORDED):
         return
     ctx.notes[RECORDED] = True
     provider = ctx.reply.provider if ctx.reply else "none"
     status = "ok" if error is None else str(error.status)
-    ctx.services.metrics.requests.labels(ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status).inc()
+    labels = (api or ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status)
+    ctx.services.metrics.requests.labels(*labels).inc()
     # No handler anywhere up the tree (`cachegate serve` configures none): the line would be dropped,
     # so do not build it (~20 us a request).
     if not (log.isEnabledFor(logging.INFO) and log.hasHandlers()):
