@@ -85,6 +85,16 @@ def test_deep_nesting_is_a_clear_400(gw: RunningGateway, api: str, depth: int) -
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_deep_nesting_in_a_large_body_is_a_clear_400(gw: RunningGateway, api: str) -> None:
+    """Large bodies have their depth checked off the event loop: the answer is the same."""
+    filler = orjson.dumps("x" * (200 * 1024))  # over THREADED_DEPTH_CHECK_BYTES, under the test limit
+    body = orjson.dumps(base(api))
+    response = post_raw(gw, api, body[:-1] + b',"metadata":{"note":' + filler + b',"deep":' + nested(100) + b"}}")
+    assert response.status_code == 400, response.text
+    assert "depth" in error_of(api, response)["message"]
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_realistic_nesting_passes(gw: RunningGateway, api: str) -> None:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(20):  # a tool schema 20 objects deep: deeper than real ones
