@@ -22,6 +22,9 @@ class Directives:
     chant: int | None = None  # [[sim:chant N]]
     fault: FaultKind | None = None  # [[sim:fault 429|500|529|timeout|malformed_stream|disconnect]]
     tokens: int | None = None  # [[sim:tokens N]]
+    # [[sim:loop NAME {json args}]]: the same tool call after every tool result, for as long as any user
+    # message of the conversation holds it (an agent stuck in a loop; read by `loop_directive`).
+    loop: tuple[str, dict[str, Any]] | None = None
 
 
 def _tool(argument: str) -> tuple[str, dict[str, Any]]:
@@ -38,8 +41,8 @@ def parse_directives(text: str) -> Directives:
     for name, raw in _DIRECTIVE.findall(text):
         argument = raw.strip()
         try:
-            if name == "tool":
-                found["tool"] = _tool(argument)
+            if name in ("tool", "loop"):
+                found[name] = _tool(argument)
             elif name == "text":
                 found["text"] = argument
             elif name in ("chant", "tokens"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.requests import Request
@@ -60,6 +60,18 @@ def _directive_text(grouped: list[list[Turn]]) -> str:
     return "\n".join(turn.text for turn in spoken[-1] if turn.kind == "user")
 
 
+def _loop_directive(grouped: list[list[Turn]]) -> tuple[str, dict[str, Any]] | None:
+    """A `loop` directive in any user-written text: it stays in force while tool results follow (agents
+    add their own text, such as reminders, to the messages that carry tool results)."""
+    for turns in reversed(grouped):
+        for turn in turns:
+            if turn.kind == "user" and "[[sim:loop" in turn.text:
+                loop = parse_directives(turn.text).loop
+                if loop is not None:
+                    return loop
+    return None
+
+
 @dataclass(frozen=True)
 class Conversation:
     """The request's turns (grouped per message) and the directives of its last message."""
@@ -69,7 +81,10 @@ class Conversation:
 
     @classmethod
     def of(cls, grouped: list[list[Turn]]) -> Conversation:
-        return cls(grouped, parse_directives(_directive_text(grouped)))
+        directives = parse_directives(_directive_text(grouped))
+        if directives.loop is None:
+            directives = replace(directives, loop=_loop_directive(grouped))
+        return cls(grouped, directives)
 
     def reply(self, replay: ReplayIndex | None, tool_id_prefix: str, forced_tool: str | None) -> Reply:
         turns = [turn for turns in self.grouped for turn in turns if turn.kind != "system"]

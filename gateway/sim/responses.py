@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gateway.sim.conversation import Turn
 from gateway.sim.directives import Directives
@@ -39,6 +40,11 @@ def filler_text(tokens: int) -> str:
     return " ".join(_FILLER_WORDS[i % len(_FILLER_WORDS)] for i in range(tokens))
 
 
+def _call(requested: tuple[str, dict[str, Any]], tool_id_prefix: str) -> Reply:
+    name, args = requested
+    return Reply("", (ToolCall(new_tool_call_id(tool_id_prefix), name, json.dumps(args)),))
+
+
 def plan_reply(
     turns: list[Turn],
     directives: Directives,
@@ -54,15 +60,15 @@ def plan_reply(
     """
     last = turns[-1] if turns else Turn("user", "")
     if directives.tool is not None:
-        name, args = directives.tool
-        call = ToolCall(new_tool_call_id(tool_id_prefix), name, json.dumps(args))
-        return Reply("", (call,))
+        return _call(directives.tool, tool_id_prefix)
     if directives.text is not None:
         return Reply(directives.text)
     if directives.chant is not None:
         return Reply(" ".join([CHANT_SENTENCE] * directives.chant))
     if directives.tokens is not None:
         return Reply(filler_text(directives.tokens), output_tokens=directives.tokens)
+    if directives.loop is not None:
+        return _call(directives.loop, tool_id_prefix)
     recorded = replay.lookup(turns) if replay is not None else None
     if recorded is not None:
         calls = tuple(ToolCall(*call) for call in recorded.tool_calls)

@@ -64,6 +64,23 @@ def test_tool_call_directive_then_text_after_tool_result(oai: openai.OpenAI) -> 
     assert "file.txt" in second.choices[0].message.content
 
 
+def test_loop_directive_repeats_the_call_after_every_result(oai: openai.OpenAI) -> None:
+    """An agent stuck in a loop: the same call comes back after each tool result, while the user message
+    holding the directive stays in the history (a plain `tool` directive answers text after one result)."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": 'fix it [[sim:loop bash {"command": "make"}]]'}]
+    for turn in range(3):
+        reply = _ask(oai, history, tools=BASH_TOOL).choices[0]
+        assert reply.finish_reason == "tool_calls", turn
+        call = reply.message.tool_calls[0]
+        assert call.function.name == "bash" and json.loads(call.function.arguments) == {"command": "make"}
+        history += [
+            reply.message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": "error"},
+        ]
+    history.append({"role": "user", "content": "[[sim:text stopped]]"})  # a newer directive wins
+    assert _ask(oai, history, tools=BASH_TOOL).choices[0].message.content == "stopped"
+
+
 def test_streamed_tool_call(oai: openai.OpenAI) -> None:
     stream = _ask(
         oai,
