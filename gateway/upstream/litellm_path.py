@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import litellm
-import orjson
 
 from gateway.config import ModelConfig
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after, provider_json_message
@@ -161,7 +160,9 @@ async def _named_events(route: ModelConfig, stream: Any) -> AsyncIterator[SSEEve
                 yield bytes(item)
             else:
                 payload = item if isinstance(item, dict) else _to_dict(item)
-                yield b"event: " + str(payload.get("type")).encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+                kind = payload.get("type")
+                # LiteLLM's Responses events type themselves with a str Enum: its value is the event name.
+                yield encode(payload, str(getattr(kind, "value", kind)))
 
     async for event in _guard_stream(route, iter_events(raw())):
         yield event

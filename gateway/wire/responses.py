@@ -28,7 +28,7 @@ from gateway.wire.checks import (
 )
 from gateway.wire.fields import OPENAI_RESPONSES_FIELDS
 from gateway.wire.openai import OPENAI
-from gateway.wire.sse import SSEEvent, encode
+from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ZERO_USAGE: dict[str, Any] = {
     "input_tokens": 0,
@@ -296,6 +296,18 @@ class OpenAIResponses(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return event.event in FINAL_EVENTS or event.event == "error"
+
+    def is_final_usage(self, event: SSEEvent) -> bool:
+        """The final event (`response.completed` / `incomplete` / `failed`): its response holds the usage."""
+        return event.event in FINAL_EVENTS
+
+    def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
+        data = event.json()
+        response = data.get("response")
+        if not isinstance(response, dict) or not isinstance(response.get("usage"), dict):
+            return event.raw  # no usage object to extend (a failed response)
+        response["usage"] = {**response["usage"], USAGE_EXTRA_KEY: extra}
+        return encode(data, str(event.event))
 
 
 class PartialResponse(dict[str, Any]):

@@ -71,6 +71,17 @@ def test_anthropic_message_delta(paths: RunningGateway) -> None:
     assert fields["cache_read_tokens"] == (final.usage.cache_read_input_tokens or 0)
 
 
+def test_responses_completed_event(paths: RunningGateway) -> None:
+    """Responses API (Codex, the Agents SDK): the cost rides in `response.completed`'s usage."""
+    events = list(
+        paths.openai().responses.create(model="gpt-4o-mini", input="[[sim:text responses cost]]", stream=True)
+    )
+    final = events[-1]
+    assert final.type == "response.completed" and final.response.output_text == "responses cost"
+    assert final.response.usage is not None and final.response.usage.output_tokens > 0
+    _check(final.response.usage.model_extra)
+
+
 def test_replayed_stream_carries_it_too() -> None:
     """A stream the gateway replays from a complete response (the response cache's hits) gets the fields
     in its usage chunk as well (cost 0, saved > 0 on a hit)."""
