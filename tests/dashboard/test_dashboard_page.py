@@ -149,7 +149,7 @@ def test_fresh_gateway_says_what_to_do() -> None:
     for panel in ("requests", "spend", "ratio", "guard", "sessions"):
         hint = dom.split(f'id="empty-{panel}"', 1)[1].split("</p>", 1)[0]
         assert shown(dom, f"empty-{panel}"), panel
-        assert f"point a client at <code>{fresh.url}</code> with a tenant key" in hint, hint
+        assert f"Point a client at <code>{fresh.url}</code> with a tenant key" in hint, hint
         assert f"run <code>cachegate demo --url {fresh.url}</code>" in hint, hint
 
 
