@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from agent_runtime.guard import Action
+
+LADDER = [action.value for action in Action]  # the guard's rungs in escalation order: warn, nudge, stop, block
+
 
 @dataclass
 class Summary:
@@ -17,13 +21,23 @@ class Summary:
     cost_without_cache_usd: float = 0.0
     saved_usd: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     tokens: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    stops: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # Guard decisions that acted, by (action, detector, reason): each a fixed set, so few rows.
+    guard: dict[tuple[str, str, str], float] = field(default_factory=lambda: defaultdict(float))
     response_cache_hits: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     @property
     def prompt_cache_hit_ratio(self) -> float:
         total = sum(self.tokens[k] for k in ("uncached_input", "cache_read", "cache_write_5m", "cache_write_1h"))
         return self.tokens["cache_read"] / total if total else 0.0
+
+    def guard_by_action(self) -> list[tuple[tuple[str, str, str], float]]:
+        """Guard decisions in ladder order of their action, then most frequent (detector, reason) first."""
+
+        def rung(item: tuple[tuple[str, str, str], float]) -> tuple[int, float]:
+            (action, _, _), count = item
+            return (LADDER.index(action) if action in LADDER else len(LADDER), -count)
+
+        return sorted(self.guard.items(), key=rung)
 
 
 def summarize(metrics_text: str) -> Summary:
@@ -43,8 +57,8 @@ def summarize(metrics_text: str) -> Summary:
                 summary.saved_usd[labels.get("source", "?")] += value
             elif name == "cachegate_tokens_total":
                 summary.tokens[labels.get("kind", "?")] += value
-            elif name.startswith("cachegate_guard_") and name.endswith("_total") and "reason" in labels:
-                summary.stops[f"{name.removeprefix('cachegate_guard_').removesuffix('_total')}:{labels['reason']}"] += (
+            elif name == "cachegate_guard_decisions_total":
+                summary.guard[(labels.get("action", "?"), labels.get("detector", "?"), labels.get("reason", "?"))] += (
                     value
                 )
             elif name.startswith("cachegate_response_cache_hits") and name.endswith("_total"):
@@ -67,5 +81,8 @@ def render(summary: Summary) -> str:
     lines += [
         f"response cache {tier:<9} {value:,.0f} hits" for tier, value in sorted(summary.response_cache_hits.items())
     ]
-    lines += [f"guard {kind:<18} {value:,.0f}" for kind, value in sorted(summary.stops.items())]
+    lines += [
+        f"guard {action:<6} {detector} ({reason}) {value:,.0f}"
+        for (action, detector, reason), value in summary.guard_by_action()
+    ]
     return "\n".join(lines)

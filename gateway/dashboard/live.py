@@ -12,6 +12,13 @@ from prometheus_client import CollectorRegistry
 from gateway.metrics_summary import Summary, summarize_registry
 
 
+def guard_rows(summary: Summary) -> list[dict[str, Any]]:
+    return [
+        {"action": action, "detector": detector, "reason": reason, "count": round(count)}
+        for (action, detector, reason), count in summary.guard_by_action()
+    ]
+
+
 def headline(summary: Summary) -> dict[str, Any]:
     return {
         "requests": summary.requests,
@@ -21,7 +28,7 @@ def headline(summary: Summary) -> dict[str, Any]:
         "saved_usd": dict(summary.saved_usd),
         "prompt_cache_hit_ratio": summary.prompt_cache_hit_ratio,
         "response_cache_hits": dict(summary.response_cache_hits),
-        "guard": dict(summary.stops),
+        "guard": guard_rows(summary),
         "tokens": dict(summary.tokens),
     }
 

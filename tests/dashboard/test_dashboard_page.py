@@ -7,11 +7,14 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import openai
 import pytest
 from PIL import Image
 
+from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -42,7 +45,37 @@ def busy_gateway() -> Iterator[RunningGateway]:
         gw.anthropic().messages.create(
             model="claude-sonnet-4-5", max_tokens=20, messages=[{"role": "user", "content": "hello"}]
         )
+        loop_until_blocked(gw)
         yield gw
+
+
+def loop_until_blocked(gw: RunningGateway) -> None:
+    """An agent resending the same tool call and result until the guard refuses the session: on the way
+    the guard nudges, then stops it."""
+    for turns in range(1, 16):
+        try:
+            gw.openai().chat.completions.create(
+                model="gpt-4o-mini",
+                tools=RUN_TESTS,
+                extra_headers={"x-session-id": "looping-agent"},
+                messages=openai_tool_turns(turns, "1 failed: test_login"),
+            )
+        except openai.APIStatusError:
+            return
+    raise AssertionError("the guard never refused the looping session")
+
+
+def admin_data(gw: RunningGateway) -> dict[str, Any]:
+    return httpx.get(f"{gw.url}/admin/dashboard/data", headers={"authorization": f"Bearer {ADMIN_KEY}"}).json()
+
+
+def element(dom: str, element_id: str) -> str:
+    """The opening tag of the element with this id (where its `hidden` attribute is)."""
+    return dom.split(f'id="{element_id}"', 1)[1].split(">", 1)[0]
+
+
+def shown(dom: str, element_id: str) -> bool:
+    return "hidden" not in element(dom, element_id)
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
@@ -59,9 +92,7 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_data_needs_admin_key(busy_gateway: RunningGateway) -> None:
     assert httpx.get(f"{busy_gateway.url}/admin/dashboard/data").status_code == 401
-    data = httpx.get(
-        f"{busy_gateway.url}/admin/dashboard/data", headers={"authorization": f"Bearer {ADMIN_KEY}"}
-    ).json()
+    data = admin_data(busy_gateway)
     assert data["now"]["requests"] >= 5 and data["now"]["cost_usd"] > 0
     assert any(s["session"] == "inspect-me" and s["requests"] == 4 for s in data["sessions"])
 
@@ -72,12 +103,54 @@ def test_page_renders_live_numbers(busy_gateway: RunningGateway) -> None:
     requests = dom.split('id="requests">', 1)[1].split("<", 1)[0]
     assert requests.replace(",", "").isdigit() and int(requests.replace(",", "")) >= 5, requests
     assert "inspect-me" in dom and "live · state: memory" in dom
+    assert not any(shown(dom, f"empty-{panel}") for panel in ("requests", "spend", "ratio", "guard", "sessions"))
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
 def test_page_without_key_asks_for_it(busy_gateway: RunningGateway) -> None:
     dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard").stdout
     assert "Admin key required" in dom and "inspect-me" not in dom
+    assert shown(dom, "login") and not shown(dom, "main") and not shown(dom, "login-error")
+    assert "sk-cachegate-admin" in dom  # where to find the key: the embedded default's dev admin key
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_wrong_key_says_so(busy_gateway: RunningGateway) -> None:
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key=sk-cachegate-dev").stdout  # a tenant key
+    assert shown(dom, "login") and not shown(dom, "main") and "inspect-me" not in dom
+    assert shown(dom, "login-error")
+    assert "That key is not the admin key of this gateway (it answered 401 Unauthorized)" in dom
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_guard_decisions_by_action_and_detector(busy_gateway: RunningGateway) -> None:
+    decisions = admin_data(busy_gateway)["now"]["guard"]
+    actions = [d["action"] for d in decisions]
+    assert {"nudge", "stop", "block"} <= set(actions), decisions
+    assert actions == sorted(actions, key=["warn", "nudge", "stop", "block"].index)  # ladder order
+    assert all(d["detector"] and d["reason"] and d["count"] >= 1 for d in decisions), decisions
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    for d in decisions:
+        row = f'<tr class="guard-{d["action"]}"><td>{d["action"]}</td><td>{d["detector"]}</td><td>{d["reason"]}</td>'
+        assert f"{row}<td>{d['count']}</td></tr>" in dom, (d, dom)
+    per_action = " · ".join(
+        f"{a} {sum(d['count'] for d in decisions if d['action'] == a)}" for a in dict.fromkeys(actions)
+    )
+    assert f'id="guard-actions">{per_action}<' in dom
+    total = sum(d["count"] for d in decisions)
+    assert f'id="guard">{total}<' in dom
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_fresh_gateway_says_what_to_do() -> None:
+    with running_gateway() as fresh:
+        dom = chromium("--dump-dom", f"{fresh.url}/dashboard#key={ADMIN_KEY}").stdout
+    assert shown(dom, "main") and 'id="requests">0<' in dom
+    for panel in ("requests", "spend", "ratio", "guard", "sessions"):
+        hint = dom.split(f'id="empty-{panel}"', 1)[1].split("</p>", 1)[0]
+        assert shown(dom, f"empty-{panel}"), panel
+        assert f"Point a client at <code>{fresh.url}</code> with a tenant key" in hint, hint
+        assert f"run <code>cachegate demo --url {fresh.url}</code>" in hint, hint
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
