@@ -138,3 +138,12 @@ def test_gemini_without_relocation_reports_the_break(gw: RunningGateway) -> None
     turns = _gemini_session(gw, "acme")
     assert turns[1][0]["x-cachegate-prefix-break"] == "volatile_content; at=system"
     assert [c for _, c in turns] == [0, 0, 0]
+
+
+def test_responses_to_an_anthropic_route_report_no_breakpoints(gw: RunningGateway) -> None:
+    raw = openai_client(gw).responses.with_raw_response.create(
+        model="claude-sonnet-4-5", input="[[sim:text ok]] hi", extra_headers={"x-session-id": new_session()}
+    )
+    assert raw.parse().output_text == "ok"
+    assert raw.headers["x-cachegate-cache-breakpoints"] == "skipped=responses_wire; client=0"
+    assert "cache_control" not in str(last_sim_body(gw))
