@@ -12,7 +12,8 @@ import orjson
 
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
-from gateway.compaction.layout import LAYOUTS, Layout, Message, ToolResult, digest
+from gateway.compaction.layout import Layout, Message, ToolResult, digest
+from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cut_steps
@@ -65,9 +66,9 @@ def range_digest(layout: Layout, body: dict[str, Any], end: int, summarizer: str
     return digest([layout.system(body), layout.messages(body)[:end], summarizer, INSTRUCTION], 16)
 
 
-def _last_reply(messages: list[Message]) -> int:
-    """Index of the newest assistant message: the previous request ended right before it."""
-    return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), 0)
+def _last_reply(layout: Layout, messages: list[Message]) -> int:
+    """Index of the newest model message: the previous request ended right before it."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if layout.is_reply(messages[i])), 0)
 
 
 class Run:
@@ -141,7 +142,7 @@ class Run:
             await self.memo.save(session, record)
         outcome.compacted = len(new)
         if self.history.replaced or self.history.summary is not None:
-            outcome.body = {**self.body, "messages": self.history.sent()}
+            outcome.body = self.layout.with_messages(self.body, self.history.sent())
             outcome.tokens_after = self.tokens()
         return outcome
 
@@ -188,7 +189,7 @@ class Run:
             return []
         if outcome.summary not in ("written", "memo"):  # a summary this turn already broke the prefix
             first = min(c.result.message for c in chosen)
-            outcome.invalidated += self.history.tokens_between(first, _last_reply(self.messages))
+            outcome.invalidated += self.history.tokens_between(first, _last_reply(self.layout, self.messages))
         for candidate in chosen:
             await self.history.replace(candidate.result, candidate.reference)
             await self.pacer.tick()
@@ -223,7 +224,7 @@ class Run:
                 record.summary_failures += 1
                 return True
             outcome.summary = "written"
-        outcome.invalidated += self.history.tokens_between(self.history.start, _last_reply(self.messages))
+        outcome.invalidated += self.history.tokens_between(self.history.start, _last_reply(self.layout, self.messages))
         self.history.summarize(cut, summary_message(self.layout, summary))
         record.summary = summary
         return True
@@ -247,7 +248,7 @@ class Run:
         prefix = await finish_paced(steps, self.pacer)
         request = summary_request(self.layout, self.body, prefix, self.config.summary_max_tokens)
         written = await write_summary(
-            self.ctx.services.router, self.ctx.wire.name, route, request, self.config.summarizer_timeout_s
+            self.ctx.services.router, self.layout, route, request, self.config.summarizer_timeout_s
         )
         outcome.summary_cost_usd, outcome.summary_call = written.cost_usd, written
         summary = Summary(cut - self.history.head, key, written.text, dump)

@@ -1,8 +1,11 @@
-"""Where the two message layouts keep what compaction touches: tool calls, tool results, system, tools.
+"""Where each API shape keeps what compaction touches: tool calls, tool results, system, tools, and how
+its replies read (text, tool calls) when the gateway itself calls upstream (summaries, retrieval rounds).
 
 OpenAI Chat: system/developer messages in `messages`; an assistant message's `tool_calls` are answered
 by `tool` messages right after it. Anthropic Messages: `system` is a body field; an assistant message's
-`tool_use` blocks are answered by `tool_result` blocks in the next user message.
+`tool_use` blocks are answered by `tool_result` blocks in the next user message. The Responses and
+Gemini shapes: gateway/compaction/responses_layout.py, gemini_layout.py; all of them by wire name:
+gateway/compaction/layouts.py.
 """
 
 from __future__ import annotations
@@ -18,15 +21,38 @@ import orjson
 from gateway.pacing import CHUNK, Steps, finish
 
 Message = dict[str, Any]
+Reply = dict[str, Any]
+Call = tuple[str, str, dict[str, Any]]  # (call id, tool name, arguments) of a tool call in a reply
+TEXT_PARTS = ("text", "input_text", "output_text")  # content parts that hold plain text, in any shape
 
 
 def digest(value: Any, size: int = 12) -> str:
     return hashlib.blake2b(orjson.dumps(value), digest_size=size).hexdigest()
 
 
+def parts_text(content: Any) -> str | None:
+    """A content value as plain text: a string, or a list of text parts only (else None)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") in TEXT_PARTS and isinstance(p.get("text"), str) for p in content
+    ):
+        return "\n".join(p["text"] for p in content)
+    return None
+
+
+def arguments_of(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments sent as a JSON string; unparsable or non-object arguments read as {}."""
+    try:
+        arguments = orjson.loads(raw or "{}")
+    except (orjson.JSONDecodeError, TypeError):
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
 @dataclass(frozen=True)
 class ToolResult:
-    """One tool result in the history, by position; `block` is None for an OpenAI tool message."""
+    """One tool result in the history, by position; `block` is None when the message is the result."""
 
     message: int
     block: int | None
@@ -37,13 +63,7 @@ class ToolResult:
     @property
     def text(self) -> str | None:
         """The result as plain text, or None when it holds anything else (images, documents)."""
-        if isinstance(self.content, str):
-            return self.content
-        if isinstance(self.content, list) and all(
-            isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in self.content
-        ):
-            return "\n".join(p["text"] for p in self.content)
-        return None
+        return parts_text(self.content)
 
     @cached_property
     def handle(self) -> str:
@@ -54,11 +74,15 @@ class ToolResult:
 
 class Layout(ABC):
     name: str
+    history_field = "messages"  # the body field holding the conversation
+    usage_field = "usage"  # the reply field holding its usage
 
-    @staticmethod
-    def messages(body: dict[str, Any]) -> list[Message]:
-        messages = body.get("messages")
+    def messages(self, body: dict[str, Any]) -> list[Message]:
+        messages = body.get(self.history_field)
         return messages if isinstance(messages, list) else []
+
+    def with_messages(self, body: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
+        return {**body, self.history_field: messages}
 
     @abstractmethod
     def system(self, body: dict[str, Any]) -> Any:
@@ -66,7 +90,7 @@ class Layout(ABC):
 
     @abstractmethod
     def calls(self, message: Message) -> list[tuple[str, str]]:
-        """(call id, tool name) of the tool calls an assistant message makes."""
+        """(call id, tool name) of the tool calls a model message makes."""
 
     @abstractmethod
     def results(self, index: int, message: Message) -> list[ToolResult]:
@@ -81,12 +105,58 @@ class Layout(ABC):
         """Messages never summarized: leading system messages and (optionally) the first user message."""
 
     @abstractmethod
-    def no_tool_use(self) -> Any:
-        """The tool_choice that forbids tool use while keeping the tool list (and the cached prefix)."""
+    def no_tool_use(self) -> dict[str, Any]:
+        """Body fields that forbid tool use while keeping the tool list (and the cached prefix)."""
+
+    def is_reply(self, message: Message) -> bool:
+        """Whether the model wrote this message (the previous request ended right before its newest one)."""
+        return message.get("role") == "assistant"
+
+    def continues_calls(self, message: Message) -> bool:
+        """Whether the message may sit between tool calls and their results (a call is left dangling
+        by any other message)."""
+        return False
+
+    def binds_to_next(self, message: Message) -> bool:
+        """Whether the message must stay with the one after it (no cut between them)."""
+        return False
 
     @staticmethod
     def user_message(text: str) -> Message:
         return {"role": "user", "content": text}
+
+    def limit_output(self, request: dict[str, Any], body: dict[str, Any], max_tokens: int) -> None:
+        """Cap the output of a summary request (`body`: the client's request it derives from)."""
+        thinking = body.get("thinking")
+        budget = thinking.get("budget_tokens", 0) if isinstance(thinking, dict) else 0
+        token_field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        request[token_field] = max_tokens + int(budget or 0)
+
+    # The reply side: what the gateway reads from an answer to its own calls upstream.
+    @abstractmethod
+    def reply_text(self, reply: Reply) -> str: ...
+
+    @abstractmethod
+    def reply_calls(self, reply: Reply) -> list[Call]: ...
+
+    @abstractmethod
+    def reply_messages(self, reply: Reply) -> list[Message]:
+        """The reply as the model's message(s) of a follow-up request."""
+
+    @abstractmethod
+    def tool_answers(self, answers: list[tuple[str, str]]) -> list[Message]:
+        """Messages answering tool calls of the gateway's own tool: (call id, text) pairs."""
+
+    @abstractmethod
+    def without_tool(self, reply: Reply, name: str) -> Reply:
+        """The reply with the calls of one tool removed (the client never sees the gateway's own tool)."""
+
+    @abstractmethod
+    def tool_definition(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        """A function tool as one entry of this shape's `tools`."""
+
+    @abstractmethod
+    def tool_names(self, tools: list[Any]) -> list[str]: ...
 
     def tool_results(self, messages: list[Message], start: int = 0) -> list[ToolResult]:
         """Every tool result from `start` on, oldest first, with the name of the tool that produced it."""
@@ -97,8 +167,7 @@ class Layout(ABC):
         names: dict[str, str] = {}
         for first in range(0, len(messages), CHUNK):
             for m in messages[first : first + CHUNK]:
-                if m.get("role") == "assistant":
-                    names.update(self.calls(m))
+                names.update(self.calls(m))
             yield
         found: list[ToolResult] = []
         for first in range(start, len(messages), CHUNK):
@@ -141,8 +210,47 @@ class OpenAILayout(Layout):
             index += 1
         return index
 
-    def no_tool_use(self) -> Any:
-        return "none"
+    def no_tool_use(self) -> dict[str, Any]:
+        return {"tool_choice": "none"}
+
+    @staticmethod
+    def _message(reply: Reply) -> dict[str, Any]:
+        return dict((reply.get("choices") or [{}])[0].get("message") or {})
+
+    def reply_text(self, reply: Reply) -> str:
+        return str(self._message(reply).get("content") or "")
+
+    def reply_calls(self, reply: Reply) -> list[Call]:
+        calls = []
+        for call in self._message(reply).get("tool_calls") or []:
+            function = call.get("function") or {}
+            calls.append((str(call.get("id")), str(function.get("name")), arguments_of(function.get("arguments"))))
+        return calls
+
+    def reply_messages(self, reply: Reply) -> list[Message]:
+        return [{k: v for k, v in self._message(reply).items() if k in ("role", "content", "tool_calls")}]
+
+    def tool_answers(self, answers: list[tuple[str, str]]) -> list[Message]:
+        return [{"role": "tool", "tool_call_id": call_id, "content": text} for call_id, text in answers]
+
+    def without_tool(self, reply: Reply, name: str) -> Reply:
+        choices = []
+        for choice in reply.get("choices") or []:
+            message = dict(choice.get("message") or {})
+            calls = [c for c in message.get("tool_calls") or [] if (c.get("function") or {}).get("name") != name]
+            if calls:
+                message["tool_calls"] = calls
+            else:
+                message.pop("tool_calls", None)
+                choice = {**choice, "finish_reason": "stop"}
+            choices.append({**choice, "message": message})
+        return {**reply, "choices": choices}
+
+    def tool_definition(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+    def tool_names(self, tools: list[Any]) -> list[str]:
+        return [str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)]
 
 
 class AnthropicLayout(Layout):
@@ -188,8 +296,34 @@ class AnthropicLayout(Layout):
             index += 1
         return index
 
-    def no_tool_use(self) -> Any:
-        return {"type": "none"}
+    def no_tool_use(self) -> dict[str, Any]:
+        return {"tool_choice": {"type": "none"}}
 
+    def reply_text(self, reply: Reply) -> str:
+        return "".join(b.get("text", "") for b in reply.get("content") or [] if b.get("type") == "text")
 
-LAYOUTS: dict[str, Layout] = {"openai": OpenAILayout(), "anthropic": AnthropicLayout()}
+    def reply_calls(self, reply: Reply) -> list[Call]:
+        return [
+            (str(b.get("id")), str(b.get("name")), b.get("input") if isinstance(b.get("input"), dict) else {})
+            for b in reply.get("content") or []
+            if b.get("type") == "tool_use"
+        ]
+
+    def reply_messages(self, reply: Reply) -> list[Message]:
+        return [{"role": "assistant", "content": reply.get("content") or []}]
+
+    def tool_answers(self, answers: list[tuple[str, str]]) -> list[Message]:
+        blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": text} for call_id, text in answers]
+        return [{"role": "user", "content": blocks}]
+
+    def without_tool(self, reply: Reply, name: str) -> Reply:
+        content = [b for b in reply.get("content") or [] if not (b.get("type") == "tool_use" and b.get("name") == name)]
+        has_calls = any(b.get("type") == "tool_use" for b in content)
+        stop = reply.get("stop_reason") if has_calls else "end_turn"
+        return {**reply, "content": content, "stop_reason": stop}
+
+    def tool_definition(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "description": description, "input_schema": parameters}
+
+    def tool_names(self, tools: list[Any]) -> list[str]:
+        return [str(t.get("name")) for t in tools if isinstance(t, dict)]

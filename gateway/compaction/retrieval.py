@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.layout import TEXT_PARTS, Layout
+from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.originals import Originals
 from gateway.compaction.reference import RETRIEVAL_TOOL
-from gateway.compaction.replies import add_usage, assistant_message, reply_calls, tool_answers, without_tool
 from gateway.context import RequestContext
 
 HANDLE = re.compile(r"^ctx_[0-9a-f]{16,64}$")
@@ -31,31 +31,18 @@ PARAMETERS = {
 }
 
 
-def tool_definition(wire: str) -> dict[str, Any]:
-    if wire == "openai":
-        return {
-            "type": "function",
-            "function": {"name": RETRIEVAL_TOOL, "description": DESCRIPTION, "parameters": PARAMETERS},
-        }
-    return {"name": RETRIEVAL_TOOL, "description": DESCRIPTION, "input_schema": PARAMETERS}
-
-
-def _tool_name(tool: Any) -> Any:
-    return (tool.get("function") or {}).get("name") or tool.get("name") if isinstance(tool, dict) else None
-
-
-def with_tool(body: dict[str, Any], wire: str) -> dict[str, Any]:
+def with_tool(body: dict[str, Any], layout: Layout) -> dict[str, Any]:
     """The body with the retrieval tool appended last (after the client's tools: their prefix holds)."""
     tools = body.get("tools") or []
-    if any(_tool_name(tool) == RETRIEVAL_TOOL for tool in tools):
+    if RETRIEVAL_TOOL in layout.tool_names(tools):
         return body
-    return {**body, "tools": [*tools, tool_definition(wire)]}
+    return {**body, "tools": [*tools, layout.tool_definition(RETRIEVAL_TOOL, DESCRIPTION, PARAMETERS)]}
 
 
 def as_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") in TEXT_PARTS for p in content):
         return "\n".join(str(p.get("text", "")) for p in content)
     return orjson.dumps(content).decode()
 
@@ -70,10 +57,10 @@ async def fetch(originals: Originals, tenant: str, handle: Any) -> dict[str, Any
 async def answer_retrievals(ctx: RequestContext, originals: Originals, max_rounds: int, counted: Any) -> dict[str, Any]:
     """The final reply once the gateway has answered the model's retrieve_context calls."""
     assert ctx.route is not None and ctx.response_body is not None
-    wire, reply, body = ctx.wire.name, ctx.response_body, ctx.body
+    layout, reply, body = LAYOUTS[ctx.wire.name], ctx.response_body, ctx.body
     headers = {k: v for k, v in ctx.headers.items() if k.startswith(("anthropic-", "openai-"))}
     for round_number in range(max_rounds):
-        calls = reply_calls(wire, reply)
+        calls = layout.reply_calls(reply)
         ours = [call for call in calls if call[1] == RETRIEVAL_TOOL]
         if not ours or len(ours) < len(calls):
             break
@@ -83,11 +70,21 @@ async def answer_retrievals(ctx: RequestContext, originals: Originals, max_round
             counted("tool", found is not None)
             text = as_text(found["content"]) if found else "No stored original under this handle."
             answers.append((call_id, text))
-        messages = [*LAYOUTS[wire].messages(body), assistant_message(wire, reply), *tool_answers(wire, answers)]
-        body = {**body, "messages": messages}
+        messages = [*layout.messages(body), *layout.reply_messages(reply), *layout.tool_answers(answers)]
+        body = layout.with_messages(body, messages)
         if round_number == max_rounds - 1:
-            body["tool_choice"] = LAYOUTS[wire].no_tool_use()
-        result = await ctx.services.router.call(wire, ctx.route, body, headers, stream=False)
+            body.update(layout.no_tool_use())
+        result = await ctx.services.router.call(layout.name, ctx.route, body, headers, stream=False)
         assert result.body is not None
-        reply = {**result.body, "usage": add_usage(reply.get("usage"), result.body.get("usage"))}
-    return without_tool(wire, reply, RETRIEVAL_TOOL)
+        field = layout.usage_field
+        reply = {**result.body, field: add_usage(reply.get(field), result.body.get(field))}
+    return layout.without_tool(reply, RETRIEVAL_TOOL)
+
+
+def add_usage(total: Any, more: Any) -> Any:
+    """Field-by-field sum of two usage objects (nested dicts of counts), for multi-call answers."""
+    if isinstance(total, dict) and isinstance(more, dict):
+        return {key: add_usage(total.get(key), more.get(key)) for key in {**total, **more}}
+    if isinstance(total, int | float) and isinstance(more, int | float) and not isinstance(total, bool):
+        return total + more
+    return total if total is not None else more

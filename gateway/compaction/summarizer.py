@@ -13,13 +13,12 @@ from typing import Any
 
 from gateway.compaction.layout import Layout, Message
 from gateway.compaction.reference import preview
-from gateway.compaction.replies import reply_text
 from gateway.compaction.tokens import TokenCounter
 from gateway.config import ModelConfig
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.upstream.router import Router
 from gateway.usage import Cost, Price, Usage, price_for
-from gateway.wire import ANTHROPIC, OPENAI
+from gateway.wire import WIRES
 
 INSTRUCTION = """Summarize the conversation so far. Your summary will replace the messages above, so it \
 must let you continue the task without them. Do not call any tool. Be terse and specific; use exactly \
@@ -49,6 +48,9 @@ DROPPED = frozenset(
         "top_logprobs",
         "audio",
         "modalities",
+        "text",  # Responses: the output format (structured outputs)
+        "max_output_tokens",
+        "background",
     }
 )
 
@@ -110,29 +112,26 @@ def fit_steps(
 
 def summary_request(layout: Layout, body: dict[str, Any], prefix: list[Message], max_tokens: int) -> dict[str, Any]:
     request = {key: value for key, value in body.items() if key not in DROPPED}
-    request["messages"] = [*prefix, layout.user_message(INSTRUCTION)]
+    request = layout.with_messages(request, [*prefix, layout.user_message(INSTRUCTION)])
     if body.get("tools"):
-        request["tool_choice"] = layout.no_tool_use()
-    thinking = body.get("thinking")
-    budget = thinking.get("budget_tokens", 0) if isinstance(thinking, dict) else 0
-    token_field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-    request[token_field] = max_tokens + int(budget or 0)
+        request.update(layout.no_tool_use())
+    layout.limit_output(request, body, max_tokens)
     return request
 
 
 async def write_summary(
-    router: Router, wire: str, route: ModelConfig, request: dict[str, Any], timeout_s: float
+    router: Router, layout: Layout, route: ModelConfig, request: dict[str, Any], timeout_s: float
 ) -> Written:
     try:
-        result = await asyncio.wait_for(router.call(wire, route, request, {}, stream=False), timeout_s)
+        result = await asyncio.wait_for(router.call(layout.name, route, request, {}, stream=False), timeout_s)
     except TimeoutError as exc:
         raise SummaryFailed("timeout") from exc
     except Exception as exc:  # any upstream failure: the caller forwards compacted-only
         raise SummaryFailed(type(exc).__name__) from exc
     reply = result.body or {}
-    text = reply_text(wire, reply).strip()
+    text = layout.reply_text(reply).strip()
     if not text:
         raise SummaryFailed("empty")
-    usage = (OPENAI if wire == "openai" else ANTHROPIC).usage(reply)
+    usage = WIRES[layout.name].usage(reply)
     price = price_for(result.route.pricing_model or result.route.litellm_model)
     return Written(text, result.route, usage, price, Cost.of(usage, price))

@@ -31,6 +31,15 @@ APPROXIMATE_ENCODING = "cl100k_base"
 MESSAGE_OVERHEAD = 4  # role and separators, as OpenAI documents for chat messages
 IMAGE_TOKENS = 1000  # between OpenAI high detail (765 for 1024x1024) and Claude's ~1,600 at most
 IMAGE_TYPES = frozenset({"image", "image_url", "input_image", "document"})
+# Keys whose values are read as text (recursively), and keys whose values are objects the provider renders
+# as JSON: Chat and Messages fields, Responses items (`output`, `summary`), Gemini parts.
+TEXT_KEYS = (
+    *("text", "thinking", "name", "content", "function", "arguments"),
+    *("output", "summary", "parts", "functionCall", "functionResponse"),
+)
+JSON_KEYS = ("input", "args", "response")
+# Message fields counted besides role and content (Responses items, Gemini contents).
+MESSAGE_FIELDS = ("tool_calls", "parts", "output", "arguments", "name", "summary")
 MEMO_SIZE = 50_000
 LARGE_MESSAGE_BYTES = 64 * 1024  # ~5 ms of encoding: larger messages are counted off the event loop
 
@@ -61,11 +70,12 @@ def _collect(value: Any, texts: list[str]) -> int:
     if isinstance(kind := value.get("type"), str) and kind in IMAGE_TYPES:  # callers send any JSON here
         return 1
     images = 0
-    for key in ("text", "thinking", "name", "content", "function", "arguments"):
+    for key in TEXT_KEYS:
         if key in value:
             images += _collect(value[key], texts)
-    if "input" in value:
-        texts.append(orjson.dumps(value["input"]).decode())
+    for key in JSON_KEYS:
+        if key in value:
+            texts.append(orjson.dumps(value[key]).decode())
     return images
 
 
@@ -135,8 +145,8 @@ class TokenCounter:
         return await self._memoised_off_loop(b"j", value, self._json_now)
 
     def _message_now(self, m: dict[str, Any]) -> int:
-        calls = m.get("tool_calls") or []
-        return self._content_now([m.get("role", ""), m.get("content"), *calls]) + MESSAGE_OVERHEAD
+        fields = [m[key] for key in MESSAGE_FIELDS if m.get(key)]
+        return self._content_now([m.get("role", ""), m.get("content"), *fields]) + MESSAGE_OVERHEAD
 
     def message(self, message: dict[str, Any]) -> int:
         return self._memoised(b"m", message, self._message_now)

@@ -23,7 +23,8 @@ from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_ste
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
-from gateway.prompt_cache.system_text import SystemPrompt, append_note, system_prompt_steps
+from gateway.prompt_cache.shapes import SHAPES, Shape
+from gateway.prompt_cache.system_text import SystemPrompt
 from gateway.prompt_cache.tokens import PrefixTokens
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
 from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
@@ -78,11 +79,6 @@ def _copy(body: dict[str, Any]) -> Steps[dict[str, Any]]:
     return copied
 
 
-def _ends_with_assistant(body: dict[str, Any]) -> bool:
-    messages = body.get("messages") or []
-    return not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") == "assistant"
-
-
 def _volatile_kinds(work: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
     """Kinds of volatile content in the system prompt and the tools."""
     kinds: set[str] = set()
@@ -93,10 +89,10 @@ def _volatile_kinds(work: dict[str, Any], system: SystemPrompt) -> Steps[list[st
     return sorted(kinds)
 
 
-def _take_volatile(body: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
+def _take_volatile(body: dict[str, Any], shape: Shape, system: SystemPrompt) -> Steps[list[str]]:
     """Replace the system prompt's volatile spans by placeholders; their values, in order. Nothing is
     taken when no note can follow the newest turn (a request ending with an assistant prefill)."""
-    if _ends_with_assistant(body):
+    if shape.ends_with_reply(body):
         return []
     values: list[str] = []
     for text_field in system.fields():
@@ -206,10 +202,10 @@ def _place_marks(
 
 
 def _session_keys(
-    outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig, session_key: str | None
+    outcome: Outcome, shape: Shape, route: ModelConfig, config: PromptCacheConfig, session_key: str | None
 ) -> None:
     body = outcome.body
-    if wire != "openai":
+    if not shape.cache_key:
         return
     if route.provider not in config.key_providers:
         removed = [body.pop(name) for name in KEY_FIELDS if name in body]
@@ -262,19 +258,20 @@ def optimize_steps(
 ) -> Steps[Outcome]:
     """The request as it should go upstream, with diagnostics; `previous` is the session's state."""
     work = yield from _copy(body)
+    shape = SHAPES[wire]
     style = cache_style(route, config)
     if config.canonical_tools and isinstance(work.get("tools"), list):
         work["tools"] = yield from canonical_tools_steps(work["tools"])
-    system = yield from system_prompt_steps(work, wire)
+    system = yield from shape.system_steps(work)
     volatile = yield from _volatile_kinds(work, system)
-    moved = (yield from _take_volatile(work, system)) if config.relocate_volatile else []
+    moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
-    messages = work.get("messages") or []
+    messages = shape.messages(work)
     record = yield from record_prefix_steps(route.name, work.get("tools"), system.part(), messages, previous.record)
     relocated = bool(moved)
     if relocated:
-        append_note(work, wire, relocation_note(moved))
+        shape.append_note(work, relocation_note(moved))
     found = diagnose(previous.record, record) if session_key else PrefixBreak("no_session")
     static_changed = found.cause in STATIC_CAUSES or found.where in ("tools", "system")
     state = SessionState(
@@ -285,8 +282,11 @@ def optimize_steps(
     )
     outcome = Outcome(work, style, found, state, volatile=volatile, relocated=relocated)
     if style is CacheStyle.ANTHROPIC and config.breakpoints:
-        yield from _place_marks(outcome, wire, route, config, previous)
-    elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache:
+        if shape.marks:
+            yield from _place_marks(outcome, wire, route, config, previous)
+        else:  # the body has no field for marks (docs/prompt-cache.md, per wire)
+            outcome.skipped = f"{wire}_wire"
+    elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache and shape.marks:
         yield from _strip_marks(work, wire)
-    _session_keys(outcome, wire, route, config, session_key)
+    _session_keys(outcome, shape, route, config, session_key)
     return outcome

@@ -1,5 +1,5 @@
-"""The system prompt's text fields, wherever each API shape keeps them, for volatile detection and
-relocation."""
+"""The system prompt's text fields, wherever an API shape keeps them (gateway/prompt_cache/shapes.py),
+for volatile detection and relocation."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.pacing import CHUNK, Steps
-
 SYSTEM_ROLES = ("system", "developer")
+TEXT_PARTS = ("text", "input_text")  # Chat/Messages text parts, Responses input_text parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,49 +30,25 @@ def _fields(holder: dict[str, Any], key: str) -> Iterator[TextField]:
         yield TextField(holder, key)
     elif isinstance(content, list):
         for part in content:
-            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+            if isinstance(part, dict) and part.get("type") in TEXT_PARTS and isinstance(part.get("text"), str):
                 yield TextField(part, "text")
 
 
 @dataclass(frozen=True, slots=True)
 class SystemPrompt:
-    """Where a body keeps its system prompt: Anthropic's `system`, or OpenAI's system/developer messages
-    (found once: a long history is walked a chunk at a time, see system_prompt_steps)."""
+    """Where a body keeps its system prompt: (dict, key) pairs whose values hold its text (a string or a
+    list of text parts), found once per request. `whole`: the prompt is one body field, whose value is
+    the prompt as hashed (Anthropic's `system`); else the list of the holders' values is."""
 
-    body: dict[str, Any]
-    wire: str
-    messages: list[dict[str, Any]]
+    holders: list[tuple[dict[str, Any], str]]
+    whole: bool = False
 
     def fields(self) -> list[TextField]:
-        if self.wire == "anthropic":
-            return list(_fields(self.body, "system"))
-        return [field for message in self.messages for field in _fields(message, "content")]
+        return [field for holder, key in self.holders for field in _fields(holder, key)]
 
     def part(self) -> Any:
-        """The system prompt as one hashable value."""
-        if self.wire == "anthropic":
-            return self.body.get("system")
-        return [message.get("content") for message in self.messages]
-
-
-def system_prompt_steps(body: dict[str, Any], wire: str) -> Steps[SystemPrompt]:
-    found: list[dict[str, Any]] = []
-    if wire != "anthropic":
-        for index, message in enumerate(body.get("messages") or []):
-            if isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
-                found.append(message)
-            if index % CHUNK == CHUNK - 1:
-                yield
-    return SystemPrompt(body, wire, found)
-
-
-def append_note(body: dict[str, Any], wire: str, note: str) -> None:
-    """Add `note` as the request's last block, after the newest (user or tool) turn."""
-    messages = body["messages"]
-    if wire == "openai":
-        messages.append({"role": "user", "content": note})
-        return
-    last = messages[-1]
-    content = last.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-    last["content"] = [*blocks, {"type": "text", "text": note}]
+        """The system prompt as one hashable value (read when asked: relocation rewrites the text)."""
+        values = [holder.get(key) for holder, key in self.holders]
+        if self.whole:
+            return values[0] if values else None
+        return values

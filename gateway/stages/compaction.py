@@ -9,9 +9,8 @@ from __future__ import annotations
 import logging
 
 from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
-from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.reference import RETRIEVAL_TOOL
-from gateway.compaction.replies import without_tool
 from gateway.compaction.retrieval import answer_retrievals, with_tool
 from gateway.compaction.summarizer import Written
 from gateway.compaction.tokens import counter_for
@@ -44,7 +43,7 @@ class CompactionStage(Stage):
         # Streams are relayed as they come: the gateway could not answer the tool there.
         offered = config.retrieval_tool and not ctx.stream and bool(original.get("tools"))
         if offered:
-            ctx.body = with_tool(original, ctx.wire.name)
+            ctx.body = with_tool(original, LAYOUTS[ctx.wire.name])
         try:
             outcome = await Run(ctx, config).execute()
         except Exception:
@@ -125,4 +124,4 @@ class CompactionStage(Stage):
             # The client must never see the gateway's own tool: answer with the reply minus its calls.
             log.exception("retrieve_context round failed; returning the reply without the gateway's tool")
             self.metrics.failures.labels("retrieval").inc()
-            ctx.response_body = without_tool(ctx.wire.name, ctx.response_body, RETRIEVAL_TOOL)
+            ctx.response_body = LAYOUTS[ctx.wire.name].without_tool(ctx.response_body, RETRIEVAL_TOOL)

@@ -18,6 +18,7 @@ from gateway.prompt_cache.session import (
     save_state,
     save_totals,
 )
+from gateway.prompt_cache.shapes import SHAPES
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.usage import format_usd
@@ -41,8 +42,7 @@ class PromptCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         config = ctx.policy.prompt_cache
-        # The optimizer edits OpenAI/Anthropic layouts; a Gemini body goes out as the caller wrote it.
-        if not config.enabled or ctx.route is None or ctx.wire.name not in ("openai", "anthropic"):
+        if not config.enabled or ctx.route is None or ctx.wire.name not in SHAPES:
             return
         try:
             store, session_key = ctx.services.store, ctx.session_key

@@ -57,3 +57,36 @@ def anthropic_history(steps: int, *, lines: int = 40, words: int = 8) -> list[di
         result = {"type": "tool_result", "tool_use_id": f"toolu_{step}", "content": output(step, lines)}
         messages.append({"role": "user", "content": [result]})
     return messages
+
+
+TOOLS_RESPONSES = [
+    {
+        "type": "function",
+        "name": "bash",
+        "description": "Run a shell command",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+    }
+]
+
+
+def responses_input(steps: int, *, lines: int = 40, words: int = 8) -> list[dict[str, Any]]:
+    """A Responses history: the task, then per step an assistant message, a function_call item and its
+    function_call_output item (the system prompt goes in `instructions`)."""
+    items: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    for step in range(steps):
+        items.append({"role": "assistant", "content": thought(step, words)})
+        arguments = f'{{"command": "cat module_{step}.py"}}'
+        items.append({"type": "function_call", "call_id": f"call_{step}", "name": "bash", "arguments": arguments})
+        items.append({"type": "function_call_output", "call_id": f"call_{step}", "output": output(step, lines)})
+    return items
+
+
+def gemini_contents(steps: int, *, lines: int = 40, words: int = 8) -> list[dict[str, Any]]:
+    """A Gemini history: model contents with a functionCall part, answered by a functionResponse part."""
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": TASK}]}]
+    for step in range(steps):
+        call = {"id": f"call_{step}", "name": "bash", "args": {"command": f"cat module_{step}.py"}}
+        contents.append({"role": "model", "parts": [{"text": thought(step, words)}, {"functionCall": call}]})
+        response = {"id": f"call_{step}", "name": "bash", "response": {"output": output(step, lines)}}
+        contents.append({"role": "user", "parts": [{"functionResponse": response}]})
+    return contents

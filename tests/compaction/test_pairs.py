@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.compaction.layout import LAYOUTS
+from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.pairs import safe_cuts
 from gateway.compaction.summarizer import fit
 from gateway.compaction.tokens import counter_for
 from tests.compaction.conftest import sent_bodies
-from tests.compaction.sessions import TOOLS_ANTHROPIC, TOOLS_OPENAI, anthropic_history, openai_history
+from tests.compaction.sessions import (
+    TOOLS_ANTHROPIC,
+    TOOLS_OPENAI,
+    anthropic_history,
+    gemini_contents,
+    openai_history,
+)
 from tests.gateway_harness import RunningGateway
 
 
@@ -70,6 +76,29 @@ def test_summarizer_input_fits_its_window() -> None:
 def test_anthropic_cuts() -> None:
     messages = anthropic_history(3)
     assert safe_cuts(LAYOUTS["anthropic"], messages, 1) == [3, 5]
+
+
+def test_responses_parallel_calls_and_reasoning_stay_with_their_outputs() -> None:
+    def call(call_id: str) -> dict[str, Any]:
+        return {"type": "function_call", "call_id": call_id, "name": "bash", "arguments": "{}"}
+
+    def result(call_id: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": "ok"}
+
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    items = [
+        {"role": "user", "content": "task"},
+        *[reasoning, call("c1"), call("c2"), result("c1"), result("c2")],  # parallel calls: not dangling
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "next"},
+        *[reasoning, call("c3"), result("c3")],  # no cut between a reasoning item and its call
+    ]
+    assert safe_cuts(LAYOUTS["responses"], items, 1) == [6, 7, 8]
+
+
+def test_gemini_cuts() -> None:
+    contents = gemini_contents(3)
+    assert safe_cuts(LAYOUTS["gemini"], contents, 1) == [3, 5]
 
 
 def _check_openai_pairs(messages: list[dict[str, Any]]) -> None:
