@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import openai
 import pytest
 from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
 from agents.models.interface import Model
@@ -75,6 +76,19 @@ def _loop_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: st
 @pytest.mark.parametrize("kind", [pytest.param("default", marks=NEEDS_GUARD), "chat"])
 def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
     _loop_stopped(gw, caplog, kind, per_run_session(session_id()))
+
+
+def test_stopped_session_is_then_blocked(gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
+    """The rest of the ladder: the same session (the agent run again after its stop) is refused at once,
+    with one request (403, x-should-retry: false: the openai client's default retries do not resend it)."""
+    config = per_run_session(session_id())
+    _loop_stopped(gw, caplog, "chat", config)
+    notes, seen = Notes(), Observed(gw, caplog, "gpt-4o-mini")
+    with pytest.raises(openai.PermissionDeniedError) as raised:
+        Runner.run_sync(agent("chat", notes), loop("agents-again"), run_config=config)
+    assert raised.value.code == "LOOP" and notes.written == []
+    assert len(seen.lines) == 1 and "status=403 error=agent_loop_stopped" in seen.lines[0]
+    assert seen.decisions()["block"] == 1
 
 
 @pytest.mark.xfail(strict=True, reason="needs i12-guard: a session-less loop is only nudged today")
