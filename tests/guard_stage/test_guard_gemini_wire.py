@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from google.genai import types
 
 from gateway.sim.responses import CHANT_SENTENCE
 from tests.gateway_harness import RunningGateway
 from tests.guard_stage.conftest import metric
-from tests.guard_stage.wire_agents import MODEL, GeminiAgent
+from tests.guard_stage.wire_agents import FINISHED, GEMINI_TOOLS, MODEL, TERMINATE, GeminiAgent
 
 BLOCKS = 'cachegate_errors_total{api="gemini",type="agent_loop_stopped"}'
 LADDER = ["continue"] * 4 + ["nudge", "stop"]
@@ -62,3 +63,21 @@ def test_chanting_is_cut(gw: RunningGateway, stream: bool) -> None:
         assert response.sdk_http_response is not None and response.sdk_http_response.headers is not None
         assert response.sdk_http_response.headers["x-cachegate-guard"] == "nudge; reason=LOOP; detector=chanting"
     assert 10 * len(CHANT_SENTENCE) < len(text) < full / 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_terminate_tool_gives_a_final_answer(gw: RunningGateway, stream: bool) -> None:
+    client = GeminiAgent(gw, f"gemini-terminate-{stream}", tenant="globex").client  # terminate_tool: true
+    config = types.GenerateContentConfig(tools=list(GEMINI_TOOLS))
+    if stream:  # buffered upstream while the tool is offered, replayed as chunks
+        chunks = list(client.models.generate_content_stream(model=MODEL, contents=TERMINATE, config=config))
+        text = "".join(chunk.text or "" for chunk in chunks)
+        assert chunks[-1].candidates and chunks[-1].candidates[0].finish_reason == types.FinishReason.STOP
+        assert not [chunk for chunk in chunks if chunk.function_calls]
+    else:
+        response = client.models.generate_content(model=MODEL, contents=TERMINATE, config=config)
+        text = response.text or ""
+        assert not response.function_calls
+    sent = gw.sim_requests(limit=1)[-1]["body"]
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["bash", "terminate"] and not sent.get("stream")
+    assert text == FINISHED

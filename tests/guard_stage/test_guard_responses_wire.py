@@ -12,7 +12,7 @@ import pytest
 from gateway.sim.responses import CHANT_SENTENCE
 from tests.gateway_harness import RunningGateway
 from tests.guard_stage.conftest import metric
-from tests.guard_stage.wire_agents import ResponsesAgent
+from tests.guard_stage.wire_agents import FINISHED, MODEL, RESPONSES_TOOLS, TERMINATE, ResponsesAgent
 
 BLOCKS = 'cachegate_errors_total{api="responses",type="agent_loop_stopped"}'
 LADDER = ["continue"] * 4 + ["nudge", "stop"]
@@ -69,3 +69,16 @@ def test_chanting_is_cut(gw: RunningGateway, stream: bool) -> None:
         text = raw.parse().output_text
         assert raw.headers["x-cachegate-guard"] == "nudge; reason=LOOP; detector=chanting"
     assert 10 * len(CHANT_SENTENCE) < len(text) < full / 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_terminate_tool_gives_a_final_answer(gw: RunningGateway, stream: bool) -> None:
+    client = ResponsesAgent(gw, f"responses-terminate-{stream}", tenant="globex").client  # terminate_tool: true
+    if stream:
+        with client.responses.stream(model=MODEL, input=TERMINATE, tools=RESPONSES_TOOLS) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(model=MODEL, input=TERMINATE, tools=RESPONSES_TOOLS)
+    sent = gw.sim_requests(limit=1)[-1]["body"]
+    assert [tool["name"] for tool in sent["tools"]] == ["bash", "terminate"] and not sent.get("stream")
+    assert response.output_text == FINISHED and [item.type for item in response.output] == ["message"]

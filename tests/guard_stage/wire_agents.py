@@ -22,6 +22,8 @@ from tests.guard_stage.agents import SCHEMA, TASK, Outcome
 
 LS = {"command": "ls"}
 LOOP = f"{TASK} [[sim:loop bash {json.dumps(LS)}]]"
+TERMINATE = '[[sim:tool terminate {"status": "success", "reason": "the tests pass"}]]'
+FINISHED = "Finished (success): the tests pass"
 RESULT = "a.py b.py"
 GO_ON = "Go on."
 MODEL = "gpt-4o-mini"
@@ -37,10 +39,12 @@ CLIENTS: list[genai.Client] = []  # a Client closes its connection pool when col
 
 
 class ResponsesAgent:
-    def __init__(self, gw: RunningGateway, session: str | None, *, stream: bool = False, retries: int = 0) -> None:
+    def __init__(
+        self, gw: RunningGateway, session: str | None, *, stream: bool = False, retries: int = 0, tenant: str = "acme"
+    ) -> None:
         headers = {"x-session-id": session} if session else {}
         self.client = openai.OpenAI(
-            base_url=f"{gw.url}/v1", api_key=TENANT_KEYS["acme"], max_retries=retries, default_headers=headers
+            base_url=f"{gw.url}/v1", api_key=TENANT_KEYS[tenant], max_retries=retries, default_headers=headers
         )
         self.stream = stream
         self.input: list[dict[str, Any]] = [{"role": "user", "content": LOOP}]
@@ -84,13 +88,15 @@ class ResponsesAgent:
 
 
 class GeminiAgent:
-    def __init__(self, gw: RunningGateway, session: str | None, *, stream: bool = False, retries: int = 1) -> None:
+    def __init__(
+        self, gw: RunningGateway, session: str | None, *, stream: bool = False, retries: int = 1, tenant: str = "acme"
+    ) -> None:
         options = types.HttpOptions(
             base_url=gw.url,
             headers={"x-session-id": session} if session else None,
             retry_options=types.HttpRetryOptions(attempts=retries),
         )
-        CLIENTS.append(genai.Client(api_key=TENANT_KEYS["acme"], http_options=options))
+        CLIENTS.append(genai.Client(api_key=TENANT_KEYS[tenant], http_options=options))
         self.client = CLIENTS[-1]
         self.stream = stream
         self.contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=LOOP)])]
