@@ -103,7 +103,7 @@ class Client:
         body = {"model": "gpt-4.1-mini", "messages": messages, "tools": self.tools, "stream": stream}
         response = self.http.post("/v1/chat/completions", json=body, headers={"x-session-id": session})
         self.requests += 1
-        if response.status_code == 409:
+        if response.status_code == 403:  # a block (agent_loop_stopped, x-should-retry: false)
             return "block", response.headers.get("x-cachegate-guard", ""), response
         if response.status_code != 200:
             return f"error:{response.status_code}", response.text[:200], response

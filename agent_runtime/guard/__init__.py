@@ -27,6 +27,7 @@ from .policy import (
     detect,
     escalate,
     evaluate,
+    evaluate_history,
     nudge_message,
     stop_message,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "digest",
     "escalate",
     "evaluate",
+    "evaluate_history",
     "looks_like_error",
     "make_empty_step",
     "make_malformed_step",

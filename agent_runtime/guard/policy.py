@@ -22,6 +22,11 @@ looping) stops. Hard limits (MAX_STEPS, BUDGET, TIMEOUT, ERRORS) skip WARN/NUDGE
 first enabled rung at or above STOP. A decision at a position that already has a strike repeats that
 strike's action without a new strike, so a retried request never escalates.
 
+Without a strike history (a gateway request that carries no session id), ``evaluate_history`` takes the
+rung from the history alone: the strikes the same history's earlier requests would have drawn, i.e. how
+many consecutive shorter prefixes (one step shorter each) the detectors also trip on. Deterministic,
+and it reads at most ``len(rungs) - 1`` prefixes of the tail.
+
 Defaults (``GuardThresholds``) flag a loop at its 3rd repeated step: on 500 real SWE-bench
 trajectories of a strong model, identical consecutive commands reach 2 in 17 runs, 3 in one run that
 still resolved, 5 in none; on the 107 sessions in shared/data, no repetition measure exceeds 2.
@@ -50,6 +55,7 @@ __all__ = [
     "detect",
     "escalate",
     "evaluate",
+    "evaluate_history",
     "nudge_message",
     "stop_message",
 ]
@@ -109,6 +115,12 @@ class GuardPolicy:
             self.limits.max_consecutive_errors or 0,
         ]
         return max(needs)
+
+    @property
+    def history_lookback_steps(self) -> int:
+        """The tail ``evaluate_history`` needs: ``lookback_steps`` for the request, plus one step for
+        each earlier request it looks at."""
+        return self.lookback_steps + max(len(self.rungs) - 1, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,5 +244,41 @@ def evaluate(
     if not policy.enabled:
         return CONTINUE
     here = len(steps) if position is None else position
-    detection = check_limits(counters or SessionCounters(), policy.limits, steps) or detect(steps, policy.thresholds)
+    return escalate(_found(steps, counters, policy), strikes, here, policy)
+
+
+def _found(steps: Sequence[Step], counters: SessionCounters | None, policy: GuardPolicy) -> Detection | None:
+    return check_limits(counters or SessionCounters(), policy.limits, steps) or detect(steps, policy.thresholds)
+
+
+def evaluate_history(
+    steps: Sequence[Step],
+    counters: SessionCounters | None = None,
+    policy: GuardPolicy | None = None,
+    *,
+    position: int | None = None,
+) -> Decision:
+    """``evaluate`` with no strike history: the strikes are those the earlier requests of this same
+    history would have drawn (each one step shorter), as long as the detectors trip on every one of
+    them. So a loop still going escalates one rung per request, and one the agent left (a different
+    call or result at the tail) starts over. ``steps`` should hold ``policy.history_lookback_steps``
+    tool calls (``evaluate`` needs ``lookback_steps``). The caller decides whether BLOCK is a rung.
+    """
+    policy = policy or DEFAULT_POLICY
+    if not policy.enabled:
+        return CONTINUE
+    here = len(steps) if position is None else position
+    detection = _found(steps, counters, policy)
+    if detection is None:
+        return CONTINUE
+    rungs = sorted(set(policy.rungs), key=_ORDER.index)
+    repeats = 0  # earlier requests (the history one, two ... steps shorter) that trip too
+    while (
+        repeats < len(rungs) - 1
+        and repeats + 1 < len(steps)
+        and _found(steps[: len(steps) - repeats - 1], counters, policy) is not None
+    ):
+        repeats += 1
+    # Their strikes, oldest first, each on the rung its own predecessors gave it.
+    strikes = [Strike(here - repeats + i, rungs[i], detection.reason, detection.detector) for i in range(repeats)]
     return escalate(detection, strikes, here, policy)

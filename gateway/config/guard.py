@@ -89,8 +89,9 @@ class GuardConfig(BaseModel):
     chanting: ChantingConfig = Field(default_factory=ChantingConfig)
     # Opt-in: add a terminate(status, reason) tool to requests that carry tools (see docs/loop-guard.md).
     terminate_tool: bool = False
-    # Requests without a session id: "detect" runs the detectors on the request's own history (first rung
-    # only, no counters, never a block); "off" leaves them alone.
+    # Requests without a session id: "detect" judges the request's own history with no stored state: the
+    # rung is how many earlier requests of that history (one step shorter each) trip too, so a loop still
+    # going is nudged, then stopped; no counters, never a block (nothing could enforce it). "off": left alone.
     sessionless: Literal["detect", "off"] = "detect"
     # Values a client may choose with the x-cachegate-guard-policy header ([] forbids the header).
     header_policies: list[HeaderPolicy] = Field(default_factory=_default_header_policies)

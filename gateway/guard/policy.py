@@ -25,8 +25,10 @@ def core_policy(config: GuardConfig, preset: str | None = None) -> GuardPolicy:
 
 
 def sessionless_policy(policy: GuardPolicy) -> GuardPolicy:
-    """Without a session there are no strikes and no counters: only the first rung below BLOCK, no limits."""
-    rungs = tuple(rung for rung in policy.rungs if rung is not Action.BLOCK)[:1]
+    """Without a session there are no stored strikes and no counters: the ladder without BLOCK (nothing
+    could enforce it), judged from the history alone (``evaluate_history``), and of the limits only the
+    one the history itself shows (consecutive errors)."""
+    rungs = tuple(rung for rung in policy.rungs if rung is not Action.BLOCK)
     limits = GuardLimits(None, None, None, None, None, policy.limits.max_consecutive_errors)
     return replace(policy, rungs=rungs, limits=limits)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_runtime.guard import StopReason
+from gateway.wire import WireFormat
 
 NAME = "terminate"
 DESCRIPTION = (
@@ -37,25 +38,9 @@ class Termination:
     text: str  # the final answer the client sees
 
 
-def _tool_names(wire: str, tools: list[Any]) -> set[str]:
-    if wire == "openai":
-        return {str((tool.get("function") or {}).get("name")) for tool in tools if isinstance(tool, dict)}
-    return {str(tool.get("name")) for tool in tools if isinstance(tool, dict)}
-
-
-def with_terminate_tool(wire: str, body: dict[str, Any]) -> dict[str, Any] | None:
+def with_terminate_tool(wire: WireFormat, body: dict[str, Any]) -> dict[str, Any] | None:
     """``body`` with the terminate tool added; None when it has no tools or already has one of that name."""
-    tools = body.get("tools")
-    if not isinstance(tools, list) or not tools or NAME in _tool_names(wire, tools):
-        return None
-    if wire == "openai":
-        tool: dict[str, Any] = {
-            "type": "function",
-            "function": {"name": NAME, "description": DESCRIPTION, "parameters": SCHEMA},
-        }
-    else:
-        tool = {"name": NAME, "description": DESCRIPTION, "input_schema": SCHEMA}
-    return {**body, "tools": [*tools, tool]}
+    return wire.with_function_tool(body, NAME, DESCRIPTION, SCHEMA)
 
 
 def _termination(args: Any, text: str) -> Termination:
@@ -73,23 +58,10 @@ def _termination(args: Any, text: str) -> Termination:
     )
 
 
-def take_termination(wire: str, response: dict[str, Any]) -> tuple[dict[str, Any], Termination] | None:
+def take_termination(wire: WireFormat, response: dict[str, Any]) -> tuple[dict[str, Any], Termination] | None:
     """When the response calls terminate: the response rewritten as a final text answer, and the outcome."""
-    if wire == "openai":
-        choices = response.get("choices") or []
-        message = (choices[0].get("message") or {}) if choices else {}
-        calls = [c for c in message.get("tool_calls") or [] if (c.get("function") or {}).get("name") == NAME]
-        if not calls:
-            return None
-        ended = _termination(calls[0]["function"].get("arguments"), message.get("content") or "")
-        final = {"role": "assistant", "content": ended.text, "refusal": None}
-        choice = {**choices[0], "message": final, "finish_reason": "stop"}
-        return {**response, "choices": [choice, *choices[1:]]}, ended
-    blocks = response.get("content") or []
-    uses = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == NAME]
-    if not uses:
+    args = wire.tool_call(response, NAME)
+    if args is None:
         return None
-    text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    ended = _termination(uses[0].get("input"), text)
-    content = [{"type": "text", "text": ended.text}]
-    return {**response, "content": content, "stop_reason": "end_turn", "stop_sequence": None}, ended
+    ended = _termination(args, wire.reply_text(response))
+    return wire.with_text_only(response, ended.text), ended

@@ -36,15 +36,14 @@ from agent_runtime.guard import (
     check_limits,
     escalate,
     evaluate,
+    evaluate_history,
 )
 from gateway.config.guard import GuardConfig
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
-from gateway.guard import responses
 from gateway.guard.activity import Activity
 from gateway.guard.chanting import ChantObserver, chant_cut
 from gateway.guard.metrics import GuardMetrics
-from gateway.guard.nudge import append_nudge
 from gateway.guard.parsers import SessionParsers, history_tool_calls, tail_start, tail_steps
 from gateway.guard.policy import PolicyCache, sessionless_policy
 from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, report, stop_reply
@@ -80,6 +79,12 @@ class GuardNote:
     observer: ChantObserver | None = None
     terminate: bool = False
     restore: dict[str, Any] = field(default_factory=dict)  # stream fields of a buffered stream
+    restore_path_stream: bool = False  # a buffered stream the URL asked for (Gemini)
+
+    @property
+    def lookback(self) -> int:
+        """Tool calls at the history's tail that decide (session-less: the earlier requests' too)."""
+        return self.policy.lookback_steps if self.prefix is not None else self.policy.history_lookback_steps
 
 
 def _acts(policy: GuardPolicy) -> bool:
@@ -89,6 +94,11 @@ def _acts(policy: GuardPolicy) -> bool:
 
 def _counters(snapshot: Snapshot, tool_calls: int = 0) -> SessionCounters:
     return SessionCounters(snapshot.llm_calls, tool_calls, snapshot.total_tokens, snapshot.cost_usd, snapshot.elapsed_s)
+
+
+def _history_length(ctx: RequestContext) -> int:
+    history = ctx.body.get(ctx.wire.history_field)
+    return len(history) if isinstance(history, list) else 0
 
 
 def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
@@ -123,10 +133,10 @@ class GuardStage(Stage):
         started = time.perf_counter()
         config = ctx.policy.guard
         policy = self.policies.get(config, self._preset(ctx, config))
-        messages = ctx.body.get("messages")
-        if not policy.enabled or not isinstance(messages, list):
+        if not policy.enabled or (ctx.session_key is None and config.sessionless == "off"):
             return
-        if ctx.session_key is None and config.sessionless == "off":
+        messages = ctx.wire.guard_history(ctx.body)
+        if messages is None:
             return
         try:
             note, snapshot = await self._open(ctx, config, policy, len(messages))
@@ -207,8 +217,11 @@ class GuardStage(Stage):
             await self._act(ctx, note, refusal, snapshot)  # a blocked session stays blocked
             return
         counters = _counters(snapshot, note.tool_calls) if snapshot is not None else SessionCounters()
-        tail = tail_steps(note.steps, note.policy.lookback_steps)
-        decision = evaluate(tail, counters, note.policy, note.strikes, position=note.position)
+        tail = tail_steps(note.steps, note.lookback)
+        if note.prefix is None:  # no stored strikes: the rung comes from the history's earlier requests
+            decision = evaluate_history(tail, counters, note.policy, position=note.position)
+        else:
+            decision = evaluate(tail, counters, note.policy, note.strikes, position=note.position)
         if decision.action is not Action.CONTINUE and note.key is None and await self._key(ctx, note):
             decision = escalate(decision.detection, note.strikes, note.position, note.policy)
         if decision.action not in (Action.STOP, Action.BLOCK):  # only a resent stop gets here blocked
@@ -216,7 +229,7 @@ class GuardStage(Stage):
         await self._act(ctx, note, decision, snapshot)
 
     def _parse(self, ctx: RequestContext, note: GuardNote, messages: list[Any]) -> None:
-        wire, keep = ctx.wire.name, 2 * note.policy.lookback_steps + 4
+        wire, keep = ctx.wire.guard_format, 2 * note.lookback + 4
         if ctx.session_key is None:
             parser = StepParser(wire)
             parser.feed(messages[tail_start(messages, keep) :])
@@ -238,8 +251,7 @@ class GuardStage(Stage):
         whose position it then takes (so the ladder repeats that decision instead of escalating)."""
         if note.prefix is None:
             return False
-        messages = ctx.body.get("messages")
-        fingerprint = request_fingerprint(ctx.body, len(messages) if isinstance(messages, list) else 0)
+        fingerprint = request_fingerprint(ctx.body, _history_length(ctx))
         try:
             note.key = await self.sessions.request_key(note.prefix, fingerprint)
         except Exception:  # the store failed: a request of its own (a retry may escalate)
@@ -262,7 +274,7 @@ class GuardStage(Stage):
         report(ctx, decision.action, detection)
         self.metrics.decisions.labels(decision.action.value, detection.reason.value, detection.detector).inc()
         if decision.action is Action.NUDGE and decision.message is not None:
-            ctx.body = append_nudge(ctx.wire.name, ctx.body, decision.message) or ctx.body
+            ctx.body = ctx.wire.with_guard_note(ctx.body, decision.message) or ctx.body
         elif decision.action is Action.STOP:
             stop_reply(ctx, decision)
         await self._remember(note, decision, "request", clear_nudge=pending is not None)
@@ -272,7 +284,7 @@ class GuardStage(Stage):
     async def _pending_nudge(self, ctx: RequestContext, prefix: str, pending: str) -> None:
         """A nudge decided on the previous response (chanting) goes with this request."""
         data = orjson.loads(pending)
-        ctx.body = append_nudge(ctx.wire.name, ctx.body, data["message"]) or ctx.body
+        ctx.body = ctx.wire.with_guard_note(ctx.body, data["message"]) or ctx.body
         ctx.response_headers[HEADER] = data["header"]
         await self.sessions.clear_nudge(prefix)
 
@@ -295,12 +307,14 @@ class GuardStage(Stage):
         """The request goes upstream: watch its stream for chanting, offer the terminate tool."""
         config = note.config
         if config.terminate_tool:
-            body = with_terminate_tool(ctx.wire.name, ctx.body)
+            body = with_terminate_tool(ctx.wire, ctx.body)
             if body is not None:
                 note.terminate = True
                 if ctx.stream:  # the call must be replaced before the client sees it: buffer, replay later
                     note.restore = {k: body[k] for k in _STREAM_FIELDS if k in body}
                     body = {k: v for k, v in body.items() if k not in _STREAM_FIELDS}
+                    if ctx.path_stream:
+                        note.restore_path_stream, ctx.path_stream = True, False
                 ctx.body = body
         if config.chanting.enabled and ctx.stream:
             note.observer = ChantObserver(config.chanting, cut=_acts(note.policy))
@@ -314,6 +328,8 @@ class GuardStage(Stage):
             return
         if note.restore:  # first, so the client gets the stream it asked for whatever happens below
             ctx.body = {**ctx.body, **note.restore}
+        if note.restore_path_stream:
+            ctx.path_stream = True
         if ctx.reply is None or ctx.reply.source == "guard" or ctx.response_body is None:
             return
         if note.terminate:
@@ -323,7 +339,7 @@ class GuardStage(Stage):
             await self._chanted(ctx, note, detection)
         if note.prefix is not None:
             tokens = ctx.usage.total if ctx.usage is not None else 0
-            tool_calls = note.tool_calls + responses.tool_call_count(ctx.wire.name, ctx.response_body)
+            tool_calls = note.tool_calls + ctx.wire.reply_tool_calls(ctx.response_body)
             await asyncio.gather(
                 self.sessions.usage(note.prefix, tokens, ctx.cost.usd if ctx.cost is not None else 0.0),
                 self.sessions.steps(note.prefix, note.position, tool_calls, note.steps),
@@ -331,7 +347,7 @@ class GuardStage(Stage):
 
     async def _terminate(self, ctx: RequestContext, note: GuardNote) -> None:
         assert ctx.response_body is not None
-        taken = take_termination(ctx.wire.name, ctx.response_body)
+        taken = take_termination(ctx.wire, ctx.response_body)
         if taken is None:
             return
         ctx.response_body, ended = taken
@@ -351,12 +367,13 @@ class GuardStage(Stage):
             return note.observer.detection
         if not note.config.chanting.enabled:
             return None
-        found = chant_cut(note.config.chanting, responses.response_text(ctx.wire.name, ctx.response_body))
+        text = ctx.wire.reply_text(ctx.response_body)
+        found = chant_cut(note.config.chanting, text)
         if found is None:
             return None
         keep, detection = found
         if _acts(note.policy):
-            ctx.response_body = responses.truncated(ctx.wire.name, ctx.response_body, keep)
+            ctx.response_body = ctx.wire.with_text_only(ctx.response_body, text[:keep])
             ctx.gateway_written = True
             self.metrics.stream_cuts.labels(ctx.wire.name).inc()
         return detection

@@ -21,6 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import ANTHROPIC_MESSAGES_FIELDS
+from gateway.wire.notes import joined, with_note
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ERROR_TYPES: dict[ErrorKind, str] = {
@@ -256,6 +257,44 @@ class AnthropicMessages(WireFormat):
         data = event.json()
         data["usage"] = {**(data.get("usage") or {}), USAGE_EXTRA_KEY: extra}
         return encode(data, "message_delta")
+
+    # --- Loop guard (methods of WireFormat's loop-guard block) ---
+
+    guard_format = "anthropic"
+
+    def with_guard_note(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        part = {"type": "text", "text": text}  # after the message's tool_result blocks
+
+        def add(message: dict[str, Any]) -> dict[str, Any]:
+            return {**message, "content": joined(message.get("content"), text, part, [part])}
+
+        return with_note(body, "messages", lambda message: message.get("role") == "user", add)
+
+    def reply_text(self, response: dict[str, Any]) -> str:
+        return "".join(b.get("text", "") for b in response.get("content") or [] if b.get("type") == "text")
+
+    def reply_tool_calls(self, response: dict[str, Any]) -> int:
+        return sum(1 for block in response.get("content") or [] if block.get("type") == "tool_use")
+
+    def with_text_only(self, response: dict[str, Any], text: str) -> dict[str, Any]:
+        content = [{"type": "text", "text": text}]
+        return {**response, "content": content, "stop_reason": "end_turn", "stop_sequence": None}
+
+    def with_function_tool(
+        self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        tools = body.get("tools")
+        if not isinstance(tools, list) or not tools:
+            return None
+        if any(isinstance(tool, dict) and tool.get("name") == name for tool in tools):
+            return None
+        return {**body, "tools": [*tools, {"name": name, "description": description, "input_schema": schema}]}
+
+    def tool_call(self, response: dict[str, Any], name: str) -> Any:
+        for block in response.get("content") or []:
+            if block.get("type") == "tool_use" and block.get("name") == name:
+                return block.get("input") or {}
+        return None
 
 
 class AnthropicStreamAccumulator(StreamAccumulator):

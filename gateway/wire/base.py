@@ -87,3 +87,41 @@ class WireFormat(ABC):
     def with_usage_extra(self, event: SSEEvent, extra: dict[str, Any]) -> bytes:
         """That event with `extra` added to its usage object (as usage's `cachegate` key)."""
         return event.raw
+
+    # --- Loop guard (gateway/stages/guard.py): the conversation and the answer as the guard reads them ---
+
+    # The StepParser format (agent_runtime/guard/steps.py) of `guard_history`'s messages.
+    guard_format: str = "openai"
+
+    def guard_history(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The conversation as messages in `guard_format`, for analysis only (never sent anywhere); None
+        when the body holds no history."""
+        messages = body.get(self.history_field)
+        return messages if isinstance(messages, list) else None
+
+    @abstractmethod
+    def with_guard_note(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """`body` with `text` for the model added to its last user turn (copied, never changed in place),
+        still a valid request; None when there is no such turn."""
+
+    @abstractmethod
+    def reply_text(self, response: dict[str, Any]) -> str:
+        """The assistant text of a complete response."""
+
+    @abstractmethod
+    def reply_tool_calls(self, response: dict[str, Any]) -> int:
+        """How many tool calls a complete response makes."""
+
+    @abstractmethod
+    def with_text_only(self, response: dict[str, Any], text: str) -> dict[str, Any]:
+        """The response answering `text` alone: no tool calls, finished normally (a cut or final answer)."""
+
+    @abstractmethod
+    def with_function_tool(
+        self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """`body` with one more function tool; None when it has no tools or already one named `name`."""
+
+    @abstractmethod
+    def tool_call(self, response: dict[str, Any], name: str) -> Any:
+        """The arguments (a mapping or a JSON string) of the response's first call to `name`, else None."""

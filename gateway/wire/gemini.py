@@ -15,6 +15,8 @@ from gateway.usage import Usage
 from gateway.wire.base import StreamAccumulator, WireFormat
 from gateway.wire.checks import expect, optional, require_list, require_object
 from gateway.wire.fields import GEMINI_GENERATE_FIELDS
+from gateway.wire.gemini_convert import chat_messages
+from gateway.wire.notes import with_note
 from gateway.wire.sse import SSEEvent, encode
 
 # google.rpc.Code names, as Google's APIs put them in `error.status`.
@@ -152,6 +154,55 @@ class Gemini(WireFormat):
 
     def is_stream_done(self, event: SSEEvent) -> bool:
         return False
+
+    # --- Loop guard (methods of WireFormat's loop-guard block) ---
+
+    def guard_history(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        contents = body.get("contents")
+        return chat_messages(body) if isinstance(contents, list) else None
+
+    def with_guard_note(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        def add(content: dict[str, Any]) -> dict[str, Any]:  # after its functionResponse parts
+            return {**content, "parts": [*(content.get("parts") or []), {"text": text}]}
+
+        return with_note(body, "contents", lambda content: content.get("role", "user") == "user", add)
+
+    def reply_text(self, response: dict[str, Any]) -> str:
+        return response_text(response)
+
+    def reply_tool_calls(self, response: dict[str, Any]) -> int:
+        return sum(
+            1
+            for candidate in response.get("candidates") or []
+            for part in (candidate.get("content") or {}).get("parts") or []
+            if "functionCall" in part
+        )
+
+    def with_text_only(self, response: dict[str, Any], text: str) -> dict[str, Any]:
+        candidates = response.get("candidates") or [{"index": 0}]
+        first = {**candidates[0], "content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+        return {**response, "candidates": [first, *candidates[1:]]}
+
+    def with_function_tool(
+        self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        tools = body.get("tools") or []
+        functions = [t for t in tools if isinstance(t, dict) and isinstance(t.get("functionDeclarations"), list)]
+        if not functions or any(
+            isinstance(d, dict) and d.get("name") == name for t in functions for d in t["functionDeclarations"]
+        ):
+            return None  # only next to the caller's own functions (built-in tools may not mix with them)
+        declaration = {"name": name, "description": description, "parametersJsonSchema": schema}
+        first = {**functions[0], "functionDeclarations": [*functions[0]["functionDeclarations"], declaration]}
+        return {**body, "tools": [first if tool is functions[0] else tool for tool in tools]}
+
+    def tool_call(self, response: dict[str, Any], name: str) -> Any:
+        parts = ((response.get("candidates") or [{}])[0].get("content") or {}).get("parts") or []
+        for part in parts:
+            call = part.get("functionCall")
+            if isinstance(call, dict) and call.get("name") == name:
+                return call.get("args") or {}
+        return None
 
 
 class GeminiStreamAccumulator(StreamAccumulator):

@@ -108,8 +108,8 @@ class _Calls:
         return str(wanted or f"call_{response['name']}")
 
 
-def to_openai(body: dict[str, Any], stream: bool) -> dict[str, Any]:
-    """The Chat Completions request for a generateContent body (model added by the upstream path)."""
+def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """`systemInstruction` and `contents` as Chat Completions messages."""
     messages: list[dict[str, Any]] = []
     system = body.get("systemInstruction")
     system_text = system if isinstance(system, str) else _text((system or {}).get("parts") or [])
@@ -150,6 +150,12 @@ def to_openai(body: dict[str, Any], stream: bool) -> dict[str, Any]:
         user = [converted for part in parts if (converted := _user_part(part)) is not None]
         if user:
             messages.append({"role": "user", "content": user})
+    return messages
+
+
+def to_openai(body: dict[str, Any], stream: bool) -> dict[str, Any]:
+    """The Chat Completions request for a generateContent body (model added by the upstream path)."""
+    messages = chat_messages(body)
     request: dict[str, Any] = {
         "messages": messages,
         "stream": stream,

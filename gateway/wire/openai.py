@@ -21,6 +21,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import OPENAI_CHAT_FIELDS
+from gateway.wire.notes import joined, with_note
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -246,6 +247,47 @@ class OpenAIChat(WireFormat):
         data = event.json()
         data["usage"] = {**data["usage"], USAGE_EXTRA_KEY: extra}
         return encode(data)
+
+    # --- Loop guard (methods of WireFormat's loop-guard block) ---
+
+    def with_guard_note(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        def add(message: dict[str, Any]) -> dict[str, Any]:
+            return {**message, "content": joined(message.get("content"), text, {"type": "text", "text": text}, text)}
+
+        return with_note(body, "messages", lambda message: message.get("role") in ("user", "tool"), add)
+
+    def reply_text(self, response: dict[str, Any]) -> str:
+        choices = response.get("choices") or []
+        return str((choices[0].get("message") or {}).get("content") or "") if choices else ""
+
+    def reply_tool_calls(self, response: dict[str, Any]) -> int:
+        choices = response.get("choices") or []
+        return sum(len((choice.get("message") or {}).get("tool_calls") or []) for choice in choices)
+
+    def with_text_only(self, response: dict[str, Any], text: str) -> dict[str, Any]:
+        choices = response.get("choices") or [{"index": 0}]
+        message = {"role": "assistant", "content": text, "refusal": None}
+        return {**response, "choices": [{**choices[0], "message": message, "finish_reason": "stop"}, *choices[1:]]}
+
+    def with_function_tool(
+        self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        tools = body.get("tools")
+        if not isinstance(tools, list) or not tools:
+            return None
+        if any(isinstance(tool, dict) and (tool.get("function") or {}).get("name") == name for tool in tools):
+            return None
+        tool = {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+        return {**body, "tools": [*tools, tool]}
+
+    def tool_call(self, response: dict[str, Any], name: str) -> Any:
+        choices = response.get("choices") or []
+        message = (choices[0].get("message") or {}) if choices else {}
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if function.get("name") == name:
+                return function.get("arguments") or ""
+        return None
 
 
 class OpenAIStreamAccumulator(StreamAccumulator):

@@ -27,6 +27,7 @@ from gateway.wire.checks import (
     typed_object,
 )
 from gateway.wire.fields import OPENAI_RESPONSES_FIELDS
+from gateway.wire.notes import joined, with_note
 from gateway.wire.openai import OPENAI
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 
@@ -308,6 +309,53 @@ class OpenAIResponses(WireFormat):
             return event.raw  # no usage object to extend (a failed response)
         response["usage"] = {**response["usage"], USAGE_EXTRA_KEY: extra}
         return encode(data, str(event.event))
+
+    # --- Loop guard (methods of WireFormat's loop-guard block) ---
+
+    def guard_history(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        return chat_view(body)
+
+    def with_guard_note(self, body: dict[str, Any], text: str) -> dict[str, Any] | None:
+        if isinstance(body.get("input"), str):
+            return {**body, "input": joined(body["input"], text, {}, text)}
+        part = {"type": "input_text", "text": text}
+
+        def takes(item: dict[str, Any]) -> bool:
+            kind = item_type(item)
+            return kind == "function_call_output" or (kind == "message" and item.get("role") == "user")
+
+        def add(item: dict[str, Any]) -> dict[str, Any]:
+            field = "output" if item_type(item) == "function_call_output" else "content"
+            return {**item, field: joined(item.get(field), text, part, text)}
+
+        return with_note(body, "input", takes, add)
+
+    def reply_text(self, response: dict[str, Any]) -> str:
+        return output_text(response)
+
+    def reply_tool_calls(self, response: dict[str, Any]) -> int:
+        calls = ("function_call", "custom_tool_call")
+        return sum(1 for item in response.get("output") or [] if isinstance(item, dict) and item.get("type") in calls)
+
+    def with_text_only(self, response: dict[str, Any], text: str) -> dict[str, Any]:
+        return {**response, "output": [message_item(text)], "status": "completed", "incomplete_details": None}
+
+    def with_function_tool(
+        self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        tools = body.get("tools")
+        if not isinstance(tools, list) or not tools:
+            return None
+        if any(isinstance(tool, dict) and tool.get("name") == name for tool in tools):
+            return None
+        tool = {"type": "function", "name": name, "description": description, "parameters": schema}
+        return {**body, "tools": [*tools, tool]}
+
+    def tool_call(self, response: dict[str, Any], name: str) -> Any:
+        for item in response.get("output") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call" and item.get("name") == name:
+                return item.get("arguments") or ""
+        return None
 
 
 class PartialResponse(dict[str, Any]):

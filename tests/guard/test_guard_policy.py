@@ -19,6 +19,7 @@ from agent_runtime.guard import (
     check_limits,
     escalate,
     evaluate,
+    evaluate_history,
 )
 from tests.guard.conftest import bash
 
@@ -139,3 +140,34 @@ def test_evaluate_on_the_tail_matches_the_full_history() -> None:
     assert replace(full, detection=None) == replace(part, detection=None)
     assert isinstance(full.detection, Detection) and isinstance(part.detection, Detection)
     assert part.detection.detail == full.detection.detail
+
+
+NO_BLOCK = GuardPolicy(rungs=(Action.NUDGE, Action.STOP))
+
+
+def test_history_alone_escalates_one_rung_per_repeat() -> None:
+    actions = [evaluate_history(LOOP[:1] * n, policy=NO_BLOCK).action for n in range(1, 8)]
+    assert actions == [Action.CONTINUE] * 3 + [Action.NUDGE] + [Action.STOP] * 3
+    ladder = [evaluate_history(LOOP[:1] * n).action for n in range(4, 8)]  # BLOCK is the caller's choice
+    assert ladder == [Action.NUDGE, Action.STOP, Action.BLOCK, Action.BLOCK]
+    assert evaluate_history(LOOP[:1] * 9, policy=GuardPolicy(rungs=(Action.WARN,))).action is Action.WARN
+
+
+def test_history_alone_starts_over_once_the_loop_is_left() -> None:
+    moved = [*LOOP, bash("cat a.py", "print(1)")]
+    assert evaluate_history(moved, policy=NO_BLOCK).action is Action.CONTINUE
+    again = [*moved, *[bash("pwd", "/repo")] * 4]  # a new loop later: a nudge first again
+    assert evaluate_history(again, policy=NO_BLOCK).action is Action.NUDGE
+    polling = [bash("make status", f"{i}0% done") for i in range(10)]
+    assert evaluate_history(polling, policy=NO_BLOCK).action is Action.CONTINUE
+
+
+def test_history_alone_is_deterministic_and_reads_a_bounded_tail() -> None:
+    long = [bash(f"step {i}") for i in range(500)] + LOOP * 2
+    policy = NO_BLOCK
+    tail = long[-policy.history_lookback_steps :]
+    assert evaluate_history(long, policy=policy) == evaluate_history(long, policy=policy)
+    whole, bounded = evaluate_history(long, policy=policy), evaluate_history(tail, policy=policy, position=len(long))
+    assert (bounded.action, bounded.strike) == (whole.action, whole.strike) and whole.action is Action.STOP
+    limit = evaluate_history([bash(f"try {i}", "no", code=1) for i in range(10)], policy=NO_BLOCK)
+    assert limit.action is Action.STOP and limit.reason is StopReason.ERRORS  # hard limits skip the nudge

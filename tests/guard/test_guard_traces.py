@@ -27,9 +27,12 @@ from agent_runtime.guard import (
     Action,
     ChantDetector,
     Decision,
+    GuardLimits,
+    GuardPolicy,
     SessionCounters,
     Strike,
     evaluate,
+    evaluate_history,
     looks_like_error,
     steps_from_openai_messages,
 )
@@ -86,6 +89,45 @@ def test_no_nudge_or_stop_on_real_sessions() -> None:
                 alarms[(session["resolved"], f"{session['id']}@{k}: {decision.detection.detector}")] += 1
     print(f"\nalarms on {len(sessions())} sessions: {dict(alarms) or 'none'}")
     assert not [alarm for alarm in alarms if alarm[0]], "nudge/stop on a resolved session"
+
+
+SESSIONLESS = GuardPolicy(rungs=(Action.NUDGE, Action.STOP), limits=GuardLimits(None, None, None, None, None))
+
+
+def sessionless_replay(messages: list[Message], first_request: int = 0) -> Iterator[tuple[int, Decision]]:
+    """Each request's decision with no session (the gateway's session-less policy: no BLOCK, no counters)."""
+    steps = steps_from_openai_messages(messages)
+    for k, count in requests(messages):
+        if k >= first_request:
+            yield k, evaluate_history(steps[:count], policy=SESSIONLESS)
+
+
+def test_no_nudge_or_stop_on_real_sessions_without_a_session_id() -> None:
+    alarms = [
+        (session["id"], k, decision.action.value)
+        for session in sessions()
+        for k, decision in sessionless_replay(session["messages"])
+        if decision.action is not Action.CONTINUE
+    ]
+    resolved = {session["id"] for session in sessions() if session["resolved"]}
+    print(f"\nsession-less alarms: {alarms or 'none'}")
+    assert not [alarm for alarm in alarms if alarm[0] in resolved], "nudge/stop on a resolved session"
+
+
+def test_sessionless_loops_stop_one_request_after_the_nudge_and_polling_never() -> None:
+    rng = random.Random(7)
+    gaps: Counter[str] = Counter()
+    for session in sessions():
+        for name, history, loop in loops(session["messages"], rng):
+            actions = [d.action for _, d in sessionless_replay(history + loop, first_request=len(history))]
+            acted = [a for a in actions if a is not Action.CONTINUE]
+            if name == "polling":
+                assert not acted, session["id"]
+                continue
+            first = actions.index(acted[0])
+            gaps[f"{name}: {actions[first : first + 2]}"] += 1
+            assert actions[first : first + 2] == [Action.NUDGE, Action.STOP], (name, session["id"])
+    print(f"\nsession-less ladders: {dict(gaps)}")
 
 
 def tool_pairs(messages: list[Message]) -> list[int]:

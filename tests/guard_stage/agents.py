@@ -34,6 +34,7 @@ class Outcome:
     status: int = 200
     error: dict[str, Any] | None = None
     exception: str | None = None  # the SDK's exception class
+    should_retry: str | None = None  # an error's x-should-retry header
 
     @property
     def action(self) -> str:

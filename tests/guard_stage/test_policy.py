@@ -11,13 +11,26 @@ from tests.guard_stage.agents import make_agent
 LS = {"command": "ls"}
 
 
-def test_sessionless_requests_are_proxied_and_only_nudged(gw: RunningGateway) -> None:
+def test_sessionless_loop_is_nudged_then_stopped_from_its_history(gw: RunningGateway) -> None:
     plain = gw.openai().chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
     assert plain.choices[0].message.content == "hi"
     agent = make_agent("openai", gw, None)
-    actions = [agent.step("bash", LS, "same").action for _ in range(9)]
-    # No session: no strikes to escalate with, so the loop is nudged on every request, never stopped.
-    assert actions == ["continue"] * 4 + ["nudge"] * 5
+    outcomes = [agent.step("bash", LS, "same") for _ in range(6)]
+    # No session, no stored strikes: the rung is how many earlier requests of this history tripped too.
+    assert [o.action for o in outcomes] == ["continue"] * 4 + ["nudge", "stop"]
+    assert outcomes[-1].kind == "text" and outcomes[-1].guard == "stop; reason=LOOP; detector=identical_calls"
+    later = [agent.step("bash", LS, "same") for _ in range(4)]
+    assert all(o.status == 200 for o in later)  # never a block: nothing could enforce it
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_sessionless_loop_that_moves_on_is_not_stopped(gw: RunningGateway, api: str) -> None:
+    agent = make_agent(api, gw, None)
+    looped = [agent.step("bash", LS, "same").action for _ in range(4)]
+    # The 5th request carries 4 identical calls: nudged, the model answers with another call (moves on).
+    moved = [agent.step("bash", {"command": f"cat part_{i}.txt"}, f"part {i}").action for i in range(4)]
+    polled = [agent.step("bash", {"command": "make status"}, f"{10 * i}% done").action for i in range(8)]
+    assert looped == ["continue"] * 4 and moved == ["nudge"] + ["continue"] * 3 and polled == ["continue"] * 8
 
 
 @pytest.mark.parametrize(("preset", "expected"), [("off", "continue"), ("warn-only", "warn")])
