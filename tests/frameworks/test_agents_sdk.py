@@ -18,7 +18,6 @@ from tests.gateway_harness import RunningGateway
 pytestmark = pytest.mark.usefixtures("openai_env")
 
 DEFAULT_ROUTE = "gpt-4.1-mini"  # where the embedded default's `gpt-*` alias sends gpt-5.6-luna
-NEEDS_GUARD = pytest.mark.xfail(strict=True, reason="needs i12-guard: the guard does not act on /v1/responses yet")
 
 
 def model(kind: str) -> Model | None:
@@ -73,7 +72,7 @@ def _loop_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: st
     assert 4 <= len(notes.written) < 10
 
 
-@pytest.mark.parametrize("kind", [pytest.param("default", marks=NEEDS_GUARD), "chat"])
+@pytest.mark.parametrize("kind", ["default", "chat"])
 def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
     _loop_stopped(gw, caplog, kind, per_run_session(session_id()))
 
@@ -91,7 +90,6 @@ def test_stopped_session_is_then_blocked(gw: RunningGateway, caplog: pytest.LogC
     assert seen.decisions()["block"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="needs i12-guard: a session-less loop is only nudged today")
 @pytest.mark.parametrize("kind", ["chat"])
 def test_sessionless_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
     _loop_stopped(gw, caplog, kind, RunConfig())

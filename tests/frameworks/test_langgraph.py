@@ -21,7 +21,6 @@ from tests.gateway_harness import RunningGateway
 
 pytestmark = pytest.mark.usefixtures("openai_env", "anthropic_env")
 
-NEEDS_GUARD = pytest.mark.xfail(strict=True, reason="needs i12-guard: the guard does not act on /v1/responses yet")
 MODELS = {"openai-chat": "gpt-4o-mini", "openai-responses": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
 MODELS["anthropic-stream"] = MODELS["anthropic"]
 
@@ -71,7 +70,7 @@ def test_task_with_a_tool(gw: RunningGateway, caplog: pytest.LogCaptureFixture, 
     assert seen.cost > 0
 
 
-@pytest.mark.parametrize("kind", [k if k != "openai-responses" else pytest.param(k, marks=NEEDS_GUARD) for k in MODELS])
+@pytest.mark.parametrize("kind", MODELS)
 def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
     notes, seen = Notes(), Observed(gw, caplog, MODELS[kind])
     started = time.monotonic()

@@ -19,14 +19,13 @@ from tests.gateway_harness import RunningGateway
 
 pytestmark = pytest.mark.usefixtures("openai_env", "anthropic_env")
 
-NEEDS_GUARD = pytest.mark.xfail(strict=True, reason="needs i12-guard: the guard does not act on /v1/responses yet")
 # pydantic-ai-slim 2.31.1 (the newest that installs beside litellm's openai<3) predates anthropic 2.x: it
 # hands the SDK an httpx.AsyncClient (anthropic 2 runs on httpx2) and instantiates BetaMessageParam (a
 # Union since anthropic 2). Nothing reaches the gateway; the recipe was captured with pydantic-ai 2.68
 # (docs/design/clients.md). The xfail turns into a failure once the versions fit, so the test is enabled.
 SDK_MISMATCH = pytest.mark.xfail(strict=True, raises=TypeError, reason="pydantic-ai 2.31 vs anthropic 2.x")
 ROUTES = {"openai": "gpt-4o-mini", "openai-chat": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
-MARKS = {"openai": [NEEDS_GUARD], "anthropic": [SDK_MISMATCH]}
+MARKS = {"anthropic": [SDK_MISMATCH]}
 # The framework's own cap (pydantic-ai's default is 50 requests): keeps a failing loop test short.
 LIMITS = UsageLimits(request_limit=12)
 

@@ -22,8 +22,7 @@ from tests.gateway_harness import TENANT_KEYS, RunningGateway
 from tests.guard_stage.conftest import metric
 
 BLOCKS = 'cachegate_errors_total{api="%s",type="agent_loop_stopped"}'
-NEEDS_GUARD = pytest.mark.xfail(strict=True, reason="needs i12-guard: the guard does not act on this API yet")
-APIS = ["openai", "anthropic", pytest.param("responses", marks=NEEDS_GUARD), pytest.param("gemini", marks=NEEDS_GUARD)]
+APIS = ["openai", "anthropic", "responses", "gemini"]
 ERRORS: dict[str, type[Exception]] = {
     "openai": openai.PermissionDeniedError,
     "responses": openai.PermissionDeniedError,
