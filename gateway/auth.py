@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from gateway.config import Settings, TenantConfig, hash_key
+from gateway.config.limits import Limits
 
 
 def presented_key(headers: Mapping[str, str], query_key: str | None = None) -> str | None:
@@ -17,13 +19,35 @@ def presented_key(headers: Mapping[str, str], query_key: str | None = None) -> s
     return headers.get("x-api-key") or headers.get("x-goog-api-key") or query_key or None
 
 
+@dataclass(frozen=True, eq=False)
+class KeyIdentity:
+    """Who a request is: its key's id (safe to log and label; never the secret) and tenant, and the key's
+    own limits on top of the tenant's."""
+
+    id: str
+    tenant: TenantConfig
+    name: str = ""
+    limits: Limits = field(default_factory=Limits)
+
+
+def config_key_id(digest: str) -> str:
+    """The id of a key listed in the config file: a prefix of its hash (which is no secret)."""
+    return "cfg-" + digest.removeprefix("sha256:")[:12]
+
+
 class KeyRing:
     def __init__(self, settings: Settings) -> None:
-        self.tenants: dict[str, TenantConfig] = {key: t for t in settings.tenants for key in t.keys}
+        self.keys: dict[str, KeyIdentity] = {
+            digest: KeyIdentity(config_key_id(digest), tenant) for tenant in settings.tenants for digest in tenant.keys
+        }
         self.admin_hashes = list(settings.admin_keys)
 
+    def identify(self, key: str | None) -> KeyIdentity | None:
+        return self.keys.get(hash_key(key)) if key else None
+
     def tenant_for(self, key: str | None) -> TenantConfig | None:
-        return self.tenants.get(hash_key(key)) if key else None
+        identity = self.identify(key)
+        return identity.tenant if identity else None
 
     def is_admin(self, key: str | None) -> bool:
         if not key:

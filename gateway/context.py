@@ -14,6 +14,7 @@ from gateway.wire import WireFormat
 from gateway.wire.sse import SSEEvent
 
 if TYPE_CHECKING:
+    from gateway.auth import KeyIdentity
     from gateway.services import Services
 
 
@@ -47,6 +48,7 @@ class RequestContext:
     read_body: Callable[[], Awaitable[Any]] | None = None  # the raw JSON body, read after authentication
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     tenant: TenantConfig | None = None
+    key: KeyIdentity | None = None  # the caller's key (id, limits), set with the tenant by the auth stage
     session_id: str | None = None
     route: ModelConfig | None = None
     policy: PolicyConfig = field(default_factory=PolicyConfig)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from gateway.config.limits import Limits
 from gateway.config.models import ModelConfig
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -28,6 +29,7 @@ class TenantConfig(BaseModel):
     model_aliases: dict[str, str] = Field(
         default_factory=dict, description="Like Settings.model_aliases, read before the global map"
     )
+    limits: Limits = Field(default_factory=Limits, description="The tenant's budgets and rate limits (all its keys)")
     provider_keys: dict[str, str] = Field(
         default_factory=dict,
         description="Env var of this tenant's own upstream key, by model name or provider "

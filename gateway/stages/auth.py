@@ -20,7 +20,7 @@ class AuthStage(Stage):
                 "Missing API key: send 'Authorization: Bearer <key>', 'x-api-key: <key>' or 'x-goog-api-key: <key>'.",
                 code="missing_api_key",
             )
-        tenant = ctx.services.keys.tenant_for(key)
-        if tenant is None:
+        identity = ctx.services.keys.identify(key)
+        if identity is None:
             raise GatewayError(ErrorKind.AUTHENTICATION, "Invalid API key.", code="invalid_api_key")
-        ctx.tenant = tenant
+        ctx.key, ctx.tenant = identity, identity.tenant
