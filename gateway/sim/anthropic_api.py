@@ -24,6 +24,7 @@ from gateway.sim.exchange import (
     split_text,
     stream_response,
 )
+from gateway.sim.json_mode import anthropic_schema
 from gateway.sim.responses import Reply, limit_reply, output_tokens
 from gateway.sim.state import SimState
 from gateway.sim.tokens import ANTHROPIC_ENCODING
@@ -136,7 +137,8 @@ async def messages(request: Request) -> Response:
         namespace = (key, model)
         min_tokens = min_cacheable_tokens(model, settings.anthropic_min_tokens)
         plan = state.anthropic_cache.plan(namespace, blocks, min_tokens)
-        reply = conversation.reply(state.replay, "toolu_", _forced_tool(body))
+        schema = anthropic_schema(body)
+        reply = conversation.reply(state.replay, "toolu_", _forced_tool(body), schema, bool(body.get("tools")))
     except SimError as error:
         state.stats.count_error(error.status)
         return anthropic_error_response(error)

@@ -15,6 +15,7 @@ from gateway.sim.conversation import Turn
 from gateway.sim.directives import Directives, parse_directives
 from gateway.sim.errors import ErrorKind, SimError, invalid_request
 from gateway.sim.faults import FAULT_HEADER, SimulatedDisconnect, raise_error_fault
+from gateway.sim.json_mode import JsonSchema
 from gateway.sim.latency import decode_time, pause, time_to_first_token
 from gateway.sim.replay import ReplayIndex
 from gateway.sim.responses import Reply, plan_reply
@@ -86,9 +87,24 @@ class Conversation:
             directives = replace(directives, loop=_loop_directive(grouped))
         return cls(grouped, directives)
 
-    def reply(self, replay: ReplayIndex | None, tool_id_prefix: str, forced_tool: str | None) -> Reply:
+    def reply(
+        self,
+        replay: ReplayIndex | None,
+        tool_id_prefix: str,
+        forced_tool: str | None,
+        json_schema: JsonSchema | None = None,
+        tools_offered: bool = True,
+    ) -> Reply:
         turns = [turn for turns in self.grouped for turn in turns if turn.kind != "system"]
-        return plan_reply(turns, self.directives, replay, tool_id_prefix=tool_id_prefix, forced_tool=forced_tool)
+        return plan_reply(
+            turns,
+            self.directives,
+            replay,
+            tool_id_prefix=tool_id_prefix,
+            forced_tool=forced_tool,
+            json_schema=json_schema,
+            tools_offered=tools_offered,
+        )
 
 
 async def choose_fault(request: Request, state: SimState, model: str, directives: Directives) -> FaultKind | None:

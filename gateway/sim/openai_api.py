@@ -19,6 +19,7 @@ from gateway.sim.exchange import (
     split_text,
     stream_response,
 )
+from gateway.sim.json_mode import chat_schema
 from gateway.sim.openai_cache import OpenAICachePlan, render_prompt
 from gateway.sim.openai_exchange import OpenAIShape, begin, settle
 from gateway.sim.responses import Reply
@@ -132,6 +133,7 @@ CHAT = OpenAIShape(
     turns=lambda body: openai_turns(body["messages"]),
     render=render_prompt,
     forced_tool=_forced_tool,
+    json_schema=chat_schema,
 )
 
 

@@ -1,7 +1,7 @@
 """What every OpenAI-shaped simulator endpoint (Chat Completions, Responses) does around its own answer:
 read and check the request, plan its prompt cache by OpenAI's rules, pick a fault and a reply, then count
 and time the answer. Each endpoint brings only its shape: how to check a body, its turns, how its prompt
-renders for the cache, and which tool its tool_choice forces."""
+renders for the cache, which tool its tool_choice forces and where it asks for JSON output."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from gateway.sim.conversation import Turn
 from gateway.sim.exchange import Conversation, Timing, choose_fault, read_request
+from gateway.sim.json_mode import JsonSchema
 from gateway.sim.openai_cache import OpenAICachePlan
 from gateway.sim.responses import Reply, limit_reply, output_tokens
 from gateway.sim.settings import FaultKind
@@ -29,6 +30,7 @@ class OpenAIShape:
     turns: Callable[[dict[str, Any]], list[list[Turn]]]
     render: Callable[[dict[str, Any]], str]
     forced_tool: Callable[[dict[str, Any]], str | None]
+    json_schema: Callable[[dict[str, Any]], JsonSchema | None]  # the JSON output the request asks for
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ async def begin(request: Request, state: SimState, shape: OpenAIShape) -> Exchan
     ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
     namespace = (key, model)
     plan = state.openai_cache.plan(namespace, encode(shape.render(body), encoding), ttl_s)
-    reply = conversation.reply(state.replay, "call_", shape.forced_tool(body))
+    tools_offered = bool(body.get("tools"))
+    reply = conversation.reply(state.replay, "call_", shape.forced_tool(body), shape.json_schema(body), tools_offered)
     return Exchange(body, model, reply, fault, encoding, namespace, plan)
 
 

@@ -22,6 +22,7 @@ from gateway.sim.exchange import (
     split_text,
     stream_response,
 )
+from gateway.sim.json_mode import responses_schema
 from gateway.sim.openai_exchange import OpenAIShape, begin, settle
 from gateway.sim.responses import Reply
 from gateway.sim.state import SimState
@@ -157,7 +158,13 @@ def _events(response: dict[str, Any], words: int) -> list[SseEvent]:
     return events
 
 
-RESPONSES = OpenAIShape(check=check_request, turns=responses_turns, render=render_prompt, forced_tool=_forced_tool)
+RESPONSES = OpenAIShape(
+    check=check_request,
+    turns=responses_turns,
+    render=render_prompt,
+    forced_tool=_forced_tool,
+    json_schema=responses_schema,
+)
 
 
 async def responses(request: Request) -> Response:

@@ -9,6 +9,7 @@ from typing import Any
 
 from gateway.sim.conversation import Turn
 from gateway.sim.directives import Directives
+from gateway.sim.json_mode import JsonSchema, json_reply
 from gateway.sim.replay import ReplayIndex
 from gateway.sim.tokens import decode, encode
 
@@ -52,14 +53,20 @@ def plan_reply(
     *,
     tool_id_prefix: str,
     forced_tool: str | None = None,
+    json_schema: JsonSchema | None = None,
+    tools_offered: bool = True,
 ) -> Reply:
     """The answer to a request whose flattened turns are `turns` (newest last).
 
-    Precedence: directives, then the replayed trace, then a tool forced by tool_choice, then a text answer
-    to a tool result, else an echo of the last user text.
+    Precedence: directives, then the replayed trace, then a tool forced by tool_choice, then JSON output
+    the request asked for (a minimal instance of its schema), then a text answer to a tool result, else an
+    echo of the last user text. A JSON-mode request that offers no tools gets its JSON even under a tool
+    or loop directive: clients make such side calls with the user's prompt in them (Gemini CLI's model
+    router), and a model cannot call a tool it was not given.
     """
     last = turns[-1] if turns else Turn("user", "")
-    if directives.tool is not None:
+    calls_allowed = tools_offered or json_schema is None
+    if directives.tool is not None and calls_allowed:
         return _call(directives.tool, tool_id_prefix)
     if directives.text is not None:
         return Reply(directives.text)
@@ -67,7 +74,7 @@ def plan_reply(
         return Reply(" ".join([CHANT_SENTENCE] * directives.chant))
     if directives.tokens is not None:
         return Reply(filler_text(directives.tokens), output_tokens=directives.tokens)
-    if directives.loop is not None:
+    if directives.loop is not None and calls_allowed:
         return _call(directives.loop, tool_id_prefix)
     recorded = replay.lookup(turns) if replay is not None else None
     if recorded is not None:
@@ -75,6 +82,8 @@ def plan_reply(
         return Reply(recorded.text, calls)
     if forced_tool is not None:  # tool_choice demands a call: the model obliges with empty arguments
         return Reply("", (ToolCall(new_tool_call_id(tool_id_prefix), forced_tool, "{}"),))
+    if json_schema is not None:
+        return Reply(json_reply(json_schema))
     if last.kind == "tool":
         return Reply(f"The tool returned: {last.text[:200]}")
     return Reply(last.text)
