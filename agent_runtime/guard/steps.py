@@ -249,11 +249,31 @@ def _summary(text: str) -> str:
     return text if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
 
 
+# What changes on every run of the same command while its outcome does not: the agent harness's process
+# ids and output chunk ids (Gemini CLI's "Process Group PGID: 4865", Codex's "Chunk ID: 80a625"), timings
+# ("Wall time: 0.0012 seconds", "Ran 3 tests in 0.004s") and UUIDs. Masked before a result is hashed, so
+# a repeated command with the same outcome reads as a repeat.
+_VOLATILE_VALUE = re.compile(
+    r"\b((?:chunk id|pgid|pid|process id|wall time|elapsed(?: time)?|duration|time taken|took|request id|trace id)"
+    r"\s*[:=]\s*)[^\s\\\",;]+",
+    re.IGNORECASE,
+)
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|us|µs|ns|s|secs?|seconds?)\b")
+
+
+def stable_result_text(text: str) -> str:
+    """The result with its run-to-run noise masked (see ``_VOLATILE_VALUE``), for hashing only. Labelled
+    values are found inside JSON-escaped text too (a tool's output wrapped as {"output": "...\\n..."})."""
+    text = _VOLATILE_VALUE.sub(r"\1#", text)
+    return _DURATION.sub("#s", _UUID.sub("#uuid", text))
+
+
 def _result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
     if result is None:
         return None, bool(is_error)
     text = content_text(result)
-    return digest(text), looks_like_error(text) if is_error is None else is_error
+    return digest(stable_result_text(text)), looks_like_error(text) if is_error is None else is_error
 
 
 def make_tool_step(

@@ -21,7 +21,6 @@ ADMIN = {"authorization": "Bearer sk-cachegate-admin"}  # the embedded default's
 REQUEST_LOG = "cachegate.request"
 TASK_TIMEOUT_S = 40
 LOOP_TIMEOUT_S = 15
-NEEDS_GUARD_ON_WIRE = pytest.mark.xfail(strict=True, reason="needs i12-guard: the guard on the Responses/Gemini wires")
 
 
 def metric(gw: RunningGateway, prefix: str, label: str = "") -> float:
@@ -84,11 +83,9 @@ def test_claude_code_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog:
     loop_stopped(CLAUDE_CODE, gw, tmp_path, caplog)
 
 
-@NEEDS_GUARD_ON_WIRE
 def test_codex_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     loop_stopped(CODEX, gw, tmp_path, caplog)
 
 
-@NEEDS_GUARD_ON_WIRE
 def test_gemini_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     loop_stopped(GEMINI, gw, tmp_path, caplog)

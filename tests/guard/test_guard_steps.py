@@ -216,3 +216,39 @@ def test_parser_sync_feeds_only_new_messages_and_restarts_on_rewritten_history()
     assert parser.sync(rewritten) == steps_from_openai_messages(rewritten)
     with pytest.raises(ValueError):
         StepParser("gemini")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [  # the same command run twice by real agent harnesses: only their run-to-run noise differs
+        (
+            "Chunk ID: 80a625\nWall time: 0.0012 seconds\nProcess exited with code 0\nOutput:\n",
+            "Chunk ID: b98c8c\nWall time: 0.0031 seconds\nProcess exited with code 0\nOutput:\n",
+        ),
+        (
+            '{"output":"<untrusted_context>\\nOutput: (empty)\\nProcess Group PGID: 4865\\n</untrusted_context>"}',
+            '{"output":"<untrusted_context>\\nOutput: (empty)\\nProcess Group PGID: 4869\\n</untrusted_context>"}',
+        ),
+        ("Ran 3 tests in 0.004s\n\nFAILED (failures=1)", "Ran 3 tests in 0.013s\n\nFAILED (failures=1)"),
+        (
+            "job 1b4e28ba-2fa1-11d2-883f-0016d3cca427 queued",
+            "job 6fa459ea-ee8a-3ca4-894e-db77e160355e queued",
+        ),
+    ],
+)
+def test_run_to_run_noise_does_not_hide_a_repeat(first: str, second: str) -> None:
+    one, two = make_tool_step("shell", {"cmd": "make"}, first), make_tool_step("shell", {"cmd": "make"}, second)
+    assert one.result_hash == two.result_hash
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Ran 3 tests in 0.004s\n\nFAILED (failures=1)", "Ran 3 tests in 0.004s\n\nOK"),
+        ("build 1234 running 45%", "build 1234 running 47%"),
+        ("Process exited with code 0\nOutput:\n2 files", "Process exited with code 0\nOutput:\n3 files"),
+    ],
+)
+def test_a_changed_outcome_is_still_progress(first: str, second: str) -> None:
+    one, two = make_tool_step("shell", {"cmd": "make"}, first), make_tool_step("shell", {"cmd": "make"}, second)
+    assert one.result_hash != two.result_hash
