@@ -76,6 +76,14 @@ def storable(wire: str, response: dict[str, Any], tool_calls_allowed: bool, *, g
         output = response.get("output") or []
         calls = any(isinstance(item, dict) and item.get("type") == "function_call" for item in output)
         return response.get("status") == "completed" and bool(output) and (tool_calls_allowed or not calls)
+    if wire == "gemini":
+        candidates = response.get("candidates") or []
+        calls = any("functionCall" in part for c in candidates for part in (c.get("content") or {}).get("parts") or [])
+        return (
+            bool(candidates)
+            and all(c.get("finishReason") == "STOP" for c in candidates)
+            and (tool_calls_allowed or not calls)
+        )
     if wire == "openai":
         finishes = {"stop", "tool_calls"} if tool_calls_allowed else {"stop"}
         choices = response.get("choices") or []

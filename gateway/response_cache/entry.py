@@ -19,7 +19,7 @@ import orjson
 MAGIC = b"rc1:"
 _CHECKSUM_LEN = 16
 # What a complete answer of each API holds; anything else is not a response we stored.
-RESPONSE_LIST_FIELD = {"openai": "choices", "anthropic": "content", "responses": "output"}
+RESPONSE_LIST_FIELD = {"openai": "choices", "anthropic": "content", "responses": "output", "gemini": "candidates"}
 
 
 class CorruptEntry(Exception):

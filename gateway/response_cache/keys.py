@@ -40,8 +40,11 @@ SAMPLING_DEFAULTS: dict[str, dict[str, float]] = {
     "openai": {"temperature": 1.0, "top_p": 1.0, "n": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0},
     "anthropic": {"temperature": 1.0},
     "responses": {"temperature": 1.0, "top_p": 1.0},
+    # Gemini's sampling parameters sit inside generationConfig, keyed as sent; its model is in the URL
+    # (the route, part of every key's place). The semantic tier sits out: no `messages` to embed.
+    "gemini": {},
 }
-# The wires whose requests this module can key; others (Gemini: converted on the way out) go uncached.
+# The wires whose requests this module can key.
 CACHEABLE_WIRES = frozenset(SAMPLING_DEFAULTS)
 # Request-level fields that shape the answer but are not the conversation.
 SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})

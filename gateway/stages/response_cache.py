@@ -78,7 +78,6 @@ class ResponseCacheStage(Stage):
 
     async def on_request(self, ctx: RequestContext) -> None:
         policy = ctx.policy.response_cache
-        # Keys and eligibility know the OpenAI, Anthropic and Responses layouts; Gemini requests go uncached.
         if not policy.enabled or ctx.route is None or ctx.wire.name not in CACHEABLE_WIRES:
             return
         if len(ctx.body.get(ctx.wire.history_field) or ()) > policy.max_request_messages:  # work bound: not even keyed

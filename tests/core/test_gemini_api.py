@@ -190,18 +190,29 @@ def test_cost_and_metrics(gw: RunningGateway) -> None:
     assert 'cachegate_requests_total{api="gemini",model="gpt-4o-mini",provider="openai",status="ok"' in gw.metrics()
 
 
-def test_optional_stages_pass_gemini_through() -> None:
-    """With every stage on, a Gemini request is answered each time by the provider, unchanged, and no
-    stage fails: the response cache and prompt-cache optimizer skip this API; usage and cost still work."""
-    from tests.gateway_harness import running_gateway
+@pytest.mark.parametrize("stream", [False, True])
+def test_exact_response_cache(stream: bool) -> None:
+    """With the response cache on, a repeated Gemini request is answered from it (streamed: replayed as
+    Gemini chunks), parsed by google-genai like the provider's answer; usage and cost still work."""
+    from tests.core.conftest import CORE_POLICY
+    from tests.gateway_harness import gateway_settings, running_gateway
 
-    body = {"contents": [{"parts": [{"text": "[[sim:text same]]"}]}], "generationConfig": {"temperature": 0}}
-    with running_gateway() as gw:
+    settings = gateway_settings(policy={**CORE_POLICY, "response_cache": {"enabled": True}})
+    config = types.GenerateContentConfig(temperature=0)
+    with running_gateway(**settings) as gw:
+        gemini = client(gw)
         for _ in range(2):
-            response = httpx.post(
-                f"{gw.url}/v1beta/models/gpt-4o-mini:generateContent", headers={"x-goog-api-key": KEY}, json=body
-            )
-            assert response.status_code == 200 and "x-cachegate-cache" not in response.headers
-            assert float(response.headers["x-cachegate-cost-usd"]) > 0
-        assert sum(1 for r in gw.sim_requests(10) if r["api"] == "openai") == 2
-        assert "cachegate_stage_failures_total{" not in gw.metrics()
+            if stream:
+                chunks = list(
+                    gemini.models.generate_content_stream(
+                        model="gpt-4o-mini", contents="[[sim:text same]]", config=config
+                    )
+                )
+                assert "".join(c.text or "" for c in chunks) == "same"
+            else:
+                reply = gemini.models.generate_content(model="gpt-4o-mini", contents="[[sim:text same]]", config=config)
+                assert reply.text == "same" and reply.candidates[0].finish_reason == types.FinishReason.STOP  # type: ignore[index]
+        assert sum(1 for r in gw.sim_requests(10) if r["api"] == "openai") == 1
+        metrics = gw.metrics()
+        assert "cachegate_stage_failures_total{" not in metrics
+        assert 'cachegate_requests_total{api="gemini",model="gpt-4o-mini"' in metrics
