@@ -4,7 +4,9 @@
 prose is tracked; when one window has appeared ``threshold`` (10) times, the last 10 occurrences lie at a
 mean distance of at most ``max_mean_gap`` (250) characters, and the texts between consecutive occurrences
 take at most ``max_distinct_gaps`` (5) distinct values (a true loop, not items sharing a prefix), the
-stream is chanting.
+stream is chanting, unless the occurrences lie closer than ``min_period`` (20) characters on average:
+that is a short repeating pattern inside one run of text (``77.3333...`` to 64 digits, ``hahaha``, a
+row of ``=``), not a model saying the same sentence over and over.
 
 Structured text repeats legitimately, so it is never tracked: code fences (``` or ~~~, until closed),
 list items, table rows, headings, block quotes and divider lines. Unlike Gemini CLI, structure is
@@ -48,11 +50,13 @@ class ChantDetector:
         threshold: int = 10,
         max_mean_gap: int = 250,
         max_distinct_gaps: int = 5,
+        min_period: int = 20,
     ) -> None:
         self.chunk_size = chunk_size
         self.threshold = threshold
         self.max_mean_gap = max_mean_gap
         self.max_distinct_gaps = max_distinct_gaps
+        self.min_period = min_period
         # Occurrences further back than this can no longer be part of a tripping window.
         self._keep = max_mean_gap * (threshold - 1) + chunk_size
         self.reset()
@@ -136,7 +140,8 @@ class ChantDetector:
         if len(positions) < self.threshold:
             return False
         first, last = positions[0], positions[-1]
-        if (last - first) / (self.threshold - 1) > self.max_mean_gap:
+        mean_gap = (last - first) / (self.threshold - 1)
+        if mean_gap > self.max_mean_gap or mean_gap < self.min_period:
             return False
         gaps = {self._text[a:b] for a, b in pairwise(positions)}
         if len(gaps) > self.max_distinct_gaps:

@@ -60,6 +60,9 @@ class ChantingConfig(BaseModel):
     threshold: int = 10
     max_mean_gap: int = 250
     max_distinct_gaps: int = 5
+    # Repeats closer than this (characters, on average) are a pattern within the text (a repeating
+    # decimal, "hahaha"), not chanting.
+    min_period: int = 20
 
 
 class GuardMemoryConfig(BaseModel):

@@ -18,6 +18,7 @@ def detector(config: ChantingConfig) -> ChantDetector:
         threshold=config.threshold,
         max_mean_gap=config.max_mean_gap,
         max_distinct_gaps=config.max_distinct_gaps,
+        min_period=config.min_period,
     )
 
 

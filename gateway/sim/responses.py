@@ -41,9 +41,16 @@ def filler_text(tokens: int) -> str:
     return " ".join(_FILLER_WORDS[i % len(_FILLER_WORDS)] for i in range(tokens))
 
 
-def _call(requested: tuple[str, dict[str, Any]], tool_id_prefix: str) -> Reply:
+def _call(requested: tuple[str, dict[str, Any]], tool_id_prefix: str, text: str = "") -> Reply:
     name, args = requested
-    return Reply("", (ToolCall(new_tool_call_id(tool_id_prefix), name, json.dumps(args)),))
+    return Reply(text, (ToolCall(new_tool_call_id(tool_id_prefix), name, json.dumps(args)),))
+
+
+def _spoken(directives: Directives) -> str:
+    """The text a `text` or `chant` directive asks for ('' if none): said before a directed tool call."""
+    if directives.text is not None:
+        return directives.text
+    return " ".join([CHANT_SENTENCE] * directives.chant) if directives.chant is not None else ""
 
 
 def plan_reply(
@@ -58,7 +65,8 @@ def plan_reply(
 ) -> Reply:
     """The answer to a request whose flattened turns are `turns` (newest last).
 
-    Precedence: directives, then the replayed trace, then a tool forced by tool_choice, then JSON output
+    Precedence: directives (a tool directive with a text or chant one: that text, then the call), then the
+    replayed trace, then a tool forced by tool_choice, then JSON output
     the request asked for (a minimal instance of its schema), then a text answer to a tool result, else an
     echo of the last user text. A JSON-mode request that offers no tools gets its JSON even under a tool
     or loop directive: clients make such side calls with the user's prompt in them (Gemini CLI's model
@@ -67,11 +75,9 @@ def plan_reply(
     last = turns[-1] if turns else Turn("user", "")
     calls_allowed = tools_offered or json_schema is None
     if directives.tool is not None and calls_allowed:
-        return _call(directives.tool, tool_id_prefix)
-    if directives.text is not None:
-        return Reply(directives.text)
-    if directives.chant is not None:
-        return Reply(" ".join([CHANT_SENTENCE] * directives.chant))
+        return _call(directives.tool, tool_id_prefix, _spoken(directives))
+    if directives.text is not None or directives.chant is not None:
+        return Reply(_spoken(directives))
     if directives.tokens is not None:
         return Reply(filler_text(directives.tokens), output_tokens=directives.tokens)
     if directives.loop is not None and calls_allowed:

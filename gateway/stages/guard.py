@@ -372,7 +372,9 @@ class GuardStage(Stage):
         if found is None:
             return None
         keep, detection = found
-        if _acts(note.policy):
+        # An answer that also calls a tool keeps it whole: cutting the text would lose the agent's action
+        # (the chanting still strikes the session).
+        if _acts(note.policy) and not ctx.wire.reply_tool_calls(ctx.response_body):
             ctx.response_body = ctx.wire.with_text_only(ctx.response_body, text[:keep])
             ctx.gateway_written = True
             self.metrics.stream_cuts.labels(ctx.wire.name).inc()

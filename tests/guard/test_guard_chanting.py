@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from agent_runtime.guard import ChantDetector, Detection, StopReason
 
 CHANT = "I will now check the configuration file again to be sure. "
@@ -85,3 +87,20 @@ def test_repeated_table_rows_do_not_trip() -> None:
 def test_prose_after_a_closed_code_block_is_tracked_again() -> None:
     code = "```\n" + "x = 1\n" * 5 + "```\n"
     assert run(PROSE + code + CHANT * 20) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The average is 77." + "3" * 64 + ", so the limit holds; next I edit the parser. ",  # a repeating decimal
+        "Reading the log: " + "ha" * 80 + " and that is the whole output of the joke command. ",
+        "The banner prints " + "=*" * 60 + " around the title, then the usage text follows. ",
+        "Checksum " + "0" * 200 + " is the empty file's, so nothing was written there. ",
+    ],
+)
+def test_short_repeating_patterns_in_prose_are_not_chanting(text: str) -> None:
+    assert run(PROSE + text + PROSE) is None
+
+
+def test_a_repeated_short_sentence_still_chants() -> None:
+    assert run(PROSE + "Let me try that again. " * 30) is not None  # 23 characters a repeat

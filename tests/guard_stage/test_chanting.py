@@ -70,3 +70,27 @@ def test_prose_and_repeated_list_items_pass(gw: RunningGateway) -> None:
     items = "\n".join(["- rerun the failing test and check the output"] * 30)
     text, report, _ = stream_openai(gw, "no-chant", f"[[sim:text {prose}\n{items}]]")
     assert text == f"{prose}\n{items}" and "x-cachegate-guard" not in report
+
+
+def test_an_answer_with_a_tool_call_keeps_it(gw: RunningGateway) -> None:
+    """Chanting text before a tool call: the answer is not cut (the agent keeps its action), the session is
+    still struck."""
+    raw = gw.anthropic().messages.with_raw_response.create(
+        model="claude-sonnet-4-5",
+        max_tokens=4000,
+        tools=[{"name": "bash", "description": "Run a command", "input_schema": {"type": "object"}}],
+        messages=[{"role": "user", "content": CHANT + ' [[sim:tool bash {"command": "make"}]]'}],
+        extra_headers={"x-session-id": "chant-with-call"},
+    )
+    message = raw.parse()
+    calls = [block for block in message.content if block.type == "tool_use"]
+    text = "".join(block.text for block in message.content if block.type == "text")
+    assert len(calls) == 1 and calls[0].input == {"command": "make"} and message.stop_reason == "tool_use"
+    assert len(text) == FULL
+    assert raw.headers["x-cachegate-guard"] == "nudge; reason=LOOP; detector=chanting"
+
+
+def test_a_repeating_decimal_is_not_chanting(gw: RunningGateway) -> None:
+    answer = "The mean is 77." + "3" * 64 + ", so I will update the threshold next."
+    text, report, _ = stream_openai(gw, "decimal", f"[[sim:text {answer}]]")
+    assert text == answer and "x-cachegate-guard" not in report
