@@ -269,6 +269,20 @@ def stable_result_text(text: str) -> str:
     return _DURATION.sub("#s", _UUID.sub("#uuid", text))
 
 
+# In a call's arguments: whitespace (raw, or escaped inside JSON strings) and nonces, values that make each
+# call unique without changing what it does (UUIDs, hex runs of 16+, digit runs of 9+ such as Unix
+# timestamps). Masked before the arguments are hashed, so `make  test # 3f9a...` repeated with a fresh
+# nonce is still the same call; calls that differ in what they do (another file, a short commit id) differ.
+_SPACE = re.compile(r"(?:\s|\\[ntr])+")
+_NONCE = re.compile(r"\b(?:[0-9a-f]{16,}|\d{9,})\b", re.IGNORECASE)
+
+
+def stable_args_text(text: str) -> str:
+    """Canonical argument text with whitespace runs collapsed and nonces masked, for hashing only."""
+    text = _NONCE.sub("#", _UUID.sub("#", text))
+    return _SPACE.sub(" ", text).replace('" ', '"').replace(' "', '"')
+
+
 def _result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
     if result is None:
         return None, bool(is_error)
@@ -302,7 +316,7 @@ def make_tool_step(
     return Step(
         kind=StepKind.TOOL_CALL if valid and name else StepKind.MALFORMED,
         tool=name,
-        args_hash=digest(args_text),
+        args_hash=digest(stable_args_text(args_text)),
         result_hash=result_hash,
         is_error=error,
         text_hash=digest(text) if text else None,

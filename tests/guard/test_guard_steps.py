@@ -252,3 +252,31 @@ def test_run_to_run_noise_does_not_hide_a_repeat(first: str, second: str) -> Non
 def test_a_changed_outcome_is_still_progress(first: str, second: str) -> None:
     one, two = make_tool_step("shell", {"cmd": "make"}, first), make_tool_step("shell", {"cmd": "make"}, second)
     assert one.result_hash != two.result_hash
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"cmd": "make  test"},  # extra spaces
+        {"cmd": "make test\n"},  # a trailing newline
+        {"cmd": "make test # 3f9a2c1d8e7b6a5f"},  # a nonce comment, made fresh on every call
+        {"cmd": "make test # 6fa459ea-ee8a-3ca4-894e-db77e160355e"},
+        {"cmd": "make test # 1795473754"},  # a timestamp
+    ],
+)
+def test_nonces_and_whitespace_do_not_hide_a_repeat(variant: dict[str, str]) -> None:
+    plain = {"cmd": "make test" + (" # 00000000000000000" if "#" in variant["cmd"] else "")}
+    assert make_tool_step("shell", variant).args_hash == make_tool_step("shell", plain).args_hash
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ({"cmd": "cat a.py"}, {"cmd": "cat b.py"}),
+        ({"cmd": "git show 3f2a1b9"}, {"cmd": "git show 8c1d2e4"}),  # short commit ids are what the call does
+        ({"cmd": "sleep 5"}, {"cmd": "sleep 50"}),
+        ({"path": "x", "line": 10}, {"path": "x", "line": 11}),
+    ],
+)
+def test_different_calls_stay_different(one: dict[str, Any], two: dict[str, Any]) -> None:
+    assert make_tool_step("shell", one).args_hash != make_tool_step("shell", two).args_hash
