@@ -7,7 +7,8 @@ window is set to --window tokens (default 16K: the sessions reach ~18K tokens at
 the compaction stage off, one with it on (default policy). Reported: requests over the window, input
 cost (summaries included), prompt-cache hit ratio, summaries per session, tokens sent per turn (PNG).
 
-    python -m bench.compaction_replay [--sessions N (default 50)] [--window TOKENS (default 16000)]
+    python -m bench.compaction_replay [--traces FILE] [--out DIR] [--sessions N (default 50)]
+        [--window TOKENS (default 16000)]
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ class Totals:
 
 
 @contextmanager
-def replay_gateway(window: int) -> Iterator[tuple[str, str]]:
+def replay_gateway(window: int, traces: Path = TRACES) -> Iterator[tuple[str, str]]:
     """The simulator replaying the traces, and a gateway routed to it with a `window`-token model."""
-    with serve_on_socket(create_sim_app(SimSettings(replay_file=TRACES)), free_socket()) as sim_url:
+    with serve_on_socket(create_sim_app(SimSettings(replay_file=traces)), free_socket()) as sim_url:
         sock = free_socket()
         settings = Settings.model_validate(
             {
@@ -173,12 +174,14 @@ def main() -> None:
         "--sessions", type=int, default=50, help="sessions replayed, spread evenly over the file (all 107: ~12 min)"
     )
     parser.add_argument("--window", type=int, default=16_000, help="context window of the route, tokens")
+    parser.add_argument("--traces", type=Path, default=TRACES, help="session traces (JSONL)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON report and the plot")
     args = parser.parse_args()
-    sessions = load_sessions(count=args.sessions)
+    sessions = load_sessions(args.traces, count=args.sessions)
     print(f"replaying {len(sessions)} sessions with a {args.window}-token window, compaction off then on")
     runs: dict[str, list[list[Turn]]] = {}
     totals: dict[str, Totals] = {}
-    with replay_gateway(args.window) as (url, _), httpx.Client(timeout=120) as client:
+    with replay_gateway(args.window, args.traces) as (url, _), httpx.Client(timeout=120) as client:
         for tenant in TENANTS:
             started = time.perf_counter()
             runs[tenant] = []
@@ -202,9 +205,10 @@ def main() -> None:
         "hit_ratio_points_lost": round(100 * (off.hit_ratio - on.hit_ratio), 2),
         "tokens_sent_on_vs_off": on.prompt_tokens / off.prompt_tokens,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "compaction_replay.json").write_text(json.dumps(payload, indent=2))
-    plot(runs, sessions, args.window, RESULTS / "compaction_replay.png")
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compaction_replay.json").write_text(json.dumps(payload, indent=2))
+    plot(runs, sessions, args.window, out / "compaction_replay.png")
     for name, t in totals.items():
         print(
             f"compaction {name:3s}: {t.requests} requests, {t.over_window} over the window, hit ratio "

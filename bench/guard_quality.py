@@ -24,7 +24,9 @@ import argparse
 import asyncio
 import json
 import random
+import shutil
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -33,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import redis
 
 import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
 from agent_runtime.guard import looks_like_error, steps_from_openai_messages
@@ -46,6 +47,7 @@ from gateway.sim.settings import SimSettings
 from gateway.stages.guard import GuardStage
 from gateway.traces import default_traces, read_sessions
 from gateway.wire import OPENAI
+from tests.deploy.processes import redis_server
 from tests.servers import free_socket, serve_on_socket
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,16 +56,15 @@ RESULTS = REPO / "bench" / "results"
 KEY = "sk-bench-guard"
 MAX_DELAY = 3
 WINDOW = 8  # messages a sliding-window agent keeps (after its task): the original step + 3 repeats
-REDIS_URL = "redis://127.0.0.1:6379/12"  # overhead with a shared store (flushed after)
 Message = dict[str, Any]
 
 
-def load_sessions() -> list[dict[str, Any]]:
-    return list(read_sessions(TRACES))
+def load_sessions(traces: Path = TRACES) -> list[dict[str, Any]]:
+    return list(read_sessions(traces))
 
 
 @contextmanager
-def gateway_with_replay() -> Iterator[str]:
+def gateway_with_replay(traces: Path = TRACES) -> Iterator[str]:
     """A real gateway on loopback, its models routed to a simulator that replays the traces."""
     sock = free_socket()
     settings = Settings.model_validate(
@@ -86,7 +87,7 @@ def gateway_with_replay() -> Iterator[str]:
         }
     )
     app = create_app(settings)
-    app.mount("/sim", create_sim_app(SimSettings(replay_file=TRACES)))
+    app.mount("/sim", create_sim_app(SimSettings(replay_file=traces)))
     with serve_on_socket(app, sock) as url:
         yield url
 
@@ -321,30 +322,25 @@ async def stage_overhead(messages: list[Message], runs: int = 400, redis_url: st
     return results
 
 
-def redis_available(url: str) -> bool:
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
-    except redis.RedisError:
-        return False
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
+    parser.add_argument("--traces", type=Path, default=TRACES, help="session traces (JSONL)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON report")
     args = parser.parse_args()
-    every = load_sessions()
+    every = load_sessions(args.traces)
     sessions = every[: args.sessions] if args.sessions else every
     started = time.perf_counter()
     hundred = next(s["messages"] for s in every if len(s["messages"]) >= 100)[:100]
     print("overhead (in-process) ...")
     overhead = asyncio.run(stage_overhead(hundred))
     print(f"  memory store: {overhead}")
-    if redis_available(REDIS_URL):
-        on_redis = asyncio.run(stage_overhead(hundred, runs=200, redis_url=REDIS_URL))
-        redis.Redis.from_url(REDIS_URL).flushdb()
+    if shutil.which("redis-server"):  # a private server: the bench never touches a Redis it did not start
+        with tempfile.TemporaryDirectory() as scratch, redis_server(Path(scratch)) as (_, redis_url):
+            on_redis = asyncio.run(stage_overhead(hundred, runs=200, redis_url=redis_url))
         overhead.update({f"redis_{k}": v for k, v in on_redis.items() if k.startswith("stage")})
         print(f"  redis store: {on_redis}")
-    with gateway_with_replay() as url:
+    with gateway_with_replay(args.traces) as url:
         client = Client(url, sessions[0]["tools"])
         print(f"replay of {len(sessions)} sessions ...")
         replayed = replay(client, sessions)
@@ -362,8 +358,8 @@ def main() -> None:
         "requests": client.requests,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "guard_quality.json").write_text(json.dumps(result, indent=2))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "guard_quality.json").write_text(json.dumps(result, indent=2))
     print(json.dumps({k: v for k, v in result.items() if k != "chanting"}, indent=2)[:4000])
     print(f"chanting: {json.dumps(chanted)[:1500]}")
 

@@ -7,7 +7,10 @@ provider's rules. Per mode we compare (a) no optimizer, (b) LiteLLM-style fixed 
 same session already sent is cacheable. Then the same with a timestamp injected into the system prompt,
 (b) and (c) without and with the volatile-content policy.
 
-    python -m bench.prompt_cache_replay [--sessions N]
+    python -m bench.prompt_cache_replay [--traces FILE] [--out DIR] [--sessions N]
+
+A session the loop guard stops or blocks ends there and is counted (`guard_stopped_sessions`): the bench
+runs to the end whatever the guard decides.
 """
 
 from __future__ import annotations
@@ -236,6 +239,12 @@ def usage_tokens(mode: str, usage: dict[str, Any]) -> Tokens:
     return Tokens(usage["prompt_tokens"] - read, read)
 
 
+@dataclass
+class Replayed:
+    tokens: list[Tokens]
+    stopped: bool  # the loop guard stopped or blocked the session before its last request
+
+
 def replay_session(
     client: httpx.Client,
     replay: Replay,
@@ -244,15 +253,19 @@ def replay_session(
     tenant: str,
     session_id: str,
     **options: bool,
-) -> list[Tokens]:
+) -> Replayed:
     path = "/v1/messages" if mode == "anthropic" else "/v1/chat/completions"
     headers = {"x-api-key": f"sk-{tenant}", "x-session-id": session_id}
     results = []
     for body in session_requests(session, mode, **options):
         response = client.post(f"{replay.url}{path}", json=body, headers=headers)
+        if response.status_code == 403 and "agent_loop_stopped" in response.text:
+            return Replayed(results, stopped=True)  # blocked: the rest of the session is refused
         response.raise_for_status()
+        if response.headers.get("x-cachegate-guard", "").startswith("stop"):
+            return Replayed(results, stopped=True)  # answered by the guard, not the model: not a cache figure
         results.append(usage_tokens(mode, response.json()["usage"]))
-    return results
+    return Replayed(results, stopped=False)
 
 
 def physical_limit(per_session: list[list[Tokens]]) -> list[Tokens]:
@@ -301,6 +314,7 @@ VARIANTS: dict[str, tuple[str, dict[str, bool]]] = {
 class ModeResult:
     variants: dict[str, Summary] = field(default_factory=dict)
     limit: Summary | None = None
+    guard_stopped: dict[str, int] = field(default_factory=dict)  # variant -> sessions the guard ended
 
 
 def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]], progress: Callable[[str], None]) -> ModeResult:
@@ -314,9 +328,11 @@ def run_mode(replay: Replay, mode: str, sessions: list[dict[str, Any]], progress
                 continue
             replay.reset()
             started = time.perf_counter()
-            per_session = [
+            replayed = [
                 replay_session(client, replay, mode, s, tenant, f"{name}-{s['id']}", **options) for s in sessions
             ]
+            per_session = [r.tokens for r in replayed]
+            result.guard_stopped[name] = sum(r.stopped for r in replayed)
             tokens = [t for requests in per_session for t in requests]
             result.variants[name] = Summary.of(tokens, price)
             if name == "a_no_optimizer":
@@ -354,6 +370,7 @@ def mode_report(result: ModeResult) -> dict[str, Any]:
     return {
         "physical_limit": asdict(result.limit),
         "variants": {name: asdict(summary) for name, summary in result.variants.items()},
+        "guard_stopped_sessions": result.guard_stopped,
         "ours_vs_limit_hit_ratio": ours.hit_ratio / result.limit.hit_ratio if result.limit.hit_ratio else None,
         "ours_vs_fixed_cost": ours.input_cost_usd / fixed.input_cost_usd,
         "timestamp_ours_vs_fixed_cost": result.variants["timestamp_c_cachegate"].input_cost_usd
@@ -365,29 +382,32 @@ def mode_report(result: ModeResult) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces", type=Path, default=TRACES, help="session traces (JSONL)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON report and the plot")
     parser.add_argument("--sessions", type=int, default=12, help="sessions replayed (spread over the file)")
     args = parser.parse_args()
-    sessions = load_sessions(count=args.sessions)
+    sessions = load_sessions(args.traces, count=args.sessions)
     print(
         f"replaying {len(sessions)} sessions "
         f"({sum(sum(m['role'] == 'assistant' for m in s['messages']) for s in sessions)} requests per variant)"
     )
     started = time.perf_counter()
     results: dict[str, ModeResult] = {}
-    with replay_gateway() as replay:
+    with replay_gateway(args.traces) as replay:
         for mode in ("anthropic", "openai"):
             results[mode] = run_mode(replay, mode, sessions, lambda line: print(line, flush=True))
     reports = {mode: mode_report(result) for mode, result in results.items()}
     seconds = round(time.perf_counter() - started, 1)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
     payload = {
         "sessions": len(sessions),
         "session_ids": [s["id"] for s in sessions],
         "seconds": seconds,
         "modes": reports,
     }
-    (RESULTS / "prompt_cache_replay.json").write_text(json.dumps(payload, indent=2))
-    plot(reports, RESULTS / "prompt_cache_replay.png")
+    (out / "prompt_cache_replay.json").write_text(json.dumps(payload, indent=2))
+    plot(reports, out / "prompt_cache_replay.png")
     for mode, report in reports.items():
         print(
             f"{mode}: ours / limit hit ratio = {report['ours_vs_limit_hit_ratio']:.3f}, "
@@ -395,7 +415,7 @@ def main() -> None:
             f"(with a timestamp: {report['timestamp_ours_vs_fixed_cost']:.3f}, "
             f"relocated: {report['timestamp_relocate_vs_fixed_cost']:.3f})"
         )
-    print(f"results: {RESULTS / 'prompt_cache_replay.json'} ({seconds} s)")
+    print(f"results: {out / 'prompt_cache_replay.json'} ({seconds} s)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-import redis
 import yaml
 
 import gateway  # noqa: F401  (offline defaults before sentence-transformers)
@@ -44,11 +43,10 @@ from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import MemoryBackend
 from gateway.response_cache.sync import IndexSync
 from gateway.semantic.embedder import Embedder
-from tests.deploy.processes import answers_http, cachegate, spawned
+from tests.deploy.processes import answers_http, cachegate, redis_server, spawned
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
-REDIS_URL = "redis://127.0.0.1:6379/12"
 KEY, ADMIN = "sk-bench-rc", "sk-bench-rc-admin"
 EMBED_TIMEOUT_S = 5.0
 GOALS = {"exact_hit_p50_ms": 2.0, "semantic_hit_p50_ms": 50.0, "lookup_100k_vs_1k": 2.0}
@@ -120,9 +118,13 @@ def wait_for_embedder(client: httpx.Client) -> None:
 
 
 def end_to_end(backend: str, requests: int, workdir: Path) -> dict[str, Any]:
-    redis_url = REDIS_URL if backend == "redis" else None
-    if redis_url:
-        redis.Redis.from_url(redis_url).flushdb()
+    if backend != "redis":
+        return measure(backend, requests, workdir, None)
+    with redis_server(workdir) as (_, redis_url):  # a private server: never a Redis the bench did not start
+        return measure(backend, requests, workdir, redis_url)
+
+
+def measure(backend: str, requests: int, workdir: Path, redis_url: str | None) -> dict[str, Any]:
     with (
         gateway_process(redis_url, workdir) as url,
         httpx.Client(base_url=url, headers={"authorization": f"Bearer {KEY}"}, timeout=30) as client,
@@ -155,8 +157,6 @@ def end_to_end(backend: str, requests: int, workdir: Path) -> dict[str, Any]:
             "semantic_hit_rate": sum(tier == "semantic" for _, tier in semantic) / len(semantic),
         }
         print(f"[{backend}] {json.dumps(result)}", flush=True)
-    if redis_url:
-        redis.Redis.from_url(redis_url).flushdb()
     return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -33,7 +34,8 @@ def test_replayed_sessions_reach_the_goal(replay: Replay, mode: str) -> None:
                 for s in sessions
                 if mode == "anthropic" or not options
             ]
-            summaries[(tenant, bool(options))] = (Summary.of([t for r in runs for t in r], price), runs)
+            tokens = [r.tokens for r in runs]
+            summaries[(tenant, bool(options))] = (Summary.of([t for r in tokens for t in r], price), tokens)
     ours, _ = summaries[("ours", False)]
     plain, plain_runs = summaries[("plain", False)]
     limit = Summary.of(physical_limit(plain_runs), price)
@@ -42,3 +44,25 @@ def test_replayed_sessions_reach_the_goal(replay: Replay, mode: str) -> None:
     if mode == "anthropic":
         fixed, _ = summaries[("plain", True)]
         assert plain.hit_ratio == 0.0 and ours.input_cost_usd <= fixed.input_cost_usd * 1.001
+
+
+def test_a_session_the_guard_stops_ends_there_and_the_replay_goes_on(replay: Replay) -> None:
+    """A recorded agent stuck in a loop: the guard stops it; the bench records the stop instead of dying."""
+    tool = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Fix the build."},
+    ]
+    for i in range(12):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": '{"command": "make"}'}}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "make: *** [all] Error 2"},
+        ]
+    messages.append({"role": "assistant", "content": "Done."})
+    looping = {"id": "loop", "messages": messages, "tools": [tool]}
+    with httpx.Client(timeout=60) as client:
+        replayed = replay_session(client, replay, "openai", looping, "ours", "t-guard-loop")
+        after = replay_session(client, replay, "openai", load_sessions()[0], "ours", "t-guard-after")
+    assert replayed.stopped and 3 <= len(replayed.tokens) < 12
+    assert not after.stopped and after.tokens
