@@ -6,7 +6,9 @@ backwards, so its cost depends on the loop's length and its window, never on the
 Tool-call detectors see only ``TOOL_CALL`` steps: text, empty and malformed steps between two calls are
 transparent, so a format-error retry between two identical calls neither hides nor creates a loop.
 Identity is ``Step.key`` (tool + canonical args + result): repeating a call whose result CHANGES is
-progress (polling a build) and never trips them, except ``detect_repeated_errors``, which accepts
+progress (polling a build) and never trips them; nor does waiting: a repeat or cycle that holds a call
+that waits (``Step.waits``: `sleep 30`, a wait tool, a watch) is polling, left to the wall-clock limit;
+except ``detect_repeated_errors``, which accepts
 differing error texts (timestamps, pids) as long as every one is an error.
 
 =========================  ==========  ======================================================  =========
@@ -93,9 +95,9 @@ def _newest_call_run(steps: Sequence[Step], same: Callable[[Step, Step], bool]) 
 
 
 def detect_identical_calls(steps: Sequence[Step], *, min_repeats: int = 4) -> Detection | None:
-    """The same call with the same result, ``min_repeats`` times in a row."""
+    """The same call with the same result, ``min_repeats`` times in a row (not a call that waits: polling)."""
     run = _newest_call_run(steps, lambda step, newest: step.key == newest.key)
-    if run is None or run.length < min_repeats:
+    if run is None or run.length < min_repeats or run.newest.waits:
         return None
     detail = f"{_quote(run.newest)} ran {run.length} times in a row with identical results"
     return Detection(StopReason.LOOP, "identical_calls", detail, run.length, run.start)
@@ -118,7 +120,7 @@ def detect_cycle(
         repeated = 0
         while period + repeated < len(keys) and keys[repeated] == keys[repeated + period]:
             repeated += 1
-        if repeated >= min_repeated_steps:
+        if repeated >= min_repeated_steps and not any(step.waits for _, step in recent[:period]):
             span = period + repeated
             cycle = " -> ".join(_quote(step) for _, step in reversed(recent[repeated : repeated + period]))
             detail = f"the cycle {cycle} repeated for {span} calls with identical results"
@@ -137,7 +139,7 @@ def detect_no_progress(steps: Sequence[Step], *, min_streak: int = 4, window: in
     streak = 0
     while streak < len(keys) and keys[streak] in keys[streak + 1 : streak + 1 + window]:
         streak += 1
-    if streak < min_streak:
+    if streak < min_streak or any(step.waits for _, step in recent[:streak]):
         return None
     seen: list[str] = []
     for _, step in recent[:streak]:

@@ -16,11 +16,15 @@ Escalation ladder (``escalate``), over the enabled ``GuardPolicy.rungs`` (defaul
 - ``BLOCK``: after a STOP, every later call of the session is refused with a typed error (reason
   attached) until the strike history is reset (``LoopGuard.reset()`` / the gateway's reset).
 
-The k-th detection (counting strikes of the last ``strike_memory`` positions) takes the k-th enabled
-rung, the last rung repeating: by default the first detection nudges, a second one (the model went on
-looping) stops. Hard limits (MAX_STEPS, BUDGET, TIMEOUT, ERRORS) skip WARN/NUDGE: they start at the
-first enabled rung at or above STOP. A decision at a position that already has a strike repeats that
-strike's action without a new strike, so a retried request never escalates.
+The k-th detection of the same loop (counting strikes of the last ``strike_memory`` positions by a
+detector of the same family: repeated calls (identical calls, cycles of them), no progress, repeated
+errors, monologue, malformed, chanting) takes the k-th enabled rung, the last rung repeating: by default
+the first detection nudges, a second one (the model went on looping) stops. A detection of another kind
+after a nudge (an agent that left its loop and re-ran a failing test once) starts at the first rung
+again: only the same loop going on is stopped. Hard limits (MAX_STEPS, BUDGET, TIMEOUT, ERRORS) skip
+WARN/NUDGE: they start at the first enabled rung at or above STOP. A decision at a position that
+already has a strike repeats that strike's action without a new strike, so a retried request never
+escalates.
 
 Without a strike history (a gateway request that carries no session id), ``evaluate_history`` takes the
 rung from the history alone: the strikes the same history's earlier requests would have drawn, i.e. how
@@ -203,6 +207,14 @@ def _decision(action: Action, detection: Detection, strike: Strike | None) -> De
     return Decision(action, detection, message, strike)
 
 
+# Detectors that see the same loop from two sides: a repeated call, and a cycle of repeated calls.
+_FAMILY = {"identical_calls": "repeated_calls", "cycle": "repeated_calls"}
+
+
+def _family(detector: str) -> str:
+    return _FAMILY.get(detector, detector)
+
+
 def escalate(detection: Detection | None, strikes: Sequence[Strike], position: int, policy: GuardPolicy) -> Decision:
     """The ladder as a pure function (rules in the module docstring)."""
     for strike in strikes:
@@ -222,7 +234,10 @@ def escalate(detection: Detection | None, strikes: Sequence[Strike], position: i
         action = severe[0] if severe else rungs[-1]
     else:
         memory = policy.strike_memory
-        recent = [s for s in earlier if memory is None or position - s.position <= memory]
+        family = _family(detection.detector)
+        recent = [
+            s for s in earlier if (memory is None or position - s.position <= memory) and _family(s.detector) == family
+        ]
         action = rungs[min(len(recent), len(rungs) - 1)]
     return _decision(action, detection, Strike(position, action, detection.reason, detection.detector))
 

@@ -88,6 +88,8 @@ class Step:
     text_hash: str | None = None
     # Human-readable, for detection details and nudge messages; never compared.
     summary: str = field(default="", compare=False)
+    # The call waits (a sleep, a wait tool, a watch): repeating it, or a cycle holding it, is polling.
+    waits: bool = field(default=False, compare=False)
 
     @property
     def action(self) -> tuple[str | None, ...]:
@@ -290,6 +292,19 @@ def _result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool
     return digest(stable_result_text(text)), looks_like_error(text) if is_error is None else is_error
 
 
+# A call that waits before it looks again: a tool named for it (`sleep`, `wait_for_job`), a shell
+# `sleep 30` or `watch -n 5`, a `--watch` flag, or an argument naming a delay (`"wait_seconds": 30`).
+_WAIT_TOOL = re.compile(r"(?:^|[_.-])(?:sleep|wait)(?:$|[_.-])", re.IGNORECASE)
+_WAIT_ARGS = re.compile(
+    r"\bsleep\s+\d|\bwatch\s+-n|--watch\b|\"(?:wait|sleep|delay|poll_interval|interval)[a-z_]*\":\s*\d",
+    re.IGNORECASE,
+)
+
+
+def waits(tool: str, args_text: str) -> bool:
+    return bool(_WAIT_TOOL.search(tool)) or bool(_WAIT_ARGS.search(args_text))
+
+
 def make_tool_step(
     tool: str | None,
     args: str | Mapping[str, Any] | None,
@@ -321,6 +336,7 @@ def make_tool_step(
         is_error=error,
         text_hash=digest(text) if text else None,
         summary=_summary(f"{name} {args_text}"),
+        waits=waits(name, args_text),
     )
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_runtime.guard import (
+    GuardThresholds,
     Step,
     StopReason,
+    detect,
     detect_cycle,
     detect_identical_calls,
     detect_malformed,
@@ -129,3 +133,26 @@ def test_consecutive_empty_or_malformed_responses() -> None:
     assert (detection.reason, detection.count, detection.start) == (StopReason.FAILURE, 3, 2)
     broken = [make_empty_step(), make_text_step("fine answer", "ok"), make_empty_step(), make_empty_step()]
     assert detect_malformed(broken) is None
+
+
+POLLS = [  # an honest agent waiting for a build: the status does not change while it runs
+    [make_tool_step("shell", {"cmd": "sleep 30 && ci status 42"}, "build running")] * 8,
+    [bash("ci status 42", "build running"), bash("sleep 30", "")] * 6,
+    [
+        make_tool_step("get_job", {"id": 42, "wait_seconds": 30}, "running"),
+        make_tool_step("get_job", {"id": 42, "wait_seconds": 30}, "running"),
+    ]
+    * 4,
+    [make_tool_step("check_build", {"id": 42}, "running"), make_tool_step("wait_for", {"seconds": 60}, "")] * 6,
+]
+
+
+@pytest.mark.parametrize("steps", POLLS)
+def test_polling_that_waits_is_not_a_loop(steps: list[Step]) -> None:
+    assert detect(steps, GuardThresholds()) is None
+
+
+def test_a_loop_without_waiting_still_trips() -> None:
+    assert detect([bash("ci status 42", "build running")] * 4, GuardThresholds()) is not None
+    unwaited = [bash("ci status 42", "build running"), bash("cat log.txt", "same")] * 6
+    assert detect(unwaited, GuardThresholds()) is not None

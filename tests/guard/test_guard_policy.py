@@ -171,3 +171,15 @@ def test_history_alone_is_deterministic_and_reads_a_bounded_tail() -> None:
     assert (bounded.action, bounded.strike) == (whole.action, whole.strike) and whole.action is Action.STOP
     limit = evaluate_history([bash(f"try {i}", "no", code=1) for i in range(10)], policy=NO_BLOCK)
     assert limit.action is Action.STOP and limit.reason is StopReason.ERRORS  # hard limits skip the nudge
+
+
+def test_only_the_same_loop_going_on_is_stopped() -> None:
+    """After a nudge for repeated calls, another weak signal (a no-progress streak of other calls: an agent
+    re-running its failing test while it recovers) is a first detection again; the same repeat, or a
+    cycle of the same calls, is the loop going on."""
+    nudged = Strike(position=4, action=Action.NUDGE, reason=StopReason.LOOP, detector="identical_calls")
+    other = Detection(StopReason.LOOP, "no_progress", "the last 4 calls only repeated earlier calls", 4, 2)
+    assert escalate(other, [nudged], 6, GuardPolicy()).action is Action.NUDGE
+    for detector in ("identical_calls", "cycle"):
+        same = Detection(StopReason.LOOP, detector, "the same calls again", 5, 0)
+        assert escalate(same, [nudged], 6, GuardPolicy()).action is Action.STOP
