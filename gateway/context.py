@@ -61,6 +61,8 @@ class RequestContext:
     stream_observers: list[StreamObserver] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     notes: dict[str, Any] = field(default_factory=dict)  # per-stage facts for logs and admin views
+    # Run once when the request ends however it ends (answered, failed, cancelled, stream done).
+    finishers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # APIs that name the model and streaming in the URL (Gemini: /v1beta/models/{model}:streamGenerateContent)
     # set them here; the body keeps only the API's own fields.
     path_model: str | None = None

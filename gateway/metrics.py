@@ -88,6 +88,12 @@ class GatewayMetrics:
             registry=r,
         )
         self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)
+        self.rate_limited = Counter(
+            "cachegate_rate_limited_requests",
+            "Requests refused by a tenant's or key's rate limit",
+            ["tenant"],
+            registry=r,
+        )
         # cache: guard_parsers | guard_activity | semantic_index; reason: gateway/bounded.py (fixed sets).
         self.memory_evictions = Counter(
             "cachegate_memory_evictions",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -85,6 +85,7 @@ class InFlight:
     def __init__(self, metrics: GatewayMetrics) -> None:
         self.metrics = metrics
         self.events: AsyncIterator[Any] | None = None
+        self.finishers: list[Callable[[], Awaitable[None]]] = []  # the request's (ctx.finishers)
         self.released = False
         metrics.in_flight.inc()
 
@@ -93,6 +94,12 @@ class InFlight:
             return
         self.released = True
         self.metrics.in_flight.dec()
+        for finish in self.finishers:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await finish()
+            except Exception:
+                log_failure(log, "a request finisher failed")
         close = getattr(self.events, "aclose", None)
         if close is None:
             return
@@ -144,6 +151,7 @@ async def proxy(
         path_stream=path_stream,
         query_key=query_key,
     )
+    slot.finishers = ctx.finishers
     for name in wire.request_id_headers:  # on every answer, errors included
         ctx.response_headers[name] = ctx.request_id
     try:

@@ -9,6 +9,7 @@ from gateway.stages.compaction import CompactionStage
 from gateway.stages.guard import GuardStage
 from gateway.stages.parse import ParseStage
 from gateway.stages.prompt_cache import PromptCacheAccountingStage, PromptCacheStage
+from gateway.stages.rate_limit import RateLimitStage
 from gateway.stages.response_cache import ResponseCacheStage
 from gateway.stages.responses_state import ResponsesStateStage
 from gateway.stages.routing import RoutingStage
@@ -19,7 +20,7 @@ from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> parse -> routing -> session -> responses state -> [guard -> compaction ->
+    """Request order: auth -> rate limit -> parse -> routing -> session -> responses state -> [guard -> compaction ->
     response cache -> prompt cache] -> upstream. Response order: usage -> [prompt-cache accounting -> guard ->
     response-cache store] -> responses state -> telemetry."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
@@ -29,7 +30,7 @@ def build_pipeline(services: Services) -> Pipeline:
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
         request_stages=[
-            *[auth, parse, routing, session, responses_state],
+            *[auth, RateLimitStage(), parse, routing, session, responses_state],
             *[guard, compaction, response_cache, prompt_cache, upstream],
         ],
         response_stages=[compaction, usage, prompt_cache_accounting, guard, response_cache, responses_state, telemetry],

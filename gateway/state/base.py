@@ -7,11 +7,23 @@ replicas). Values are bytes; callers serialise. Keys are namespaced by the calle
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 
 class StateUnavailable(Exception):
     """The backend could not answer (Redis down or slow)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """At most `limit` holders in any `seconds`: a sliding-window rate (holders expire) or, when the holder
+    releases its place at the end of its request, a concurrency limit (`seconds` is then a lease that frees
+    the places of requests whose replica died)."""
+
+    key: str
+    limit: int
+    seconds: float
 
 
 class StateStore(ABC):
@@ -49,6 +61,15 @@ class StateStore(ABC):
     @abstractmethod
     def scan(self, prefix: str) -> AsyncIterator[str]:
         """Keys that start with prefix."""
+
+    @abstractmethod
+    async def admit(self, windows: Sequence[Window], holder: str) -> float:
+        """Take a place for `holder` in every window, all or none, atomically: 0.0 when taken, else the
+        seconds until the fullest window frees a place (nothing is taken)."""
+
+    @abstractmethod
+    async def leave(self, keys: Sequence[str], holder: str) -> None:
+        """Give back `holder`'s places in the windows `keys` (concurrency limits)."""
 
     @abstractmethod
     async def ping(self) -> bool: ...

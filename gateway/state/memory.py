@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from gateway.state.base import StateStore
+from gateway.state.base import StateStore, Window
 
 
 class MemoryStore(StateStore):
@@ -90,6 +90,29 @@ class MemoryStore(StateStore):
         for key in [k for k in self._data if k.startswith(prefix)]:
             if self._live(key) is not None:
                 yield key
+
+    def _holders(self, window: Window, now: float) -> dict[str, float]:
+        """The window's holders (holder -> when its place frees), expired ones dropped."""
+        holders: dict[str, float] = self._live(window.key) or {}
+        live = {holder: until for holder, until in holders.items() if until > now}
+        self._put(window.key, live, window.seconds)
+        return live
+
+    async def admit(self, windows: Sequence[Window], holder: str) -> float:
+        now = time.monotonic()
+        held = [(window, self._holders(window, now)) for window in windows]
+        waits = [min(h.values()) - now for window, h in held if len(h) >= window.limit]
+        if waits:
+            return max(max(waits), 0.001)
+        for window, holders in held:
+            holders[holder] = now + window.seconds
+        return 0.0
+
+    async def leave(self, keys: Sequence[str], holder: str) -> None:
+        for key in keys:
+            holders = self._live(key)
+            if holders is not None:
+                holders.pop(holder, None)
 
     async def ping(self) -> bool:
         return True

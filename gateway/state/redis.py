@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from gateway.state.base import StateStore, StateUnavailable
+from gateway.state.base import StateStore, StateUnavailable, Window
+
+# Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
+# KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
+_ADMIT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local wait = 0
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local limit = tonumber(ARGV[2 * i])
+  if redis.call('ZCARD', key) >= limit then
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    wait = math.max(wait, tonumber(first[2]) - now, 0.001)
+  end
+end
+if wait > 0 then return tostring(wait) end
+for i, key in ipairs(KEYS) do
+  local seconds = tonumber(ARGV[2 * i + 1])
+  redis.call('ZADD', key, now + seconds, ARGV[1])
+  redis.call('PEXPIRE', key, math.ceil(seconds * 1000))
+end
+return '0'
+"""
 
 T = TypeVar("T")
 
@@ -37,6 +60,21 @@ class RedisStore(StateStore):
 
     def key(self, key: str) -> str:
         return self.prefix + key
+
+    async def admit(self, windows: Sequence[Window], holder: str) -> float:
+        numbers = [value for w in windows for value in (w.limit, w.seconds)]
+        keys = [self.key(w.key) for w in windows]
+        answer = await self._call(lambda: self.client.eval(_ADMIT, len(keys), *keys, holder, *numbers))
+        return float(answer)
+
+    async def leave(self, keys: Sequence[str], holder: str) -> None:
+        async def run() -> None:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.zrem(self.key(key), holder)
+                await pipe.execute()
+
+        await self._call(run)
 
     async def _call(self, operation: Callable[[], Awaitable[T]]) -> T:
         try:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from gateway.state.base import StateStore, StateUnavailable
+from gateway.state.base import StateStore, StateUnavailable, Window
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
@@ -80,6 +80,12 @@ class ResilientStore(StateStore):
         keys: list[str] = await self._route("scan", lambda s: _collect(s.scan(prefix)))
         for key in keys:
             yield key
+
+    async def admit(self, windows: Sequence[Window], holder: str) -> float:
+        return await self._route("admit", lambda s: s.admit(windows, holder))
+
+    async def leave(self, keys: Sequence[str], holder: str) -> None:
+        await self._route("leave", lambda s: s.leave(keys, holder))
 
     async def ping(self) -> bool:
         return await self.primary.ping()

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
+from gateway.state.base import Window
 from tests.gateway_harness import REDIS_TEST_URL
 
 
@@ -85,3 +86,18 @@ async def test_redis_down_falls_back_and_counts() -> None:
 async def test_counters_read_back_with_get(store: StateStore) -> None:
     await store.incr("hits", 3)
     assert await store.get("hits") == b"3"
+
+
+async def test_windows_admit_all_or_none_and_free_places(store: StateStore) -> None:
+    rate, pair = Window("rate", 3, 0.3), Window("pair", 2, 60.0)
+    assert [await store.admit([rate], f"r{i}") for i in range(3)] == [0.0, 0.0, 0.0]
+    wait = await store.admit([rate], "r3")
+    assert 0 < wait <= 0.3  # until the oldest place frees
+    await asyncio.sleep(wait + 0.05)
+    assert await store.admit([rate], "r4") == 0.0  # a sliding window: one place freed
+    assert await store.admit([pair], "a") == 0.0 and await store.admit([pair], "b") == 0.0
+    other = Window("other", 5, 60.0)
+    assert await store.admit([other, pair], "c") > 0  # all or none: `other` took nothing
+    assert [await store.admit([other], f"o{i}") for i in range(5)] == [0.0] * 5
+    await store.leave(["pair"], "a")  # a concurrency place given back at the request's end
+    assert await store.admit([pair], "c") == 0.0

@@ -1,0 +1,51 @@
+"""Rate limits of a request's tenant and key, as state-store windows (docs/governance.md).
+
+Requests per minute: a sliding window of the last 60 s. Concurrent requests: places held from the
+request's start to its end (streams: the last event), leased for `CONCURRENCY_LEASE_S` so that the places
+of a replica that died free themselves. Every window of a request is taken at once or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.config.limits import Limits
+from gateway.state.base import Window
+
+MINUTE_S = 60.0
+CONCURRENCY_LEASE_S = 900.0  # longer than any request the gateway lets run
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose limits: the tenant's (all its keys together) or one key's."""
+
+    name: str  # "tenant" or "key", for messages
+    key: str  # its windows' key prefix
+    limits: Limits
+
+
+def scopes(tenant: str, key_id: str | None, tenant_limits: Limits, key_limits: Limits | None) -> list[Scope]:
+    # The tenant in a hash tag: one request's windows share a Redis Cluster slot (one atomic script).
+    base = f"ratelimit:{{{tenant}}}"
+    found = [Scope("tenant", f"{base}:tenant", tenant_limits)]
+    if key_id is not None and key_limits is not None:
+        found.append(Scope("key", f"{base}:key:{key_id}", key_limits))
+    return found
+
+
+def rate_windows(found: list[Scope]) -> list[tuple[Scope, Window]]:
+    windows = []
+    for scope in found:
+        if scope.limits.requests_per_minute is not None:
+            windows.append((scope, Window(f"{scope.key}:rpm", scope.limits.requests_per_minute, MINUTE_S)))
+    return windows
+
+
+def concurrency_windows(found: list[Scope]) -> list[tuple[Scope, Window]]:
+    windows = []
+    for scope in found:
+        if scope.limits.concurrent_requests is not None:
+            window = Window(f"{scope.key}:concurrent", scope.limits.concurrent_requests, CONCURRENCY_LEASE_S)
+            windows.append((scope, window))
+    return windows

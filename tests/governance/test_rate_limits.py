@@ -1,0 +1,96 @@
+"""Rate limits of a tenant: requests per minute and concurrent requests, answered with 429 and
+`retry-after` in each API's shape, held exactly by two replicas sharing one Redis."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from tests.deploy.processes import redis_server
+from tests.gateway_harness import TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+
+
+def limited(limits: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """Test settings whose tenant `acme` has `limits` (the other tenant has none)."""
+    settings = gateway_settings(**overrides)
+    settings["tenants"] = [{**t, "limits": limits} if t["name"] == "acme" else t for t in settings["tenants"]]
+    return settings
+
+
+def chat(gw: RunningGateway, tenant: str = "acme", text: str = "[[sim:text ok]]") -> httpx.Response:
+    return httpx.post(
+        f"{gw.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS[tenant]}"},
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]},
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def rpm3() -> Iterator[RunningGateway]:
+    with running_gateway(**limited({"requests_per_minute": 3})) as gw:
+        yield gw
+
+
+def test_requests_per_minute_in_each_api_shape(rpm3: RunningGateway) -> None:
+    for _ in range(3):
+        assert (
+            rpm3.openai()
+            .chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text ok]]"}])
+            .choices[0]
+            .message.content
+            == "ok"
+        )
+    with pytest.raises(openai.RateLimitError) as refused:
+        rpm3.openai().chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    retry_after = float(refused.value.response.headers["retry-after"])
+    assert 0 < retry_after <= 60 and "3 requests per minute" in refused.value.message
+    assert refused.value.body["code"] == "rate_limit_exceeded"  # type: ignore[index]
+    with pytest.raises(anthropic.RateLimitError) as claude:
+        rpm3.anthropic().messages.create(
+            model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert claude.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    gemini = httpx.post(
+        f"{rpm3.url}/v1beta/models/gpt-4o-mini:generateContent",
+        headers={"x-goog-api-key": TENANT_KEYS["acme"]},
+        json={"contents": [{"parts": [{"text": "hi"}]}]},
+    )
+    assert gemini.status_code == 429 and gemini.json()["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert chat(rpm3, "globex").status_code == 200  # another tenant is not limited
+    assert 'cachegate_rate_limited_requests_total{tenant="acme"} 3.0' in rpm3.metrics()
+
+
+def test_concurrent_requests_hold_their_place_until_they_end() -> None:
+    settings = limited({"concurrent_requests": 2}, simulator_latency="realistic")
+    with running_gateway(**settings) as gw, ThreadPoolExecutor(6) as pool:
+        slow = "[[sim:tokens 40]]"  # ~0.25 s to the first token, ~0.5 s of decoding
+        codes = sorted(r.status_code for r in pool.map(lambda i: chat(gw, text=f"{slow} {i}"), range(6)))
+        assert codes == [200, 200, 429, 429, 429, 429]
+        assert chat(gw).status_code == 200  # the places were given back
+
+        def stream(i: int) -> int:  # distinct prompts: none is answered from the response cache
+            body = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": f"{slow} s{i}"}]}
+            headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+            with httpx.stream("POST", f"{gw.url}/v1/chat/completions", json=body, headers=headers) as r:
+                r.read()
+                return r.status_code
+
+        assert sorted(pool.map(stream, range(4))) == [200, 200, 429, 429]
+        assert chat(gw).status_code == 200
+
+
+def test_two_replicas_on_one_redis_hold_one_limit_exactly() -> None:
+    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+        settings = limited({"requests_per_minute": 7}, redis_url=url)
+        with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
+            codes = list(pool.map(lambda i: chat(a if i % 2 else b).status_code, range(20)))
+        assert codes.count(200) == 7 and codes.count(429) == 13
