@@ -23,6 +23,7 @@ from gateway.wire.checks import (
 from gateway.wire.fields import ANTHROPIC_MESSAGES_FIELDS
 from gateway.wire.notes import joined, with_note
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
+from gateway.wire.tools import with_tool
 
 ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.INVALID_REQUEST: "invalid_request_error",
@@ -283,12 +284,8 @@ class AnthropicMessages(WireFormat):
     def with_function_tool(
         self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
     ) -> dict[str, Any] | None:
-        tools = body.get("tools")
-        if not isinstance(tools, list) or not tools:
-            return None
-        if any(isinstance(tool, dict) and tool.get("name") == name for tool in tools):
-            return None
-        return {**body, "tools": [*tools, {"name": name, "description": description, "input_schema": schema}]}
+        tool = {"name": name, "description": description, "input_schema": schema}
+        return with_tool(body, name, tool, lambda existing: existing.get("name"))
 
     def tool_call(self, response: dict[str, Any], name: str) -> Any:
         for block in response.get("content") or []:

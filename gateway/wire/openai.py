@@ -23,6 +23,7 @@ from gateway.wire.checks import (
 from gateway.wire.fields import OPENAI_CHAT_FIELDS
 from gateway.wire.notes import joined, with_note
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
+from gateway.wire.tools import with_tool
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -272,13 +273,8 @@ class OpenAIChat(WireFormat):
     def with_function_tool(
         self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
     ) -> dict[str, Any] | None:
-        tools = body.get("tools")
-        if not isinstance(tools, list) or not tools:
-            return None
-        if any(isinstance(tool, dict) and (tool.get("function") or {}).get("name") == name for tool in tools):
-            return None
         tool = {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
-        return {**body, "tools": [*tools, tool]}
+        return with_tool(body, name, tool, lambda existing: (existing.get("function") or {}).get("name"))
 
     def tool_call(self, response: dict[str, Any], name: str) -> Any:
         choices = response.get("choices") or []

@@ -30,6 +30,7 @@ from gateway.wire.fields import OPENAI_RESPONSES_FIELDS
 from gateway.wire.notes import joined, with_note
 from gateway.wire.openai import OPENAI
 from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
+from gateway.wire.tools import with_tool
 
 ZERO_USAGE: dict[str, Any] = {
     "input_tokens": 0,
@@ -343,13 +344,8 @@ class OpenAIResponses(WireFormat):
     def with_function_tool(
         self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
     ) -> dict[str, Any] | None:
-        tools = body.get("tools")
-        if not isinstance(tools, list) or not tools:
-            return None
-        if any(isinstance(tool, dict) and tool.get("name") == name for tool in tools):
-            return None
         tool = {"type": "function", "name": name, "description": description, "parameters": schema}
-        return {**body, "tools": [*tools, tool]}
+        return with_tool(body, name, tool, lambda existing: existing.get("name"))
 
     def tool_call(self, response: dict[str, Any], name: str) -> Any:
         for item in response.get("output") or []:

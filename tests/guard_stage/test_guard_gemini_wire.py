@@ -6,31 +6,29 @@ session id (Gemini CLI sends none) it is nudged, then stopped, never blocked."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from google.genai import types
 
 from gateway.sim.responses import CHANT_SENTENCE
 from tests.gateway_harness import RunningGateway
 from tests.guard_stage.conftest import metric
-from tests.guard_stage.wire_agents import FINISHED, GEMINI_TOOLS, MODEL, TERMINATE, GeminiAgent
+from tests.guard_stage.wire_agents import (
+    FINISHED,
+    GEMINI_TOOLS,
+    MODEL,
+    TERMINATE,
+    GeminiAgent,
+    run_to_the_stop,
+    run_without_a_session,
+)
 
 BLOCKS = 'cachegate_errors_total{api="gemini",type="agent_loop_stopped"}'
-LADDER = ["continue"] * 4 + ["nudge", "stop"]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool) -> None:
     agent = GeminiAgent(gw, f"gemini-ladder-{stream}", stream=stream, retries=3)
-    outcomes = [agent.step() for _ in range(5)]
-    sent = gw.sim_requests(limit=1)[-1]["body"]
-    assert "[loop guard] Possible loop: `bash" in json.dumps(sent)  # the nudge reached the provider
-    outcomes.append(agent.step())
-    assert [o.action for o in outcomes] == LADDER
-    assert [o.kind for o in outcomes] == ["tool"] * 5 + ["text"]
-    assert outcomes[-1].guard == "stop; reason=LOOP; detector=identical_calls"
-    assert outcomes[-1].text.startswith("Stopped by the loop guard (reason: loop")
+    run_to_the_stop(gw, agent)
     before = metric(gw, BLOCKS)
     blocked = agent.step()  # retries on (3 attempts): a 403 is not retried
     assert blocked.status == 403 and blocked.exception == "ClientError" and blocked.should_retry == "false"
@@ -41,12 +39,7 @@ def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool) -> No
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_sessionless_loop_is_nudged_then_stopped(gw: RunningGateway, stream: bool) -> None:
-    agent = GeminiAgent(gw, None, stream=stream)
-    outcomes = [agent.step() for _ in range(6)]
-    assert [o.action for o in outcomes] == LADDER
-    assert outcomes[-1].kind == "text" and outcomes[-1].text.startswith("Stopped by the loop guard")
-    later = [agent.step() for _ in range(3)]  # the agent goes on anyway: no state, so never a block
-    assert all(o.status == 200 for o in later)
+    run_without_a_session(GeminiAgent(gw, None, stream=stream))
 
 
 @pytest.mark.parametrize("stream", [False, True])

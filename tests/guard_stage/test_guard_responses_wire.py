@@ -12,24 +12,24 @@ import pytest
 from gateway.sim.responses import CHANT_SENTENCE
 from tests.gateway_harness import RunningGateway
 from tests.guard_stage.conftest import metric
-from tests.guard_stage.wire_agents import FINISHED, MODEL, RESPONSES_TOOLS, TERMINATE, ResponsesAgent
+from tests.guard_stage.wire_agents import (
+    FINISHED,
+    MODEL,
+    RESPONSES_TOOLS,
+    TERMINATE,
+    ResponsesAgent,
+    run_to_the_stop,
+    run_without_a_session,
+)
 
 BLOCKS = 'cachegate_errors_total{api="responses",type="agent_loop_stopped"}'
-LADDER = ["continue"] * 4 + ["nudge", "stop"]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool) -> None:
     agent = ResponsesAgent(gw, f"responses-ladder-{stream}", stream=stream, retries=2)
-    outcomes = [agent.step() for _ in range(5)]
-    sent = gw.sim_requests(limit=1)[-1]["body"]
-    assert "[loop guard] Possible loop: `bash" in json.dumps(sent)  # the nudge reached the provider
+    run_to_the_stop(gw, agent)
     assert "[loop guard]" not in json.dumps(agent.input)  # the client's history is its own
-    outcomes.append(agent.step())
-    assert [o.action for o in outcomes] == LADDER
-    assert [o.kind for o in outcomes] == ["tool"] * 5 + ["text"]
-    assert outcomes[-1].guard == "stop; reason=LOOP; detector=identical_calls"
-    assert outcomes[-1].text.startswith("Stopped by the loop guard (reason: loop")
     before = metric(gw, BLOCKS)
     blocked = agent.step()  # the SDK's default 2 retries are on
     assert blocked.status == 403 and blocked.exception == "PermissionDeniedError"
@@ -40,12 +40,7 @@ def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool) -> No
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_sessionless_loop_is_nudged_then_stopped(gw: RunningGateway, stream: bool) -> None:
-    agent = ResponsesAgent(gw, None, stream=stream)
-    outcomes = [agent.step() for _ in range(6)]
-    assert [o.action for o in outcomes] == LADDER
-    assert outcomes[-1].kind == "text" and outcomes[-1].text.startswith("Stopped by the loop guard")
-    later = [agent.step() for _ in range(3)]  # the agent goes on anyway: no state, so never a block
-    assert all(o.status == 200 for o in later)
+    run_without_a_session(ResponsesAgent(gw, None, stream=stream))
 
 
 def test_retried_nudge_is_not_escalated(gw: RunningGateway) -> None:

@@ -148,3 +148,29 @@ def _parts(response: types.GenerateContentResponse) -> list[types.Part]:
     candidates = response.candidates or []
     content = candidates[0].content if candidates else None
     return list(content.parts or []) if content is not None else []
+
+
+LADDER = ["continue"] * 4 + ["nudge", "stop"]
+
+
+def run_to_the_stop(gw: RunningGateway, agent: ResponsesAgent | GeminiAgent) -> list[Outcome]:
+    """Six steps of a stuck agent with a session: four left alone, a nudge that reaches the provider, then
+    the stop, a normal text answer naming the loop."""
+    outcomes = [agent.step() for _ in range(5)]
+    sent = gw.sim_requests(limit=1)[-1]["body"]
+    assert "[loop guard] Possible loop: `bash" in json.dumps(sent)  # the nudge reached the provider
+    outcomes.append(agent.step())
+    assert [o.action for o in outcomes] == LADDER
+    assert [o.kind for o in outcomes] == ["tool"] * 5 + ["text"]
+    assert outcomes[-1].guard == "stop; reason=LOOP; detector=identical_calls"
+    assert outcomes[-1].text.startswith("Stopped by the loop guard (reason: loop")
+    return outcomes
+
+
+def run_without_a_session(agent: ResponsesAgent | GeminiAgent) -> None:
+    """A stuck agent with no session id: nudged, then stopped from its history alone; it goes on anyway
+    and is never blocked (no state to hold a block)."""
+    outcomes = [agent.step() for _ in range(6)]
+    assert [o.action for o in outcomes] == LADDER
+    assert outcomes[-1].kind == "text" and outcomes[-1].text.startswith("Stopped by the loop guard")
+    assert all(agent.step().status == 200 for _ in range(3))
