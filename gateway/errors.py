@@ -18,6 +18,7 @@ class ErrorKind(Enum):
     OVERLOADED = "overloaded"
     TIMEOUT = "timeout"
     AGENT_STOPPED = "agent_loop_stopped"
+    BUDGET = "budget_exceeded"
     INTERNAL = "internal"
 
 
@@ -33,6 +34,7 @@ STATUS_BY_KIND: dict[ErrorKind, int] = {
     ErrorKind.TIMEOUT: 504,
     ErrorKind.AGENT_STOPPED: 403,  # not 409: SDKs and Claude Code retry 409 (docs/loop-guard.md)
     ErrorKind.INTERNAL: 500,
+    ErrorKind.BUDGET: 402,  # not 429: a retry cannot help until the window resets
 }
 
 

@@ -88,6 +88,18 @@ class GatewayMetrics:
             registry=r,
         )
         self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)
+        self.budget_refusals = Counter(
+            "cachegate_budget_refusals",
+            "Requests refused by a spent budget, by tenant and scope (tenant, key, session)",
+            ["tenant", "scope"],
+            registry=r,
+        )
+        self.budget_soft = Counter(
+            "cachegate_budget_soft_limit",
+            "Requests past a budget's soft fraction, by tenant and scope",
+            ["tenant", "scope"],
+            registry=r,
+        )
         self.rate_limited = Counter(
             "cachegate_rate_limited_requests",
             "Requests refused by a tenant's or key's rate limit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gateway.pipeline import Pipeline
 from gateway.services import Services
 from gateway.stages.auth import AuthStage
+from gateway.stages.budget import BudgetStage
 from gateway.stages.compaction import CompactionStage
 from gateway.stages.guard import GuardStage
 from gateway.stages.parse import ParseStage
@@ -20,19 +21,28 @@ from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> rate limit -> parse -> routing -> session -> responses state -> [guard -> compaction ->
-    response cache -> prompt cache] -> upstream. Response order: usage -> [prompt-cache accounting -> guard ->
-    response-cache store] -> responses state -> telemetry."""
+    """Request order: auth -> rate limit -> parse -> routing -> session -> budget -> responses state -> [guard ->
+    compaction -> response cache -> prompt cache] -> upstream. Response order: usage -> budget -> [prompt-cache
+    accounting -> guard -> response-cache store] -> responses state -> telemetry."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry, responses_state = UpstreamStage(), UsageStage(), TelemetryStage(), ResponsesStateStage()
-    compaction, guard = CompactionStage(services), GuardStage(services)
+    compaction, guard, budget = CompactionStage(services), GuardStage(services), BudgetStage()
     response_cache = ResponseCacheStage(services)
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
         request_stages=[
-            *[auth, RateLimitStage(), parse, routing, session, responses_state],
+            *[auth, RateLimitStage(), parse, routing, session, budget, responses_state],
             *[guard, compaction, response_cache, prompt_cache, upstream],
         ],
-        response_stages=[compaction, usage, prompt_cache_accounting, guard, response_cache, responses_state, telemetry],
+        response_stages=[
+            compaction,
+            usage,
+            budget,
+            prompt_cache_accounting,
+            guard,
+            response_cache,
+            responses_state,
+            telemetry,
+        ],
         metrics=services.metrics,
     )

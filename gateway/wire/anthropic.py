@@ -37,6 +37,7 @@ ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.TIMEOUT: "timeout_error",
     ErrorKind.AGENT_STOPPED: "agent_loop_stopped",
     ErrorKind.INTERNAL: "api_error",
+    ErrorKind.BUDGET: "billing_error",  # Anthropic's own 402 type
 }
 
 ZERO_USAGE = {

@@ -32,6 +32,7 @@ STATUS_NAMES: dict[ErrorKind, str] = {
     ErrorKind.TIMEOUT: "DEADLINE_EXCEEDED",
     ErrorKind.AGENT_STOPPED: "ABORTED",
     ErrorKind.INTERNAL: "INTERNAL",
+    ErrorKind.BUDGET: "RESOURCE_EXHAUSTED",
 }
 ZERO_USAGE = {"promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0}
 

@@ -39,6 +39,7 @@ ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.TIMEOUT: "timeout_error",
     ErrorKind.AGENT_STOPPED: "agent_loop_stopped",
     ErrorKind.INTERNAL: "server_error",
+    ErrorKind.BUDGET: "budget_exceeded",
 }
 
 

@@ -1,0 +1,78 @@
+"""Budgets of a tenant and of an agent session: refused before the provider is called once spent (402,
+`x-should-retry: false`, the reset time), flagged past the soft fraction, shared by replicas on one Redis."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from tests.deploy.processes import redis_server
+from tests.gateway_harness import TENANT_KEYS, RunningGateway, running_gateway
+from tests.governance.test_rate_limits import chat, limited
+
+COST = 3.45e-06  # about one short answer of gpt-4o-mini on the simulator, as the headers report it
+
+
+def spend_until_refused(gateways: list[RunningGateway], session: str | None = None) -> tuple[int, httpx.Response]:
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}", **({"x-session-id": session} if session else {})}
+    for served in range(50):
+        gw = gateways[served % len(gateways)]
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"[[sim:text ok]] {uuid.uuid4()}"}]}
+        response = httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json=body, timeout=30)
+        if response.status_code != 200:
+            return served, response
+    raise AssertionError("never refused")
+
+
+def test_a_spent_tenant_budget_refuses_without_retries() -> None:
+    budget = {"budgets": [{"window": "day", "usd": 6 * COST, "soft_fraction": 0.5}]}
+    with running_gateway(**limited(budget)) as gw:
+        answers = [chat(gw, text=f"[[sim:text ok]] {i}") for i in range(8)]
+        served = [a for a in answers if a.status_code == 200]
+        assert 2 <= len(served) < 8 and answers[len(served)].status_code == 402  # checked before, charged after
+        flagged = ["x-cachegate-budget" in a.headers for a in served]
+        assert not flagged[0] and flagged[-1]  # past half of the budget: the soft limit
+        assert served[-1].headers["x-cachegate-budget"].startswith("soft; scope=tenant")
+        before = gw.sim_stats()["totals"].get("requests", 0)
+        client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=TENANT_KEYS["acme"])  # default: 2 retries
+        with pytest.raises(openai.APIStatusError) as refused:
+            client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+        error = refused.value
+        assert error.status_code == 402 and error.response.headers["x-should-retry"] == "false"
+        assert "Budget exceeded" in error.message and "resets at" in error.message
+        assert error.body["code"] == "budget_exceeded"  # type: ignore[index]
+        with pytest.raises(anthropic.APIStatusError) as claude:
+            anthropic.Anthropic(base_url=gw.url, api_key=TENANT_KEYS["acme"]).messages.create(
+                model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert claude.value.status_code == 402 and claude.value.body["error"]["type"] == "billing_error"  # type: ignore[index]
+        assert gw.sim_stats()["totals"].get("requests", 0) == before  # the provider was never called
+        assert chat(gw, "globex").status_code == 200  # another tenant's budget is its own
+        refusals = 8 - len(served) + 2  # the chat requests past the budget, then the two SDK requests
+        assert f'cachegate_budget_refusals_total{{scope="tenant",tenant="acme"}} {refusals}.0' in gw.metrics()
+
+
+def test_a_session_budget_stops_that_session_only() -> None:
+    with running_gateway(**limited({"session_budgets": [{"window": "lifetime", "tokens": 60}]})) as gw:
+        served, refused = spend_until_refused([gw], session="s-1")
+        assert 1 <= served < 10 and refused.status_code == 402
+        assert "session budget (lifetime)" in refused.json()["error"]["message"]
+        assert "does not reset" in refused.json()["error"]["message"]
+        assert spend_until_refused([gw], session="s-2")[0] == served  # a fresh session has its own
+
+
+def test_two_replicas_on_one_redis_share_one_budget() -> None:
+    budget = {"budgets": [{"window": "month", "usd": 5.5 * COST}]}
+    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+        with running_gateway(**limited(budget)) as alone:
+            single, _ = spend_until_refused([alone])
+        settings = limited(budget, redis_url=url)
+        with running_gateway(**settings) as a, running_gateway(**settings) as b:
+            shared, refused = spend_until_refused([a, b])
+    assert shared == single >= 3 and refused.status_code == 402  # the replicas count one budget
