@@ -223,6 +223,7 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
     services, wire, events = ctx.services, ctx.wire, ctx.reply.events
     accumulator, keep_usage = wire.accumulator(), _wants_usage(ctx)
     held: list[SSEEvent] = []
+    closing: list[bytes] = []  # the end of a stream the gateway cut, sent after the response stages too
     opened = time.perf_counter()
     try:
         async for event in events:
@@ -242,8 +243,9 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
             else:
                 yield event.raw
             if cut:
-                for closing in [*(e.raw for e in held), *wire.closing_events(accumulator.result())]:
-                    yield closing
+                # Held back like a stream's own end: a client that hangs up at `[DONE]` must not keep the
+                # response stages (usage, the guard's strike, budgets) from running.
+                closing = [*(e.raw for e in held), *wire.closing_events(accumulator.result())]
                 held = []
                 break
         ctx.response_body = accumulator.result()
@@ -252,6 +254,8 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
         for event in held:
             yield wire.with_usage_extra(event, extra) if extra and wire.is_final_usage(event) else event.raw
         held = []
+        for raw in closing:
+            yield raw
         if wire.sse_comments:
             yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
     except Exception as exc:  # the stream has started: the error can only travel as an event

@@ -94,3 +94,21 @@ def test_a_repeating_decimal_is_not_chanting(gw: RunningGateway) -> None:
     answer = "The mean is 77." + "3" * 64 + ", so I will update the threshold next."
     text, report, _ = stream_openai(gw, "decimal", f"[[sim:text {answer}]]")
     assert text == answer and "x-cachegate-guard" not in report
+
+
+def test_a_client_that_hangs_up_at_done_still_gets_its_strike(gw: RunningGateway) -> None:
+    """The end of a cut stream (`[DONE]`) is sent only after the response stages ran: a client that closes
+    the connection as soon as it reads it cannot keep the strike (or usage, budgets) from being recorded."""
+    registry = gw.services.metrics.registry
+
+    def cuts() -> float:  # read from the registry: no request gives the gateway time to catch up
+        return registry.get_sample_value("cachegate_guard_stream_cuts_total", {"api": "openai"}) or 0.0
+
+    before = cuts()
+    body = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": CHANT}]}
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}", "x-session-id": "chant-hangup"}
+    with httpx.stream("POST", f"{gw.url}/v1/chat/completions", json=body, headers=headers) as response:
+        for line in response.iter_lines():
+            if line == "data: [DONE]":
+                assert cuts() == before + 1  # recorded before [DONE] was sent
+                break
