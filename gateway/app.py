@@ -17,6 +17,7 @@ from gateway.api import (
     admin,
     admin_cache,
     admin_guard,
+    admin_keys,
     admin_state,
     context_retrieval,
     endpoints,
@@ -55,8 +56,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
+        keys = asyncio.create_task(services.managed_keys.run())  # runtime keys, reloaded on every change
         yield
         sampler.cancel()
+        keys.cancel()
         await services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
@@ -85,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_cache.router)
     app.include_router(admin_state.router)
     app.include_router(admin_guard.router)
+    app.include_router(admin_keys.router)
     app.include_router(context_retrieval.router)
 
     app.add_exception_handler(StarletteHTTPException, not_found.route_miss)

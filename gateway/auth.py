@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,9 +42,21 @@ class KeyRing:
             digest: KeyIdentity(config_key_id(digest), tenant) for tenant in settings.tenants for digest in tenant.keys
         }
         self.admin_hashes = list(settings.admin_keys)
+        # Managed keys (gateway/managed_keys.py): hash -> (identity, expiry), replaced whole on reload.
+        self.managed: dict[str, tuple[KeyIdentity, float | None]] = {}
 
     def identify(self, key: str | None) -> KeyIdentity | None:
-        return self.keys.get(hash_key(key)) if key else None
+        if not key:
+            return None
+        digest = hash_key(key)
+        found = self.keys.get(digest)
+        if found is not None:
+            return found
+        managed = self.managed.get(digest)
+        if managed is None:
+            return None
+        identity, expires_at = managed
+        return identity if expires_at is None or expires_at > time.time() else None
 
     def tenant_for(self, key: str | None) -> TenantConfig | None:
         identity = self.identify(key)

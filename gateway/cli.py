@@ -79,6 +79,35 @@ def hash_key(args: argparse.Namespace) -> None:
     print(digest(args.key))
 
 
+def keys(args: argparse.Namespace) -> None:
+    """Managed keys through a running gateway's admin API."""
+    import json
+
+    import httpx
+
+    admin_key = args.admin_key or os.environ.get("CACHEGATE_ADMIN_KEY")
+    if not admin_key:
+        sys.exit("cachegate keys: give --admin-key or set CACHEGATE_ADMIN_KEY")
+    base = args.url.rstrip("/") + "/admin/keys"
+    headers = {"authorization": f"Bearer {admin_key}"}
+    if args.action == "create":
+        body = {"tenant": args.tenant, "name": args.name or "", "allowed_models": args.models, "expires_at": None}
+        if args.expires_in is not None:
+            import time
+
+            body["expires_at"] = time.time() + args.expires_in
+        response = httpx.post(base, json=body, headers=headers)
+    elif args.action == "list":
+        response = httpx.get(base, params={"tenant": args.tenant} if args.tenant else None, headers=headers)
+    elif args.action == "rotate":
+        response = httpx.post(f"{base}/{args.id}/rotate", headers=headers)
+    else:
+        response = httpx.delete(f"{base}/{args.id}", headers=headers)
+    if response.status_code >= 400:
+        sys.exit(f"cachegate keys {args.action}: {response.status_code} {response.text[:300]}")
+    print(json.dumps(response.json(), indent=2))
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="cachegate", description="Prompt-caching LLM gateway with a loop guard")
     commands = root.add_subparsers(dest="command", required=True)
@@ -114,6 +143,21 @@ def parser() -> argparse.ArgumentParser:
     demo_run.add_argument("--sessions", type=int, default=6, help="SWE-bench sessions to replay (6 ship)")
     demo_run.add_argument("--turns", type=int, default=20, help="turns per replayed session")
     demo_run.set_defaults(handler=demo)
+
+    managed = commands.add_parser("keys", help="issue, list, rotate and revoke managed keys of a running gateway")
+    managed.add_argument("--url", default="http://127.0.0.1:4000", help="the gateway")
+    managed.add_argument("--admin-key", help="an admin key (default: $CACHEGATE_ADMIN_KEY)")
+    actions = managed.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="a new key; its secret is printed once")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--name")
+    create.add_argument("--models", nargs="+", help="route names the key may use (within the tenant's)")
+    create.add_argument("--expires-in", type=float, help="seconds until the key expires")
+    listing = actions.add_parser("list", help="the managed keys (never their secrets)")
+    listing.add_argument("--tenant")
+    for action, text in (("rotate", "a new secret; the old one stops working"), ("revoke", "end a key")):
+        actions.add_parser(action, help=text).add_argument("id")
+    managed.set_defaults(handler=keys)
 
     hasher = commands.add_parser("hash-key", help="print the hash of a virtual key for the config")
     hasher.add_argument("key")

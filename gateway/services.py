@@ -9,6 +9,7 @@ from gateway.auth import KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
 from gateway.dashboard.live import LiveHistory
 from gateway.dashboard.sessions import RecentSessions
+from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
 from gateway.state import StateStore, create_store
 from gateway.upstream.lean import LeanUpstream
@@ -28,6 +29,7 @@ class Services:
     lean: LeanUpstream  # its aiohttp session lives in the serving event loop and is closed with it
     router: Router
     live: LiveHistory
+    managed_keys: ManagedKeys
     sessions: RecentSessions = field(default_factory=RecentSessions)
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
@@ -64,11 +66,13 @@ def create_services(settings: Settings) -> Services:
     lean = LeanUpstream()
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings))
+    keys = KeyRing(settings)
     return Services(
         settings=settings,
         metrics=metrics,
         store=store,
-        keys=KeyRing(settings),
+        keys=keys,
+        managed_keys=ManagedKeys(store, keys, settings.tenants),
         lean=lean,
         router=router,
         live=LiveHistory(metrics.registry),

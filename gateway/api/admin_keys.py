@@ -1,0 +1,81 @@
+"""Managed keys over the admin API (admin key): issue, list, read, change, rotate and revoke at runtime.
+Secrets are returned once (create, rotate); listings never hold them nor their hashes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel
+
+from gateway.api.admin import AdminServices
+from gateway.config.limits import Limits
+from gateway.managed_keys import KeyRecord, ManagedKeys
+from gateway.services import Services
+
+router = APIRouter(prefix="/admin/keys", tags=["admin"])
+
+
+class NewKey(BaseModel):
+    tenant: str
+    name: str = ""
+    allowed_models: list[str] | None = None
+    limits: Limits = Limits()
+    expires_at: float | None = None
+
+
+class KeyChange(BaseModel):
+    name: str | None = None
+    allowed_models: list[str] | None = None
+    limits: Limits | None = None
+    expires_at: float | None = None
+
+
+async def _record(keys: ManagedKeys, key_id: str) -> KeyRecord:
+    record = (await keys.records()).get(key_id)
+    if record is None:
+        raise HTTPException(status_code=404, detail=f"no managed key {key_id!r}")
+    return record
+
+
+@router.post("", status_code=201)
+async def create_key(new: NewKey, services: Services = AdminServices) -> dict[str, Any]:
+    keys = services.managed_keys
+    if new.tenant not in keys.tenants:
+        raise HTTPException(status_code=400, detail=f"unknown tenant {new.tenant!r}")
+    record, secret = await keys.create(**new.model_dump())
+    return {**record.public(), "secret": secret}
+
+
+@router.get("")
+async def list_keys(tenant: str | None = None, services: Services = AdminServices) -> dict[str, Any]:
+    records = (await services.managed_keys.records()).values()
+    shown = [r.public() for r in sorted(records, key=lambda r: r.created_at) if tenant in (None, r.tenant)]
+    return {"keys": shown}
+
+
+@router.get("/{key_id}")
+async def get_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
+    return (await _record(services.managed_keys, key_id)).public()
+
+
+@router.patch("/{key_id}")
+async def change_key(key_id: str, change: KeyChange, services: Services = AdminServices) -> dict[str, Any]:
+    record = await _record(services.managed_keys, key_id)
+    changed = record.model_copy(update=change.model_dump(exclude_unset=True))
+    await services.managed_keys.save(changed)
+    return changed.public()
+
+
+@router.post("/{key_id}/rotate")
+async def rotate_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
+    record, secret = await services.managed_keys.rotate(await _record(services.managed_keys, key_id))
+    return {**record.public(), "secret": secret}
+
+
+@router.delete("/{key_id}")
+async def revoke_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
+    record = await _record(services.managed_keys, key_id)
+    revoked = record.model_copy(update={"revoked": True})
+    await services.managed_keys.save(revoked)
+    return revoked.public()

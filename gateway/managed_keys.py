@@ -1,0 +1,113 @@
+"""Managed keys: virtual keys issued, changed, rotated and revoked at runtime through the admin API
+(docs/governance.md, "Keys"), beside the keys of the config file.
+
+Records live in the state store (one hash of JSON records, and a version counter bumped on every change);
+each replica keeps all of them in memory (authentication never waits on the store) and reloads them when
+the version moves, polled every `POLL_S`, so a change is in force on every replica within a second. A
+store that cannot be read keeps the keys last loaded. Secrets are shown once, at creation and rotation,
+and stored only as hashes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gateway.auth import KeyIdentity, KeyRing
+from gateway.config import TenantConfig, hash_key
+from gateway.config.limits import Limits
+from gateway.state.base import StateStore, StateUnavailable
+
+log = logging.getLogger("cachegate.keys")
+RECORDS, VERSION = "managedkeys:records", "managedkeys:version"
+POLL_S = 0.5
+
+
+class KeyRecord(BaseModel):
+    id: str
+    tenant: str
+    name: str = ""
+    secret_hash: str
+    allowed_models: list[str] | None = None  # narrows the tenant's
+    limits: Limits = Field(default_factory=Limits)
+    expires_at: float | None = None  # Unix time
+    created_at: float = Field(default_factory=time.time)
+    revoked: bool = False
+
+    def public(self) -> dict[str, Any]:
+        """What the admin API shows: everything but the secret's hash."""
+        return self.model_dump(exclude={"secret_hash"})
+
+
+def new_secret() -> str:
+    return "sk-cg-" + secrets.token_urlsafe(32)
+
+
+def _narrowed(tenant: TenantConfig, record: KeyRecord) -> TenantConfig:
+    """The tenant as this key may use it: the key's models, within the tenant's."""
+    models = record.allowed_models
+    if models is None:
+        return tenant
+    if tenant.allowed_models is not None:
+        models = [m for m in models if m in tenant.allowed_models]
+    return tenant.model_copy(update={"allowed_models": models})
+
+
+class ManagedKeys:
+    def __init__(self, store: StateStore, ring: KeyRing, tenants: list[TenantConfig]) -> None:
+        self.store, self.ring = store, ring
+        self.tenants = {tenant.name: tenant for tenant in tenants}
+        self.version: bytes | None = None
+
+    async def records(self) -> dict[str, KeyRecord]:
+        raw = await self.store.hgetall(RECORDS)
+        return {ident: KeyRecord.model_validate_json(value) for ident, value in raw.items()}
+
+    async def refresh(self) -> None:
+        """Reload the records when their version moved; a store failure keeps the keys in force."""
+        try:
+            version = await self.store.get(VERSION)
+            if version == self.version:
+                return
+            records = await self.records()
+        except StateUnavailable:
+            log.warning("managed keys: the state store is unavailable; keeping the keys last loaded")
+            return
+        loaded: dict[str, tuple[KeyIdentity, float | None]] = {}
+        for record in records.values():
+            tenant = self.tenants.get(record.tenant)
+            if tenant is None or record.revoked:
+                continue
+            identity = KeyIdentity(record.id, _narrowed(tenant, record), record.name, record.limits)
+            loaded[record.secret_hash] = (identity, record.expires_at)
+        self.ring.managed = loaded
+        self.version = version
+
+    async def run(self) -> None:
+        while True:
+            await self.refresh()
+            await asyncio.sleep(POLL_S)
+
+    async def save(self, record: KeyRecord) -> None:
+        await self.store.hset(RECORDS, {record.id: record.model_dump_json().encode()})
+        await self.store.incr(VERSION)
+        await self.refresh()
+
+    async def create(self, tenant: str, **fields: Any) -> tuple[KeyRecord, str]:
+        secret = new_secret()
+        record = KeyRecord(id="key_" + uuid.uuid4().hex[:16], tenant=tenant, secret_hash=hash_key(secret), **fields)
+        await self.save(record)
+        return record, secret
+
+    async def rotate(self, record: KeyRecord) -> tuple[KeyRecord, str]:
+        """A new secret; the old one stops working at once (no grace period)."""
+        secret = new_secret()
+        rotated = record.model_copy(update={"secret_hash": hash_key(secret)})
+        await self.save(rotated)
+        return rotated, secret
