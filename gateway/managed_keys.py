@@ -1,7 +1,9 @@
 """Managed keys: virtual keys issued, changed, rotated and revoked at runtime through the admin API
 (docs/governance.md, "Keys"), beside the keys of the config file.
 
-Records live in the state store (one hash of JSON records, and a version counter bumped on every change);
+Records live in the state store (one hash of JSON records, and a version counter bumped on every change),
+read from Redis itself, never from the per-replica fallback a Redis outage switches other state to (an
+empty fallback would revoke every key);
 each replica keeps all of them in memory (authentication never waits on the store) and reloads them when
 the version moves, polled every `POLL_S`, so a change is in force on every replica within a second. A
 store that cannot be read keeps the keys last loaded. Secrets are shown once, at creation and rotation,
@@ -22,6 +24,7 @@ from pydantic import BaseModel, Field
 from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import TenantConfig, hash_key
 from gateway.config.limits import Limits
+from gateway.logs import log_failure
 from gateway.state.base import StateStore, StateUnavailable
 
 log = logging.getLogger("cachegate.keys")
@@ -91,7 +94,10 @@ class ManagedKeys:
 
     async def run(self) -> None:
         while True:
-            await self.refresh()
+            try:
+                await self.refresh()
+            except Exception:  # a bad record must not end the reloading for good
+                log_failure(log, "managed keys: reloading failed; keeping the keys last loaded")
             await asyncio.sleep(POLL_S)
 
     async def save(self, record: KeyRecord) -> None:

@@ -11,7 +11,7 @@ from gateway.dashboard.live import LiveHistory
 from gateway.dashboard.sessions import RecentSessions
 from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
-from gateway.state import StateStore, create_store
+from gateway.state import StateStore, create_store, durable
 from gateway.upstream.lean import LeanUpstream
 from gateway.upstream.litellm_path import LiteLLMUpstream
 from gateway.upstream.router import Router, UpstreamPath
@@ -72,7 +72,7 @@ def create_services(settings: Settings) -> Services:
         metrics=metrics,
         store=store,
         keys=keys,
-        managed_keys=ManagedKeys(store, keys, settings.tenants),
+        managed_keys=ManagedKeys(durable(store), keys, settings.tenants),
         lean=lean,
         router=router,
         live=LiveHistory(metrics.registry),

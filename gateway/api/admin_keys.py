@@ -3,32 +3,43 @@ Secrets are returned once (create, rotate); listings never hold them nor their h
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, HTTPException
+from pydantic import BaseModel, Field
 
 from gateway.api.admin import AdminServices
 from gateway.config.limits import Limits
 from gateway.managed_keys import KeyRecord, ManagedKeys
 from gateway.services import Services
-
-router = APIRouter(prefix="/admin/keys", tags=["admin"])
+from gateway.state import StateUnavailable
 
 
 class NewKey(BaseModel):
     tenant: str
-    name: str = ""
+    name: str = Field(default="", max_length=200)
     allowed_models: list[str] | None = None
     limits: Limits = Limits()
     expires_at: float | None = None
 
 
 class KeyChange(BaseModel):
-    name: str | None = None
+    name: str | None = Field(default=None, max_length=200)
     allowed_models: list[str] | None = None
     limits: Limits | None = None
     expires_at: float | None = None
+
+
+async def _store_needed() -> AsyncIterator[None]:
+    """Key records are written to and read from Redis itself: while it is down, say so (503)."""
+    try:
+        yield
+    except StateUnavailable as exc:
+        raise HTTPException(status_code=503, detail="the state store is unavailable; try again later") from exc
+
+
+router = APIRouter(prefix="/admin/keys", tags=["admin"], dependencies=[Depends(_store_needed)])
 
 
 async def _record(keys: ManagedKeys, key_id: str) -> KeyRecord:

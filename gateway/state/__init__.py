@@ -15,4 +15,10 @@ def create_store(redis_url: str | None, on_fallback: Callable[[str], None], time
     return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s), on_fallback)
 
 
-__all__ = ["MemoryStore", "RedisStore", "ResilientStore", "StateStore", "StateUnavailable", "create_store"]
+def durable(store: StateStore) -> StateStore:
+    """The store without the per-replica fallback: for records that must fail loudly rather than read as
+    empty while Redis is down (calls raise StateUnavailable)."""
+    return store.primary if isinstance(store, ResilientStore) else store
+
+
+__all__ = ["MemoryStore", "RedisStore", "ResilientStore", "StateStore", "StateUnavailable", "create_store", "durable"]

@@ -106,3 +106,18 @@ def test_the_cli_talks_to_the_admin_api(replicas: tuple[RunningGateway, RunningG
     assert any(k["id"] == made["id"] for k in cli("list", "--tenant", "acme")["keys"])
     assert cli("revoke", made["id"])["revoked"] is True
     assert ask(a, made["secret"]) == 401
+
+
+def test_redis_down_keeps_the_keys_in_force() -> None:
+    """An outage must not read as "no keys" (the per-replica fallback is empty): keys keep working, and
+    changes answer 503 until Redis is back."""
+    with (
+        tempfile.TemporaryDirectory() as logs,
+        redis_server(Path(logs)) as (server, url),
+        running_gateway(**gateway_settings(redis_url=url)) as gw,
+    ):
+        secret = create(gw)["secret"]
+        server.kill()
+        time.sleep(1.0)  # several reload cycles against the dead Redis
+        assert ask(gw, secret) == 200
+        assert httpx.post(f"{gw.url}/admin/keys", json={"tenant": "acme"}, headers=ADMIN).status_code == 503
