@@ -11,13 +11,19 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[test,bench]"
 	touch $@
 
+# The real agent CLIs the tests run (tests/agent_clis), pinned in their lock file; again only when it changes.
+CLIS := tests/agent_clis/npm
+$(CLIS)/node_modules/.installed-lock.json: $(CLIS)/package-lock.json
+	npm ci --prefix $(CLIS) --no-fund --no-audit --loglevel=error
+	cp $< $@
+
 .PHONY: setup serve test lint
 setup: $(VENV)/.installed
 
 serve: setup
 	$(VENV)/bin/cachegate serve
 
-test: setup
+test: setup $(CLIS)/node_modules/.installed-lock.json
 	$(PY) -m pytest -q
 
 lint: setup
