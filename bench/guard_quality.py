@@ -8,7 +8,10 @@ from them, chanting streams, and the stage's overhead on a 100-message request.
 2. Loops made from the same sessions, appended after a recorded step: the step repeated with its
    identical result, two recorded steps alternating, a failing command repeated; and polling (a
    successful call repeated with changing output) as the negative control. Goal: every loop stopped,
-   acted on within 3 repeated steps after it starts; polling never. "sliding": the repeated step sent
+   acted on within 3 repeated steps after it starts; never acted on: polling (changing output; the same
+   output with a `sleep 30` in the call; the same output with real pauses between requests) and
+   verification (after the session's last edit, its earlier checks re-run twice, a diff between, as an
+   agent does before it submits). "sliding": the repeated step sent
    by a sliding-window agent (the task plus only the last 8 messages: every request has the same
    number of messages), which must escalate like any other session.
 3. Chanting: `[[sim:chant N]]` streams must be cut; recorded assistant texts streamed must not.
@@ -29,7 +32,8 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,7 +41,7 @@ from typing import Any
 import httpx
 
 import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
-from agent_runtime.guard import looks_like_error, steps_from_openai_messages
+from agent_runtime.guard import Step, looks_like_error, steps_from_openai_messages
 from gateway.app import create_app
 from gateway.config import PolicyConfig, Settings, TenantConfig, hash_key
 from gateway.context import RequestContext
@@ -55,6 +59,8 @@ TRACES = default_traces()
 RESULTS = REPO / "bench" / "results"
 KEY = "sk-bench-guard"
 MAX_DELAY = 3
+HONEST = ("polling", "polling_sleep", "verify")  # made sessions the guard must never act on
+PAUSE_S = 5.5  # pauses of polling-with-pauses runs: just over the default wait_gap_s (5 s)
 WINDOW = 8  # messages a sliding-window agent keeps (after its task): the original step + 3 repeats
 Message = dict[str, Any]
 
@@ -162,6 +168,41 @@ def with_output(message: Message, suffix: str) -> Message:
     return {**message, "content": message["content"] + suffix}
 
 
+def with_command(call: Message, command: Callable[[str], str]) -> Message | None:
+    """The recorded call with its shell command rewritten (None: not a call with a `command` argument)."""
+    tool_call = call["tool_calls"][0]
+    try:
+        args = json.loads(tool_call["function"]["arguments"])
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(args, dict) or not isinstance(args.get("command"), str):
+        return None
+    function = {**tool_call["function"], "arguments": json.dumps({**args, "command": command(args["command"])})}
+    return {**call, "tool_calls": [{**tool_call, "function": function}]}
+
+
+def verification(m: list[Message], pairs: list[int]) -> tuple[int, list[Message]] | None:
+    """After the session's last edit, up to three of its earlier successful checks run again, a look at
+    the diff, then the same checks once more, each printing what it printed the first time: the checks
+    an agent runs before it submits. (The edit's index, the appended messages.)"""
+    edits = [a for a in pairs if (step := tool_step(m, a)) is not None and step.changes]
+    if not edits:
+        return None
+    edit = edits[-1]
+    checks = [a for a in pairs if a < edit and (step := tool_step(m, a)) is not None and not step.changes]
+    checks = [a for a in checks if not looks_like_error(m[a + 1]["content"])][-3:]
+    diff = with_command(m[edit], lambda _: "git diff")
+    if not checks or diff is None:
+        return None
+    runs = [x for a in checks for x in (m[a], m[a + 1])]
+    return edit, [*runs, diff, {**m[edit + 1], "content": "diff --git a/x b/x"}, *runs]
+
+
+def tool_step(m: list[Message], a: int) -> Step | None:
+    steps = steps_from_openai_messages(m[a : a + 2])
+    return steps[0] if steps else None
+
+
 def loops(messages: list[Message], rng: random.Random) -> Iterator[tuple[str, int, list[Message], list[Message]]]:
     """(kind, first index, history, appended steps as message pairs) made from recorded steps."""
     m, pairs = messages, tool_pairs(messages)
@@ -174,6 +215,13 @@ def loops(messages: list[Message], rng: random.Random) -> Iterator[tuple[str, in
             yield "alternate", a, m[: a + 4], [m[a], m[a + 1], m[a + 2], m[a + 3]] * 3
         if a not in failing and index == 0:  # one polling control per session (8 requests each)
             yield "polling", a, m[: a + 2], [x for i in range(8) for x in (m[a], with_output(m[a + 1], f"\n{i}0%"))]
+            sleeping = with_command(m[a], lambda command: f"sleep 30; {command}")
+            if sleeping is not None:  # the same call, unchanged output, waiting in the call itself
+                yield "polling_sleep", a, m[: a + 2], [sleeping, m[a + 1]] * 8
+    verified = verification(m, pairs)
+    if verified is not None:
+        edit, checks = verified
+        yield "verify", edit, m[: edit + 2], checks
     for a in rng.sample(failing, min(2, len(failing))):
         yield "failing", a, m[: a + 2], [m[a], m[a + 1]] * 6
 
@@ -212,7 +260,7 @@ def synthetic_loops(client: Client, sessions: list[dict[str, Any]]) -> dict[str,
     summary: dict[str, Any] = {}
     for kind in firsts:
         total = sum(firsts[kind].values())
-        if kind == "polling":
+        if kind in HONEST:
             summary[kind] = {"runs": total, "never_acted": firsts[kind]["None"]}
             continue
         within = sum(n for d, n in firsts[kind].items() if d != "None" and int(d) <= MAX_DELAY)
@@ -224,6 +272,34 @@ def synthetic_loops(client: Client, sessions: list[dict[str, Any]]) -> dict[str,
             "stop_delay": dict(sorted(stops[kind].items())),
         }
     return summary
+
+
+def polling_with_pauses(
+    client: Client, sessions: list[dict[str, Any]], runs: int = 4, polls: int = 6
+) -> dict[str, Any]:
+    """The same recorded call returning the same output, the agent pausing PAUSE_S between requests (no
+    sleep in the call): polling as the gateway sees it in time. Sessions run side by side (real time)."""
+    chosen = []
+    for session in sessions:
+        m = session["messages"]
+        good = [a for a in tool_pairs(m) if not looks_like_error(m[a + 1]["content"])]
+        if good:
+            chosen.append((session["id"], m[: good[0] + 2], [m[good[0]], m[good[0] + 1]]))
+        if len(chosen) == runs:
+            break
+
+    def run(item: tuple[str, list[Message], list[Message]]) -> str | None:
+        sid, history, pair = item
+        for poll in range(1, polls + 1):
+            time.sleep(PAUSE_S)
+            action, guard, _ = client.send(f"pauses-{sid}", history + pair * poll)
+            if action != "continue":
+                return guard
+        return None
+
+    with ThreadPoolExecutor(len(chosen) or 1) as pool:
+        acted = [guard for guard in pool.map(run, chosen) if guard is not None]
+    return {"runs": len(chosen), "polls_each": polls, "pause_s": PAUSE_S, "never_acted": len(chosen) - len(acted)}
 
 
 # --- 3. chanting ----------------------------------------------------------------------------------
@@ -346,6 +422,8 @@ def main() -> None:
         replayed = replay(client, sessions)
         print("synthetic loops ...")
         looped = synthetic_loops(client, sessions)
+        print(f"polling with {PAUSE_S} s pauses (real time) ...")
+        looped["polling_pauses"] = polling_with_pauses(client, sessions)
         print("chanting ...")
         chanted = chanting(client, sessions)
     result = {

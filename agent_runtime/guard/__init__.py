@@ -11,6 +11,7 @@ from .detection import LIMIT_REASONS, Detection, StopReason
 from .detectors import (
     detect_cycle,
     detect_identical_calls,
+    detect_long_polling,
     detect_malformed,
     detect_monologue,
     detect_no_progress,
@@ -71,6 +72,7 @@ __all__ = [
     "detect",
     "detect_cycle",
     "detect_identical_calls",
+    "detect_long_polling",
     "detect_malformed",
     "detect_monologue",
     "detect_no_progress",

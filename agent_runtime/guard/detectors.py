@@ -7,7 +7,8 @@ Tool-call detectors see only ``TOOL_CALL`` steps: text, empty and malformed step
 transparent, so a format-error retry between two identical calls neither hides nor creates a loop.
 Identity is ``Step.key`` (tool + canonical args + result): repeating a call whose result CHANGES is
 progress (polling a build) and never trips them; nor does waiting: a repeat or cycle that holds a call
-that waits (``Step.waits``: `sleep 30`, a wait tool, a watch) is polling, left to the wall-clock limit;
+that waits (``Step.waits``: `sleep 30`, a wait tool, a watch, or a long pause before the next request
+as the gateway sees it) is polling, left to ``detect_long_polling``'s wall-clock cap;
 except ``detect_repeated_errors``, which accepts
 differing error texts (timestamps, pids) as long as every one is an error.
 
@@ -18,9 +19,13 @@ detector                   reason      trips when the tail is                   
                                        times in a row
 ``detect_cycle``           LOOP        a cycle of 2..``max_period`` calls, identical results,  span
                                        repeated for ``min_repeated_steps`` steps after its
-                                       first period (A B A B A: 3 repeated steps)
+                                       first period (A B A B A: 3 repeated steps), and at
+                                       least one full period (A B C D A B C D)
 ``detect_no_progress``     NO_PROGRESS ``min_streak`` calls in a row that each repeat a call   streak
-                                       + result seen in the ``window`` calls before it
+                                       + result seen in the ``window`` calls before it, with
+                                       no new change (an edit) between the two
+``detect_long_polling``    NO_PROGRESS the same waiting call with the same result for          run
+                                       ``max_seconds`` (wall clock, ``Step.at``)
 ``detect_repeated_errors`` LOOP        the same call failing ``min_repeats`` times in a row    run
 ``detect_monologue``       LOOP        the same text (no tool call) ``min_repeats`` times in   run
                                        a row, to the same reply
@@ -43,6 +48,7 @@ __all__ = [
     "ChantDetector",
     "detect_cycle",
     "detect_identical_calls",
+    "detect_long_polling",
     "detect_malformed",
     "detect_monologue",
     "detect_no_progress",
@@ -109,8 +115,9 @@ def detect_cycle(
     """A cycle of 2..``max_period`` distinct calls with identical results, repeating.
 
     ``min_repeated_steps`` counts the steps after the cycle's first full period: A B A B A has period 2
-    and 3 repeated steps. The shortest matching period is reported; a cycle whose calls are all the
-    same is left to ``detect_identical_calls``. Counts look back at most ``max_lookback`` calls.
+    and 3 repeated steps; a cycle longer than that must repeat a full period (A B C D A B C D). The
+    shortest matching period is reported; a cycle whose calls are all the same is left to
+    ``detect_identical_calls``. Counts look back at most ``max_lookback`` calls.
     """
     recent = _recent_calls(steps, max(max_lookback, max_period + min_repeated_steps))
     keys = [step.key for _, step in recent]
@@ -120,7 +127,9 @@ def detect_cycle(
         repeated = 0
         while period + repeated < len(keys) and keys[repeated] == keys[repeated + period]:
             repeated += 1
-        if repeated >= min_repeated_steps and not any(step.waits for _, step in recent[:period]):
+        # A longer cycle must come round once in full: a second pass over a set of checks (tests, a
+        # reproduction script and a diff, run again before submitting) is not yet a loop.
+        if repeated >= max(min_repeated_steps, period) and not any(step.waits for _, step in recent[:period]):
             span = period + repeated
             cycle = " -> ".join(_quote(step) for _, step in reversed(recent[repeated : repeated + period]))
             detail = f"the cycle {cycle} repeated for {span} calls with identical results"
@@ -129,15 +138,28 @@ def detect_cycle(
 
 
 def detect_no_progress(steps: Sequence[Step], *, min_streak: int = 4, window: int = 20) -> Detection | None:
-    """``min_streak`` calls in a row that each repeat a call + result seen in the ``window`` before it.
+    """``min_streak`` calls in a row that each repeat a call + result seen in the ``window`` before it,
+    since the last change.
 
     Catches loops with no fixed period (A B B A B A ...): nothing new was learnt for ``min_streak``
-    steps. A call whose result changed is new, so polling with changing output never counts.
+    steps. A call whose result changed is new, so polling with changing output never counts; nor does
+    re-running a check after a new change (an edit, a write: ``Step.changes``) between the two runs:
+    tests and reproduction scripts re-run after a fix verify it, whatever they print. A change that
+    repeats an earlier one (the same no-op edit again) changed nothing, and is no boundary.
     """
     recent = _recent_calls(steps, window + min_streak)
     keys = [step.key for _, step in recent]
+
+    def revisits(index: int) -> bool:
+        for older in range(index + 1, min(len(keys), index + 1 + window)):
+            if keys[older] == keys[index]:
+                return True
+            if recent[older][1].changes and keys[older] not in keys[older + 1 : older + 1 + window]:
+                return False
+        return False
+
     streak = 0
-    while streak < len(keys) and keys[streak] in keys[streak + 1 : streak + 1 + window]:
+    while streak < len(keys) and revisits(streak):
         streak += 1
     if streak < min_streak or any(step.waits for _, step in recent[:streak]):
         return None
@@ -148,6 +170,21 @@ def detect_no_progress(steps: Sequence[Step], *, min_streak: int = 4, window: in
     examples = ", ".join(seen[:3])
     detail = f"the last {streak} calls only repeated earlier calls with identical results ({examples})"
     return Detection(StopReason.NO_PROGRESS, "no_progress", detail, streak, recent[streak - 1][0])
+
+
+def detect_long_polling(steps: Sequence[Step], *, max_seconds: float = 1800.0) -> Detection | None:
+    """The same waiting call with the same result, for ``max_seconds`` or more (by ``Step.at``): polling
+    is not a loop, but a status that never changes is not worth waiting on forever (the wall-clock cap
+    of the polling the other detectors leave alone)."""
+    run = _newest_call_run(steps, lambda step, newest: step.key == newest.key)
+    if run is None or run.length < 2 or not run.newest.waits:
+        return None
+    first, last = steps[run.start].at, run.newest.at
+    if first is None or last is None or last - first < max_seconds:
+        return None
+    minutes = (last - first) / 60
+    detail = f"{_quote(run.newest)} returned the same result for {minutes:.0f} minutes ({run.length} calls)"
+    return Detection(StopReason.NO_PROGRESS, "long_polling", detail, run.length, run.start)
 
 
 def detect_repeated_errors(steps: Sequence[Step], *, min_repeats: int = 4) -> Detection | None:

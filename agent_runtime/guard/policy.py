@@ -90,6 +90,7 @@ class GuardThresholds:
     repeated_errors: int | None = 4  # same call failing; real runs: <= 2
     monologue: int | None = 3  # OpenHands / OpenManus: 3
     malformed: int | None = 3
+    long_polling_s: float | None = 1800.0  # the same status polled, unchanged, for half an hour
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +192,8 @@ def _detections(steps: Sequence[Step], t: GuardThresholds) -> Iterator[Detection
         yield detectors.detect_cycle(steps, max_period=t.cycle_max_period, min_repeated_steps=t.cycle_repeated_steps)
     if t.no_progress_streak is not None:
         yield detectors.detect_no_progress(steps, min_streak=t.no_progress_streak, window=t.no_progress_window)
+    if t.long_polling_s is not None:
+        yield detectors.detect_long_polling(steps, max_seconds=t.long_polling_s)
 
 
 def detect(steps: Sequence[Step], thresholds: GuardThresholds) -> Detection | None:

@@ -90,6 +90,12 @@ class Step:
     summary: str = field(default="", compare=False)
     # The call waits (a sleep, a wait tool, a watch): repeating it, or a cycle holding it, is polling.
     waits: bool = field(default=False, compare=False)
+    # The call changes files or the environment (an edit, a write, an install): re-running an earlier
+    # check after it is verification, not a revisit (``detect_no_progress``).
+    changes: bool = field(default=False, compare=False)
+    # When the call's result came back (seconds, any clock), when the consumer knows it; long polling
+    # (``detect_long_polling``) is measured with it.
+    at: float | None = field(default=None, compare=False)
 
     @property
     def action(self) -> tuple[str | None, ...]:
@@ -305,6 +311,29 @@ def waits(tool: str, args_text: str) -> bool:
     return bool(_WAIT_TOOL.search(tool)) or bool(_WAIT_ARGS.search(args_text))
 
 
+# A call that changes something: a tool named for writing (Claude Code's Edit / Write, Codex's
+# apply_patch, Gemini CLI's replace / write_file, an MCP create_issue), unless its command only reads
+# (str_replace_editor's `view`); or a shell command that writes: in-place edits, a redirect into a file,
+# tee, patch, file moves, git commands that change the tree, package installs.
+_CHANGE_TOOL = re.compile(
+    r"edit|write|creat|replac|insert|patch|apply|updat|delet|remov|renam|move|save|commit|append|modif|mkdir",
+    re.IGNORECASE,
+)
+_READ_COMMAND = re.compile(r'"(?:command|action|mode)":\s*"(?:view|read|list|show|get|cat|search|find)"', re.IGNORECASE)
+_CHANGE_ARGS = re.compile(
+    r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|(?<![0-9&>-])>>?\s*(?!&|/dev/null)[\w./~\"'$]|\btee\b|\bpatch\b"
+    r"|\bgit\s+(?:apply|am|checkout|commit|stash|reset|restore|cherry-pick|merge|rebase|mv|rm)\b"
+    r"|(?:^|[;&|(\s\"])(?:mv|cp|rm|touch|mkdir|ln|chmod)\s|\b(?:pip3?|uv|npm|yarn|pnpm|apt(?:-get)?)\s+(?:add|install)\b"
+    r"|\.write(?:_text|_bytes)?\(|\bopen\([^)]*[\"'][wax]\+?[\"']",
+)
+
+
+def changes(tool: str, args_text: str) -> bool:
+    if _CHANGE_TOOL.search(tool):
+        return not _READ_COMMAND.search(args_text)
+    return bool(_CHANGE_ARGS.search(args_text))
+
+
 def make_tool_step(
     tool: str | None,
     args: str | Mapping[str, Any] | None,
@@ -337,6 +366,7 @@ def make_tool_step(
         text_hash=digest(text) if text else None,
         summary=_summary(f"{name} {args_text}"),
         waits=waits(name, args_text),
+        changes=changes(name, args_text),
     )
 
 

@@ -39,6 +39,7 @@ class GuardThresholdsConfig(BaseModel):
     repeated_errors: int | None = _T.repeated_errors
     monologue: int | None = _T.monologue
     malformed: int | None = _T.malformed
+    long_polling_s: float | None = _T.long_polling_s
 
 
 class GuardLimitsConfig(BaseModel):
@@ -96,6 +97,10 @@ class GuardConfig(BaseModel):
     # rung is how many earlier requests of that history (one step shorter each) trip too, so a loop still
     # going is nudged, then stopped; no counters, never a block (nothing could enforce it). "off": left alone.
     sessionless: Literal["detect", "off"] = "detect"
+    # A tool call whose result came back this long (seconds) after the answer that made it waited (a
+    # poll with a pause, a slow check): repeating it is polling, not a loop (sessions with an id only;
+    # the wall-clock cap is thresholds.long_polling_s). null: only explicit waits (sleep, wait tools).
+    wait_gap_s: float | None = 5.0
     # Values a client may choose with the x-cachegate-guard-policy header ([] forbids the header).
     header_policies: list[HeaderPolicy] = Field(default_factory=_default_header_policies)
     # Session state lives this long after the session's first request.

@@ -1,9 +1,12 @@
 """Spend limits of a tenant, a key and an agent session, over calendar windows (docs/governance.md).
 
 A window is a UTC day, a UTC month or the lifetime of the counters; its counters (USD and tokens) live in
-the state store under the window's bucket (`d2026-11-24`, `m2026-11`, `life`) and expire after it. The
-request is checked before anything is sent upstream; its spend (the same cost figures as the response
-headers, compaction's summary call included) is added once it is known.
+the state store under the window's bucket (`d2026-11-24`, `m2026-11`, `life`) and expire after it. Before
+anything is sent upstream the request holds its worst case (gateway/governance/estimate.py) on every
+budget, atomically, and is refused when a budget's spend plus the holds of requests in flight reached
+its limit; once its spend is known (the same cost figures as the response headers, compaction's summary
+call included) the hold is replaced by it. So concurrent requests, on any replica, overshoot a budget by
+at most one request.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from gateway.config.limits import Budget
-from gateway.state.base import StateStore
+from gateway.state.base import Meter
 
 LIFETIME_TTL_S = 400 * 86400.0  # a lifetime counter outlives any deployment's key rotation period
+HOLD_LEASE_S = 900.0  # longer than any request runs: the holds of a replica that died free themselves
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,23 +80,41 @@ def _counter_keys(line: Line, now: datetime) -> tuple[str, str, datetime | None]
     return f"{line.key}:{bucket_id}:usd", f"{line.key}:{bucket_id}:tokens", resets_at
 
 
-async def standings(store: StateStore, found: list[Line], now: datetime) -> list[Standing]:
-    result = []
-    for line in found:
-        usd_key, tokens_key, resets_at = _counter_keys(line, now)
-        usd, tokens = await store.get(usd_key), await store.get(tokens_key)
-        result.append(Standing(line, float(usd or 0), int(float(tokens or 0)), resets_at))
-    return result
+@dataclass(frozen=True, slots=True)
+class Metered:
+    """A request's meters on its budget lines (gateway/state/base.py Meter), and for each meter its
+    line (index) and unit ("usd" or "tokens")."""
+
+    lines: list[Line]
+    meters: list[Meter]
+    owners: list[tuple[int, str]]
+
+    def amounts(self, usd: float, tokens: int) -> list[float]:
+        return [usd if unit == "usd" else float(tokens) for _, unit in self.owners]
+
+    def standings(self, spent: list[float], now: datetime) -> list[Standing]:
+        """Each line's spend, from the meters' counters."""
+        totals = [{"usd": 0.0, "tokens": 0.0} for _ in self.lines]
+        for (index, unit), value in zip(self.owners, spent, strict=True):
+            totals[index][unit] = value
+        return [
+            Standing(line, total["usd"], int(total["tokens"]), bucket(line.budget.window, now)[1])
+            for line, total in zip(self.lines, totals, strict=True)
+        ]
 
 
-async def charge(store: StateStore, found: list[Line], usd: float, tokens: int, now: datetime) -> None:
-    for line in found:
+def metered(found: list[Line], now: datetime) -> Metered:
+    """The meters of the budget lines in the windows `now` falls in: a request holds and settles on the
+    windows it started in."""
+    meters, owners = [], []
+    for index, line in enumerate(found):
         usd_key, tokens_key, resets_at = _counter_keys(line, now)
         ttl = (resets_at - now).total_seconds() + 3600 if resets_at else LIFETIME_TTL_S
-        if usd:
-            await store.incr_float(usd_key, usd, ttl)
-        if tokens:
-            await store.incr(tokens_key, tokens, ttl)
+        for unit, key, limit in (("usd", usd_key, line.budget.usd), ("tokens", tokens_key, line.budget.tokens)):
+            if limit is not None:
+                meters.append(Meter(f"{key}:holds", limit, HOLD_LEASE_S, spent=key, spent_ttl_s=ttl))
+                owners.append((index, unit))
+    return Metered(found, meters, owners)
 
 
 def utc_now() -> datetime:

@@ -17,6 +17,8 @@ store keeps what the history cannot tell, each under ``{tenant}:guard:{session}:
 - ``started``: the session's first request (wall clock, shared by replicas: wall-time limit).
 - ``status``: how the session ended when the model called terminate (``GOAL`` / ``FAILURE``).
 - ``nudge``: a nudge decided on a response (chanting) that the session's next request carries.
+- ``turns``: when the last answers started and ended, and which tool calls they made
+  (gateway/guard/timeline.py: a pause before the next request is waiting, not looping).
 - ``decisions``: the last decisions for the admin view; ``steps``: the last steps' summaries.
 
 Blocked = a STOP in the strikes; reset clears everything, unblock only the strikes.
@@ -38,12 +40,13 @@ from typing import Any
 import orjson
 
 from agent_runtime.guard import Action, Step, StopReason, Strike, canonical_json
+from gateway.guard.timeline import TURNS_KEPT, Turn, decode
 from gateway.state import StateStore
 
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
 STEPS_SHOWN = 30
-FIELDS = ("strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps")
+FIELDS = ("strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps", "turns")
 REPLAY = "replay."  # + a request body's hash ("." not ":": the admin listing splits keys at the last ":")
 # Sends of one body that count as one request: the original and the OpenAI / Anthropic SDKs' default
 # 2 retries. Retries come within the SDKs' timeouts (10 min by default), hence the TTL.
@@ -113,6 +116,7 @@ class Snapshot:
     cost_usd: float
     elapsed_s: float
     nudge: str | None
+    turns: list[Turn]
 
 
 async def _nothing() -> None:
@@ -128,7 +132,7 @@ class GuardSessions:
         """Count this LLM call and read the session's state; usage only where a limit needs it (each read
         is a Redis round trip on the request path)."""
         s, ttl = self.store, self.ttl_s
-        strikes, calls, nudge, used_tokens, used_cost, started = await asyncio.gather(
+        reads = asyncio.gather(
             s.range(prefix + "strikes"),
             s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
             s.get(prefix + "nudge"),
@@ -136,6 +140,9 @@ class GuardSessions:
             s.incr(prefix + "tokens", 0, ttl) if tokens else _nothing(),
             s.incr_float(prefix + "cost", 0.0, ttl) if cost else _nothing(),
             s.get(prefix + "started") if clock else _nothing(),
+        )
+        (strikes, calls, nudge, used_tokens, used_cost, started), turns = await asyncio.gather(
+            reads, s.range(prefix + "turns")
         )
         now = time.time()
         if calls == 1:  # the session's first request: its TTL starts here
@@ -151,6 +158,7 @@ class GuardSessions:
             cost_usd=used_cost or 0.0,
             elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
             nudge=nudge.decode() if nudge else None,
+            turns=decode(turns),
         )
 
     async def request_key(self, prefix: str, fingerprint: str) -> str:
@@ -172,6 +180,9 @@ class GuardSessions:
     async def decision(self, prefix: str, record: dict[str, Any]) -> None:
         item = orjson.dumps({"at": time.time(), **record})
         await self.store.push(prefix + "decisions", item, max_len=DECISIONS_KEPT, ttl_s=self.ttl_s)
+
+    async def turn(self, prefix: str, turn: Turn) -> None:
+        await self.store.push(prefix + "turns", turn.encode(), max_len=TURNS_KEPT, ttl_s=self.ttl_s)
 
     async def usage(self, prefix: str, tokens: int, cost_usd: float) -> None:
         s, ttl = self.store, self.ttl_s

@@ -1,27 +1,32 @@
 """Budgets: spend limits of the tenant, the key and the agent session (USD and/or tokens per UTC day,
-month or lifetime). Request path (after the session is known): a budget spent to its limit refuses the
-request before anything goes upstream (402, `x-should-retry: false`, the reset time); one past its soft
-fraction marks the answer (`x-cachegate-budget`). Response path (after usage): the request's spend is
-added. Logic: gateway/governance/budgets.py; docs/governance.md."""
+month or lifetime). Request path (after the session is known): the request holds its worst case on every
+budget; a budget spent to its limit refuses it before anything goes upstream (402, `x-should-retry:
+false`, the reset time), one whose rest is held by requests in flight asks it to retry shortly (429);
+one past its soft fraction marks the answer (`x-cachegate-budget`). Response path (after usage): the
+request's spend replaces its hold; a request that ends without an answer gives its hold back. Logic:
+gateway/governance/budgets.py; docs/governance.md."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
-from gateway.governance.budgets import Line, Standing, charge, lines, standings, utc_now
+from gateway.governance.budgets import Line, Metered, Standing, lines, metered, utc_now
+from gateway.governance.estimate import worst_case
 from gateway.stages.base import Stage
 from gateway.stages.usage import summary_cost
 
 log = logging.getLogger("cachegate.budget")
 HEADER = "x-cachegate-budget"
+HELD_RETRY_S = 1.0  # requests in flight settle within seconds; their holds then free or become spend
 
 
 @dataclass(eq=False)
 class BudgetNote:
-    lines: list[Line] = field(default_factory=list)
+    metered: Metered
+    settled: bool = False
 
 
 def _lines(ctx: RequestContext) -> list[Line]:
@@ -36,13 +41,23 @@ def _lines(ctx: RequestContext) -> list[Line]:
     return lines(tenant.name, scopes)
 
 
-def _refusal(over: Standing) -> GatewayError:
+def _spent(over: Standing) -> GatewayError:
     resets = f"; it resets at {over.resets_at:%Y-%m-%d %H:%M} UTC" if over.resets_at else "; it does not reset"
     return GatewayError(
         ErrorKind.BUDGET,
         f"Budget exceeded: the {over.describe()}{resets}.",
         code="budget_exceeded",
         should_retry=False,
+    )
+
+
+def _held(standing: Standing) -> GatewayError:
+    return GatewayError(
+        ErrorKind.RATE_LIMIT,
+        f"Budget nearly spent: the {standing.describe()}, and requests in flight hold the rest. "
+        f"Retry in {HELD_RETRY_S:g} s.",
+        code="budget_held",
+        retry_after=HELD_RETRY_S,
     )
 
 
@@ -55,27 +70,47 @@ class BudgetStage(Stage):
         found = _lines(ctx)
         if not found:
             return
-        now = utc_now()
-        current = await standings(ctx.services.store, found, now)
-        ctx.notes[self.name] = BudgetNote(found)
-        over = [s for s in current if s.used >= 1.0]
-        if over:
-            ctx.services.metrics.budget_refusals.labels(ctx.tenant.name, over[0].line.scope).inc()
-            if over[0].resets_at is not None:
-                ctx.response_headers["x-cachegate-budget-reset"] = over[0].resets_at.isoformat()
-            raise _refusal(over[0])
+        now, store = utc_now(), ctx.services.store
+        meters = metered(found, now)
+        worst = worst_case(ctx)
+        held = await store.hold(meters.meters, ctx.request_id, meters.amounts(worst.usd, worst.tokens))
+        current = meters.standings(held.spent, now)
+        if held.refused is not None:
+            standing = current[meters.owners[held.refused][0]]
+            ctx.services.metrics.budget_refusals.labels(ctx.tenant.name, standing.line.scope).inc()
+            if standing.used < 1.0:
+                raise _held(standing)
+            if standing.resets_at is not None:
+                ctx.response_headers["x-cachegate-budget-reset"] = standing.resets_at.isoformat()
+            raise _spent(standing)
+        note = BudgetNote(meters)
+        ctx.notes[self.name] = note
+
+        async def release() -> None:  # the request ended without a complete answer: nothing spent
+            if not note.settled:
+                note.settled = True
+                await store.settle(meters.meters, ctx.request_id, [0.0] * len(meters.meters))
+
+        ctx.finishers.append(release)
         soft = [s for s in current if s.used >= s.line.budget.soft_fraction]
         if soft:
-            worst = max(soft, key=lambda s: s.used)
-            ctx.response_headers[HEADER] = f"soft; scope={worst.line.scope}; used={worst.used:.2f}"
-            ctx.services.metrics.budget_soft.labels(ctx.tenant.name, worst.line.scope).inc()
-            log.info("budget soft limit: tenant=%s scope=%s used=%.2f", ctx.tenant.name, worst.line.scope, worst.used)
+            worst_line = max(soft, key=lambda s: s.used)
+            ctx.response_headers[HEADER] = f"soft; scope={worst_line.line.scope}; used={worst_line.used:.2f}"
+            ctx.services.metrics.budget_soft.labels(ctx.tenant.name, worst_line.line.scope).inc()
+            log.info(
+                "budget soft limit: tenant=%s scope=%s used=%.2f",
+                ctx.tenant.name,
+                worst_line.line.scope,
+                worst_line.used,
+            )
 
     async def on_response(self, ctx: RequestContext) -> None:
         note = ctx.notes.get(self.name)
-        if not isinstance(note, BudgetNote) or ctx.cost is None:
+        if not isinstance(note, BudgetNote) or note.settled:
             return
         summary = summary_cost(ctx)
-        usd = ctx.cost.usd + (summary.usd if summary else 0.0)
+        usd = (ctx.cost.usd if ctx.cost is not None else 0.0) + (summary.usd if summary else 0.0)
         tokens = ctx.usage.total if ctx.usage is not None else 0
-        await charge(ctx.services.store, note.lines, usd, tokens, utc_now())
+        note.settled = True
+        meters = note.metered
+        await ctx.services.store.settle(meters.meters, ctx.request_id, meters.amounts(usd, tokens))

@@ -56,6 +56,7 @@ from gateway.guard.state import (
     session_prefix,
 )
 from gateway.guard.terminate import take_termination, with_terminate_tool
+from gateway.guard.timeline import Turn, timed_steps
 from gateway.services import Services
 from gateway.stages.base import Stage
 
@@ -80,6 +81,7 @@ class GuardNote:
     terminate: bool = False
     restore: dict[str, Any] = field(default_factory=dict)  # stream fields of a buffered stream
     restore_path_stream: bool = False  # a buffered stream the URL asked for (Gemini)
+    arrived: float = field(default_factory=time.time)  # wall clock, for the session's turns
 
     @property
     def lookback(self) -> int:
@@ -218,6 +220,8 @@ class GuardStage(Stage):
             return
         counters = _counters(snapshot, note.tool_calls) if snapshot is not None else SessionCounters()
         tail = tail_steps(note.steps, note.lookback)
+        if snapshot is not None:
+            tail = timed_steps(tail, note.tool_calls, snapshot.turns, note.arrived, note.config.wait_gap_s)
         if note.prefix is None:  # no stored strikes: the rung comes from the history's earlier requests
             decision = evaluate_history(tail, counters, note.policy, position=note.position)
         else:
@@ -339,10 +343,11 @@ class GuardStage(Stage):
             await self._chanted(ctx, note, detection)
         if note.prefix is not None:
             tokens = ctx.usage.total if ctx.usage is not None else 0
-            tool_calls = note.tool_calls + ctx.wire.reply_tool_calls(ctx.response_body)
+            made = ctx.wire.reply_tool_calls(ctx.response_body)
             await asyncio.gather(
                 self.sessions.usage(note.prefix, tokens, ctx.cost.usd if ctx.cost is not None else 0.0),
-                self.sessions.steps(note.prefix, note.position, tool_calls, note.steps),
+                self.sessions.steps(note.prefix, note.position, note.tool_calls + made, note.steps),
+                self.sessions.turn(note.prefix, Turn(note.tool_calls, made, note.arrived, time.time())),
             )
 
     async def _terminate(self, ctx: RequestContext, note: GuardNote) -> None:

@@ -26,6 +26,31 @@ class Window:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Meter:
+    """An amount limit (USD, tokens): what was spent (the counter `spent`; None: a sliding window, where
+    only the held amounts count) plus what requests in flight hold (`holds`), against `limit`. A request
+    holds its worst case before it runs (for at most `seconds`, so the holds of a replica that died free
+    themselves) and settles it when done: its actual amount goes into the counter (kept `spent_ttl_s`),
+    or, without one, stays held for `seconds` from then (tokens per minute)."""
+
+    holds: str
+    limit: float
+    seconds: float
+    spent: str | None = None
+    spent_ttl_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The answer to `hold`: whether the holds were taken, else the first meter that refused (its index)
+    and the seconds until its oldest hold frees; and each meter's spent counter (0 without one)."""
+
+    refused: int | None
+    wait_s: float
+    spent: list[float]
+
+
 class StateStore(ABC):
     backend: str
 
@@ -70,6 +95,16 @@ class StateStore(ABC):
     @abstractmethod
     async def leave(self, keys: Sequence[str], holder: str) -> None:
         """Give back `holder`'s places in the windows `keys` (concurrency limits)."""
+
+    @abstractmethod
+    async def hold(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> Held:
+        """Hold `amounts` for `holder` on every meter, all or none, atomically: refused on the first
+        meter whose spent plus held amounts reached its limit (a request that fits in what is left runs,
+        so the limit is overshot by at most one request's difference between its hold and its cost)."""
+
+    @abstractmethod
+    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+        """Replace `holder`'s holds by what it really used (0: nothing, e.g. a failed request)."""
 
     @abstractmethod
     async def ping(self) -> bool: ...

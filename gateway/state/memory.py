@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from gateway.state.base import StateStore, Window
+from gateway.state.base import Held, Meter, StateStore, Window
 
 
 class MemoryStore(StateStore):
@@ -113,6 +113,40 @@ class MemoryStore(StateStore):
             holders = self._live(key)
             if holders is not None:
                 holders.pop(holder, None)
+
+    def _holds(self, meter: Meter, now: float) -> dict[str, tuple[float, float]]:
+        """The meter's holds (holder -> (until, amount)), expired ones dropped."""
+        holds: dict[str, tuple[float, float]] = self._live(meter.holds) or {}
+        live = {holder: hold for holder, hold in holds.items() if hold[0] > now}
+        self._put(meter.holds, live, meter.seconds)
+        return live
+
+    def _spent(self, meter: Meter) -> float:
+        return float(self._live(meter.spent) or 0.0) if meter.spent is not None else 0.0
+
+    async def hold(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> Held:
+        now = time.monotonic()
+        held = [self._holds(meter, now) for meter in meters]
+        spent = [self._spent(meter) for meter in meters]
+        for index, (meter, holds) in enumerate(zip(meters, held, strict=True)):
+            if spent[index] + sum(amount for _, amount in holds.values()) >= meter.limit:
+                wait = min((until for until, _ in holds.values()), default=now) - now
+                return Held(index, max(wait, 0.0), spent)
+        for meter, holds, amount in zip(meters, held, amounts, strict=True):
+            holds[holder] = (now + meter.seconds, amount)
+        return Held(None, 0.0, spent)
+
+    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+        now = time.monotonic()
+        for meter, amount in zip(meters, amounts, strict=True):
+            holds = self._holds(meter, now)
+            holds.pop(holder, None)
+            if amount <= 0:
+                continue
+            if meter.spent is not None:
+                await self.incr_float(meter.spent, amount, meter.spent_ttl_s)
+            else:
+                holds[holder] = (now + meter.seconds, amount)
 
     async def ping(self) -> bool:
         return True

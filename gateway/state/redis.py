@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from gateway.state.base import StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, StateStore, StateUnavailable, Window
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -32,6 +32,73 @@ for i, key in ipairs(KEYS) do
 end
 return '0'
 """
+
+# Meters: per meter three keys (holds: a sorted set of holders by expiry, its amounts hash, the spent
+# counter, or the holds key again when there is none) and ARGV limit, seconds, amount, has-counter.
+# Returns the refusing meter (1-based, 0: held), the wait, then each meter's spent counter.
+_METER_TRIM = """
+local function trim(z, h, now)
+  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', z, '-inf', now)) do redis.call('HDEL', h, holder) end
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local n = #KEYS / 3
+"""
+_HOLD = (
+    _METER_TRIM
+    + """
+local spent, refused, wait = {}, 0, 0
+for i = 1, n do
+  local z, h, s, a = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], 1 + 4 * (i - 1)
+  trim(z, h, now)
+  local used = 0
+  if ARGV[a + 4] == '1' then used = tonumber(redis.call('GET', s) or '0') end
+  spent[i] = tostring(used)
+  local held = 0
+  for _, amount in ipairs(redis.call('HVALS', h)) do held = held + tonumber(amount) end
+  if refused == 0 and used + held >= tonumber(ARGV[a + 1]) then
+    refused = i
+    local oldest = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+    if oldest[2] then wait = math.max(tonumber(oldest[2]) - now, 0) end
+  end
+end
+if refused == 0 then
+  for i = 1, n do
+    local z, h, a = KEYS[3 * i - 2], KEYS[3 * i - 1], 1 + 4 * (i - 1)
+    local seconds = tonumber(ARGV[a + 2])
+    redis.call('ZADD', z, now + seconds, ARGV[1])
+    redis.call('HSET', h, ARGV[1], ARGV[a + 3])
+    redis.call('PEXPIRE', z, math.ceil(seconds * 1000))
+    redis.call('PEXPIRE', h, math.ceil(seconds * 1000))
+  end
+end
+return {refused, tostring(wait), unpack(spent)}
+"""
+)
+# ARGV per meter: amount, seconds, has-counter, the counter's TTL in ms (0: none).
+_SETTLE = (
+    _METER_TRIM
+    + """
+for i = 1, n do
+  local z, h, s, a = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], 1 + 4 * (i - 1)
+  trim(z, h, now)
+  redis.call('ZREM', z, ARGV[1])
+  redis.call('HDEL', h, ARGV[1])
+  local amount, seconds = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  if amount > 0 and ARGV[a + 3] == '1' then
+    redis.call('INCRBYFLOAT', s, ARGV[a + 1])
+    if tonumber(ARGV[a + 4]) > 0 then redis.call('PEXPIRE', s, ARGV[a + 4], 'NX') end
+  elseif amount > 0 then
+    redis.call('ZADD', z, now + seconds, ARGV[1])
+    redis.call('HSET', h, ARGV[1], ARGV[a + 1])
+    redis.call('PEXPIRE', z, math.ceil(seconds * 1000))
+    redis.call('PEXPIRE', h, math.ceil(seconds * 1000))
+  end
+end
+return 0
+"""
+)
 
 T = TypeVar("T")
 
@@ -66,6 +133,39 @@ class RedisStore(StateStore):
         keys = [self.key(w.key) for w in windows]
         answer = await self._call(lambda: self.client.eval(_ADMIT, len(keys), *keys, holder, *numbers))
         return float(answer)
+
+    def _meter_keys(self, meters: Sequence[Meter]) -> list[str]:
+        keys = []
+        for meter in meters:
+            holds = self.key(meter.holds)
+            keys += [holds, holds + ":amounts", self.key(meter.spent) if meter.spent is not None else holds]
+        return keys
+
+    async def hold(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> Held:
+        keys = self._meter_keys(meters)
+        numbers = [
+            value
+            for meter, amount in zip(meters, amounts, strict=True)
+            for value in (meter.limit, meter.seconds, amount, int(meter.spent is not None))
+        ]
+        answer = await self._call(lambda: self.client.eval(_HOLD, len(keys), *keys, holder, *numbers))
+        refused, wait, *spent = answer
+        index = int(refused) - 1
+        return Held(index if index >= 0 else None, float(wait), [float(value) for value in spent])
+
+    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+        keys = self._meter_keys(meters)
+        numbers = [
+            value
+            for meter, amount in zip(meters, amounts, strict=True)
+            for value in (
+                amount,
+                meter.seconds,
+                int(meter.spent is not None),
+                _ms(meter.spent_ttl_s) if meter.spent_ttl_s else 0,
+            )
+        ]
+        await self._call(lambda: self.client.eval(_SETTLE, len(keys), *keys, holder, *numbers))
 
     async def leave(self, keys: Sequence[str], holder: str) -> None:
         async def run() -> None:

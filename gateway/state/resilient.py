@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from gateway.state.base import StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, StateStore, StateUnavailable, Window
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
@@ -86,6 +86,12 @@ class ResilientStore(StateStore):
 
     async def leave(self, keys: Sequence[str], holder: str) -> None:
         await self._route("leave", lambda s: s.leave(keys, holder))
+
+    async def hold(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> Held:
+        return await self._route("hold", lambda s: s.hold(meters, holder, amounts))
+
+    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+        await self._route("settle", lambda s: s.settle(meters, holder, amounts))
 
     async def ping(self) -> bool:
         return await self.primary.ping()

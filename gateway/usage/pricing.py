@@ -55,22 +55,40 @@ class Cost:
         return cls(usd=price.cost(usage), uncached_usd=price.cost_without_caching(usage))
 
 
-@lru_cache(maxsize=512)
-def price_for(model_key: str) -> Price:
-    """Price for a cost-map key ('gpt-4o-mini', 'anthropic/claude-sonnet-4-5', ...); FREE if unknown."""
+def _entry(model_key: str) -> dict[str, object] | None:
     import litellm
 
     entry = litellm.model_cost.get(model_key)
     if entry is None and "/" in model_key:
         entry = litellm.model_cost.get(model_key.split("/", 1)[1])
+    return entry or None
+
+
+@lru_cache(maxsize=512)
+def price_for(model_key: str) -> Price:
+    """Price for a cost-map key ('gpt-4o-mini', 'anthropic/claude-sonnet-4-5', ...); FREE if unknown."""
+    entry = _entry(model_key)
     if not entry:
         return FREE
-    base = float(entry.get("input_cost_per_token") or 0.0)
-    write_5m = float(entry.get("cache_creation_input_token_cost") or base)
+
+    def rate(name: str, default: float) -> float:
+        value = entry.get(name)
+        return float(value) if isinstance(value, int | float) and value else default
+
+    base = rate("input_cost_per_token", 0.0)
+    write_5m = rate("cache_creation_input_token_cost", base)
     return Price(
         input=base,
-        cache_read=float(entry.get("cache_read_input_token_cost") or base),
+        cache_read=rate("cache_read_input_token_cost", base),
         cache_write_5m=write_5m,
-        cache_write_1h=float(entry.get("cache_creation_input_token_cost_above_1hr") or write_5m),
-        output=float(entry.get("output_cost_per_token") or 0.0),
+        cache_write_1h=rate("cache_creation_input_token_cost_above_1hr", write_5m),
+        output=rate("output_cost_per_token", 0.0),
     )
+
+
+@lru_cache(maxsize=512)
+def max_output_for(model_key: str) -> int | None:
+    """The model's most output tokens per answer in the cost map (None: unknown)."""
+    entry = _entry(model_key) or {}
+    value = entry.get("max_output_tokens") or entry.get("max_tokens")
+    return value if isinstance(value, int) and value > 0 else None

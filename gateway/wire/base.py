@@ -10,6 +10,10 @@ from gateway.usage import Usage
 from gateway.wire.sse import SSEEvent
 
 
+def positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 class StreamAccumulator(ABC):
     """Rebuilds the final response from a stream's events while they pass through."""
 
@@ -34,6 +38,10 @@ class WireFormat(ABC):
     history_field: str = "messages"
     # The headers that carry the gateway's request id on every answer: the names this API's SDKs read.
     request_id_headers: tuple[str, ...] = ("x-request-id",)
+
+    def output_cap(self, body: dict[str, Any]) -> int | None:
+        """The most output tokens the request allows, if it says (budgets hold the worst case)."""
+        return positive_int(body.get("max_tokens"))
 
     @abstractmethod
     def validate(self, body: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.errors import ErrorKind, GatewayError
 from gateway.usage import Usage
-from gateway.wire.base import StreamAccumulator, WireFormat
+from gateway.wire.base import StreamAccumulator, WireFormat, positive_int
 from gateway.wire.checks import expect, optional, require_list, require_object
 from gateway.wire.fields import GEMINI_GENERATE_FIELDS
 from gateway.wire.gemini_convert import chat_messages
@@ -71,6 +71,11 @@ def response_text(response: dict[str, Any]) -> str:
 
 class Gemini(WireFormat):
     name = "gemini"
+
+    def output_cap(self, body: dict[str, Any]) -> int | None:
+        config = body.get("generationConfig")
+        return positive_int(config.get("maxOutputTokens")) if isinstance(config, dict) else None
+
     upstream_fields = GEMINI_GENERATE_FIELDS
     sse_comments = False  # google-genai parses every non-blank line as a chunk
     history_field = "contents"

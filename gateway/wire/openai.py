@@ -8,7 +8,7 @@ from typing import Any
 
 from gateway.errors import ErrorKind, GatewayError, bad_request
 from gateway.usage import Usage
-from gateway.wire.base import StreamAccumulator, WireFormat
+from gateway.wire.base import StreamAccumulator, WireFormat, positive_int
 from gateway.wire.checks import (
     check_sampling,
     check_stream_options,
@@ -127,6 +127,10 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
 
 class OpenAIChat(WireFormat):
     name = "openai"
+
+    def output_cap(self, body: dict[str, Any]) -> int | None:
+        return positive_int(body.get("max_completion_tokens")) or positive_int(body.get("max_tokens"))
+
     upstream_fields = OPENAI_CHAT_FIELDS
 
     def validate(self, body: Any) -> None:

@@ -16,7 +16,7 @@ import orjson
 
 from gateway.errors import GatewayError
 from gateway.usage import Usage
-from gateway.wire.base import StreamAccumulator, WireFormat
+from gateway.wire.base import StreamAccumulator, WireFormat, positive_int
 from gateway.wire.checks import (
     check_sampling,
     expect,
@@ -207,6 +207,10 @@ def _final_event(response: dict[str, Any]) -> str:
 
 class OpenAIResponses(WireFormat):
     name = "responses"
+
+    def output_cap(self, body: dict[str, Any]) -> int | None:
+        return positive_int(body.get("max_output_tokens"))
+
     upstream_fields = OPENAI_RESPONSES_FIELDS
     lean_wire = "openai"  # OpenAI-compatible providers serve it at {api_base}/responses
     history_field = "input"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agent_runtime.guard import (
@@ -11,6 +13,7 @@ from agent_runtime.guard import (
     detect,
     detect_cycle,
     detect_identical_calls,
+    detect_long_polling,
     detect_malformed,
     detect_monologue,
     detect_no_progress,
@@ -80,11 +83,19 @@ def test_cycle_of_two_trips_after_three_repeated_steps() -> None:
     assert detect_cycle(steps[:-1]) is None
 
 
-def test_cycle_of_five_is_found_and_identical_runs_are_not_cycles() -> None:
+def test_cycle_of_five_is_found_once_it_came_round_in_full() -> None:
     five = [bash(f"step {i}", str(i)) for i in range(5)]
-    detection = detect_cycle([*five, *five[:3]])
-    assert detection is not None and detection.count == 8
+    assert detect_cycle([*five, *five[:4]]) is None  # a second pass over five checks: not yet a loop
+    detection = detect_cycle([*five, *five])
+    assert detection is not None and detection.count == 10
     assert detect_cycle([bash("ls")] * 9) is None
+
+
+def test_a_short_cycle_is_found_at_its_third_repeated_step() -> None:
+    three = [bash(f"step {i}", str(i)) for i in range(3)]
+    assert detect_cycle([*three, *three[:2]]) is None
+    assert detect_cycle([*three, *three]) is not None
+    assert detect_cycle([bash("a", "1"), bash("b", "2")] * 2 + [bash("a", "1")]) is not None
 
 
 def test_cycle_with_a_changed_result_is_progress() -> None:
@@ -156,3 +167,47 @@ def test_a_loop_without_waiting_still_trips() -> None:
     assert detect([bash("ci status 42", "build running")] * 4, GuardThresholds()) is not None
     unwaited = [bash("ci status 42", "build running"), bash("cat log.txt", "same")] * 6
     assert detect(unwaited, GuardThresholds()) is not None
+
+
+def test_checks_re_run_after_a_new_change_are_verification_not_revisits() -> None:
+    checks = [bash("python repro.py", "ValueError"), bash("pytest -x", "1 failed"), bash("cat src/x.py", "x")]
+    edit = bash("sed -i s/int/float/ src/x.py", "")
+    assert edit.changes and not any(check.changes for check in checks)
+    assert detect_no_progress([*checks, *checks, *checks]) is not None  # no change between: revisits
+    assert detect_no_progress([*checks, edit, *checks, bash("git log -1", "abc"), *checks]) is None
+    assert detect_no_progress([*checks, edit, *checks, *checks, *checks]) is not None  # since the change
+    assert detect_no_progress([*checks, edit, *checks, edit, *checks]) is not None  # the same edit again: no change
+
+
+def test_what_counts_as_a_change() -> None:
+    changing = [
+        ("bash", {"command": "sed -i 's/a/b/' f.py"}),
+        ("bash", {"command": "cat > f.py <<'EOF'\nx = 1\nEOF"}),
+        ("shell", {"command": ["bash", "-lc", "echo x >> notes.txt"]}),
+        ("apply_patch", {"input": "*** Begin Patch"}),
+        ("Edit", {"file_path": "f.py", "old_string": "a", "new_string": "b"}),
+        ("write_file", {"path": "f.py", "content": "x"}),
+        ("str_replace_editor", {"command": "str_replace", "path": "f.py"}),
+        ("bash", {"command": "pip install -e ."}),
+        ("bash", {"command": "git checkout -- f.py"}),
+    ]
+    reading = [
+        ("bash", {"command": "python repro.py 2>&1"}),
+        ("bash", {"command": "pytest -q > /dev/null; echo $?"}),
+        ("bash", {"command": "grep -rn foo src | head"}),
+        ("str_replace_editor", {"command": "view", "path": "f.py"}),
+        ("read_file", {"path": "f.py"}),
+        ("get_build_status", {"id": 42}),
+    ]
+    assert all(make_tool_step(tool, args, "").changes for tool, args in changing)
+    assert not any(make_tool_step(tool, args, "").changes for tool, args in reading)
+
+
+def test_long_polling_is_capped_by_the_wall_clock() -> None:
+    poll = make_tool_step("check_build", {"id": 42}, "running")
+    waiting = [replace(poll, waits=True, at=60.0 * minute) for minute in range(40)]
+    assert detect_no_progress(waiting) is None and detect_long_polling(waiting[:30]) is None
+    found = detect_long_polling(waiting[:31])
+    assert found is not None and found.detector == "long_polling" and "30 minutes" in found.detail
+    assert detect_long_polling([replace(step, waits=False) for step in waiting]) is None  # a loop: other detectors
+    assert detect_long_polling([replace(step, at=None) for step in waiting]) is None  # times unknown

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
-from gateway.state.base import Window
+from gateway.state.base import Meter, Window
 from tests.gateway_harness import REDIS_TEST_URL
 
 
@@ -101,3 +101,30 @@ async def test_windows_admit_all_or_none_and_free_places(store: StateStore) -> N
     assert [await store.admit([other], f"o{i}") for i in range(5)] == [0.0] * 5
     await store.leave(["pair"], "a")  # a concurrency place given back at the request's end
     assert await store.admit([pair], "c") == 0.0
+
+
+async def test_meters_hold_worst_cases_and_settle_actual_amounts(store: StateStore) -> None:
+    budget = Meter("usd:holds", 1.0, 60.0, spent="usd:spent", spent_ttl_s=60.0)
+    assert (await store.hold([budget], "a", [0.5])).refused is None
+    assert (await store.hold([budget], "b", [0.25])).refused is None
+    assert (await store.hold([budget], "c", [0.25])).refused is None  # 0.75 held: under the limit, runs
+    assert (await store.hold([budget], "d", [0.125])).refused == 0  # 1.0 held: at the limit
+    await store.settle([budget], "a", [0.125])  # cost less than its hold: the rest is free again
+    held = await store.hold([budget], "d", [0.125])
+    assert held.refused is None and held.spent == [0.125]
+    await store.settle([budget], "b", [0.0])  # failed: nothing spent
+    await store.settle([budget], "c", [0.75])  # cost more than its hold: the overshoot of one request
+    await store.settle([budget], "d", [0.25])
+    refused = await store.hold([budget], "e", [0.01])
+    assert refused.refused == 0 and refused.spent == [1.125]  # spent: refused until the window resets
+
+
+async def test_a_sliding_meter_frees_amounts_after_its_window(store: StateStore) -> None:
+    tokens, other = Meter("tpm", 100, 0.3), Meter("other", 1000, 60.0)
+    assert (await store.hold([tokens], "a", [80])).refused is None
+    await store.settle([tokens], "a", [120])  # counted for 0.3 s from now
+    held = await store.hold([other, tokens], "b", [5, 5])
+    assert held.refused == 1 and 0 < held.wait_s <= 0.3 and held.spent == [0.0, 0.0]
+    assert (await store.hold([other], "c", [1000])).refused is None  # all or none: b took nothing of `other`
+    await asyncio.sleep(held.wait_s + 0.05)
+    assert (await store.hold([tokens], "b", [5])).refused is None
