@@ -16,27 +16,35 @@ from gateway.stages.responses_state import ResponsesStateStage
 from gateway.stages.routing import RoutingStage
 from gateway.stages.session import SessionStage
 from gateway.stages.telemetry import TelemetryStage
+from gateway.stages.token_rate import TokenRateStage
 from gateway.stages.upstream import UpstreamStage
 from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> rate limit -> parse -> routing -> session -> budget -> responses state -> [guard ->
-    compaction -> response cache -> prompt cache] -> upstream. Response order: usage -> budget -> [prompt-cache
-    accounting -> guard -> response-cache store] -> responses state -> telemetry."""
+    """Request order: auth -> rate limit -> parse -> routing -> token rate -> session -> budget -> responses
+    state -> [guard -> compaction -> response cache -> prompt cache] -> upstream. Response order: usage ->
+    token rate -> budget -> [prompt-cache accounting -> guard -> response-cache store] -> responses state ->
+    telemetry."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry, responses_state = UpstreamStage(), UsageStage(), TelemetryStage(), ResponsesStateStage()
-    compaction, guard, budget = CompactionStage(services), GuardStage(services), BudgetStage()
+    compaction, guard, budget, token_rate = (
+        CompactionStage(services),
+        GuardStage(services),
+        BudgetStage(),
+        TokenRateStage(),
+    )
     response_cache = ResponseCacheStage(services)
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
         request_stages=[
-            *[auth, RateLimitStage(), parse, routing, session, budget, responses_state],
+            *[auth, RateLimitStage(), parse, routing, token_rate, session, budget, responses_state],
             *[guard, compaction, response_cache, prompt_cache, upstream],
         ],
         response_stages=[
             compaction,
             usage,
+            token_rate,
             budget,
             prompt_cache_accounting,
             guard,

@@ -15,6 +15,7 @@ from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.governance.budgets import Line, Metered, Standing, lines, metered, utc_now
 from gateway.governance.estimate import worst_case
+from gateway.governance.holdings import Holding, hold
 from gateway.stages.base import Stage
 from gateway.stages.usage import summary_cost
 
@@ -26,7 +27,7 @@ HELD_RETRY_S = 1.0  # requests in flight settle within seconds; their holds then
 @dataclass(eq=False)
 class BudgetNote:
     metered: Metered
-    settled: bool = False
+    holding: Holding
 
 
 def _lines(ctx: RequestContext) -> list[Line]:
@@ -70,12 +71,13 @@ class BudgetStage(Stage):
         found = _lines(ctx)
         if not found:
             return
-        now, store = utc_now(), ctx.services.store
+        now = utc_now()
         meters = metered(found, now)
         worst = worst_case(ctx)
-        held = await store.hold(meters.meters, ctx.request_id, meters.amounts(worst.usd, worst.tokens))
+        held, holding = await hold(ctx, meters.meters, meters.amounts(worst.usd, worst.tokens))
         current = meters.standings(held.spent, now)
-        if held.refused is not None:
+        if holding is None:
+            assert held.refused is not None
             standing = current[meters.owners[held.refused][0]]
             ctx.services.metrics.budget_refusals.labels(ctx.tenant.name, standing.line.scope).inc()
             if standing.used < 1.0:
@@ -83,15 +85,7 @@ class BudgetStage(Stage):
             if standing.resets_at is not None:
                 ctx.response_headers["x-cachegate-budget-reset"] = standing.resets_at.isoformat()
             raise _spent(standing)
-        note = BudgetNote(meters)
-        ctx.notes[self.name] = note
-
-        async def release() -> None:  # the request ended without a complete answer: nothing spent
-            if not note.settled:
-                note.settled = True
-                await store.settle(meters.meters, ctx.request_id, [0.0] * len(meters.meters))
-
-        ctx.finishers.append(release)
+        ctx.notes[self.name] = BudgetNote(meters, holding)
         soft = [s for s in current if s.used >= s.line.budget.soft_fraction]
         if soft:
             worst_line = max(soft, key=lambda s: s.used)
@@ -106,11 +100,9 @@ class BudgetStage(Stage):
 
     async def on_response(self, ctx: RequestContext) -> None:
         note = ctx.notes.get(self.name)
-        if not isinstance(note, BudgetNote) or note.settled:
+        if not isinstance(note, BudgetNote):
             return
         summary = summary_cost(ctx)
         usd = (ctx.cost.usd if ctx.cost is not None else 0.0) + (summary.usd if summary else 0.0)
         tokens = ctx.usage.total if ctx.usage is not None else 0
-        note.settled = True
-        meters = note.metered
-        await ctx.services.store.settle(meters.meters, ctx.request_id, meters.amounts(usd, tokens))
+        await note.holding.settle(note.metered.amounts(usd, tokens))

@@ -94,3 +94,30 @@ def test_two_replicas_on_one_redis_hold_one_limit_exactly() -> None:
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
             codes = list(pool.map(lambda i: chat(a if i % 2 else b).status_code, range(20)))
         assert codes.count(200) == 7 and codes.count(429) == 13
+
+
+def ask(gw: RunningGateway, text: str, max_tokens: int) -> httpx.Response:
+    body = {"model": "gpt-4o-mini", "max_tokens": max_tokens, "messages": [{"role": "user", "content": text}]}
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    return httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json=body, timeout=30)
+
+
+def test_tokens_per_minute_hold_the_worst_case_then_count_the_tokens_used() -> None:
+    """In flight, a request counts its input and its output cap (about 340 tokens here: a second request
+    still finds the window under 600, a third does not), on two replicas sharing one Redis; once answered,
+    the tokens it used."""
+    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+        settings = limited({"tokens_per_minute": 600}, redis_url=url, simulator_latency="realistic")
+        with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(6) as pool:
+            slow = "[[sim:tokens 40]]"
+            burst = list(pool.map(lambda i: ask(a if i % 2 else b, f"{slow} {i}", 300), range(6)))
+            assert sorted(r.status_code for r in burst) == [200, 200, 429, 429, 429, 429]
+            refused = next(r for r in burst if r.status_code == 429)
+            assert "600 tokens per minute" in refused.json()["error"]["message"]
+            assert 0 < float(refused.headers["retry-after"]) <= 60
+            used = sum(int(r.json()["usage"]["total_tokens"]) for r in burst if r.status_code == 200)
+            answered = [ask(a, f"[[sim:tokens 150]] {i}", 200) for i in range(6)]  # about 170 tokens each
+            served = [r for r in answered if r.status_code == 200]
+            used += sum(int(r.json()["usage"]["total_tokens"]) for r in served)
+            assert answered[len(served)].status_code == 429 and 2 <= len(served) < 6
+            assert 600 <= used < 600 + 300  # refused once the tokens used reach the limit: one request past it at most
