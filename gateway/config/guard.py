@@ -82,6 +82,31 @@ class GuardMemoryConfig(BaseModel):
     active_bytes_per_tenant: int = Field(default=16 * 1024 * 1024, gt=0)
 
 
+class CallerCap(BaseModel):
+    count: int = Field(gt=0)
+    window_s: float = Field(default=3600.0, gt=0)
+
+
+class ChurnConfig(BaseModel):
+    """New conversations of one agent (the same system prompt and tools, on one key) that make it one
+    agent whatever its session ids: this many within the window."""
+
+    sessions: int = Field(default=5, gt=1)
+    window_s: float = Field(default=600.0, gt=0)
+
+
+class CallerConfig(BaseModel):
+    """Caps that bind the caller's key, not only the session ids it chooses (gateway/guard/caller.py);
+    all off by default: one key often serves many honest users of one agent."""
+
+    # New session ids per key in the window (429 beyond).
+    sessions_per_key: CallerCap | None = None
+    # Requests without a session id per key in the window (429 beyond).
+    sessionless_per_key: CallerCap | None = None
+    # Session-id churn: the conversations of a churning agent share its step/cost caps and its stop.
+    churn: ChurnConfig | None = None
+
+
 class GuardConfig(BaseModel):
     enabled: bool = True
     # The escalation ladder: the k-th detection of a session takes the k-th rung (the last one repeats).
@@ -101,6 +126,7 @@ class GuardConfig(BaseModel):
     # poll with a pause, a slow check): repeating it is polling, not a loop (sessions with an id only;
     # the wall-clock cap is thresholds.long_polling_s). null: only explicit waits (sleep, wait tools).
     wait_gap_s: float | None = 5.0
+    caller: CallerConfig = Field(default_factory=CallerConfig)
     # Values a client may choose with the x-cachegate-guard-policy header ([] forbids the header).
     header_policies: list[HeaderPolicy] = Field(default_factory=_default_header_policies)
     # Session state lives this long after the session's first request.

@@ -42,6 +42,7 @@ from gateway.config.guard import GuardConfig
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.guard.activity import Activity
+from gateway.guard.caller import Agent, Callers
 from gateway.guard.chanting import ChantObserver, chant_cut
 from gateway.guard.metrics import GuardMetrics
 from gateway.guard.parsers import SessionParsers, history_tool_calls, tail_start, tail_steps
@@ -82,6 +83,7 @@ class GuardNote:
     restore: dict[str, Any] = field(default_factory=dict)  # stream fields of a buffered stream
     restore_path_stream: bool = False  # a buffered stream the URL asked for (Gemini)
     arrived: float = field(default_factory=time.time)  # wall clock, for the session's turns
+    agent: Agent | None = None  # the caller's agent, when the policy caps session-id churn
 
     @property
     def lookback(self) -> int:
@@ -127,6 +129,7 @@ class GuardStage(Stage):
         self.metrics = GuardMetrics(services.metrics.registry, self.activity.active)
         self.sessions = GuardSessions(services.store, config.session_ttl_s)
         self.policies = PolicyCache()
+        self.callers = Callers(services.store)
         services.extras[self.name] = self.sessions
 
     # Request path
@@ -143,7 +146,8 @@ class GuardStage(Stage):
         try:
             note, snapshot = await self._open(ctx, config, policy, len(messages))
             ctx.notes[self.name] = note
-            if snapshot is None or not await self._gate(ctx, note, snapshot):
+            answered = await self._caller(ctx, note, snapshot, policy)
+            if not answered and (snapshot is None or not await self._gate(ctx, note, snapshot)):
                 await self._judge(ctx, note, snapshot, messages)
         finally:
             self.metrics.check_seconds.observe(time.perf_counter() - started)
@@ -190,6 +194,33 @@ class GuardStage(Stage):
             self.metrics.errors.labels("state_fallback").inc()
         position = snapshot.llm_calls + 1  # this request's number in the session: grows on every request
         return GuardNote(policy, config, prefix, position, strikes=list(snapshot.strikes), keys=snapshot.keys), snapshot
+
+    async def _caller(
+        self, ctx: RequestContext, note: GuardNote, snapshot: Snapshot | None, policy: GuardPolicy
+    ) -> bool:
+        """The key's caps (new sessions, session-less requests: 429 beyond) and, for an agent churning
+        through session ids, its shared step/cost caps and stop. True when the request was answered."""
+        caps = note.config.caller
+        new = ctx.session_id is None or (snapshot is not None and snapshot.llm_calls == 0)
+        try:
+            await self.callers.admit(ctx, caps, new_session=new)
+            if caps.churn is None:
+                return False
+            note.agent = agent = await self.callers.open(ctx, caps.churn, new_conversation=new)
+        except GatewayError:
+            raise
+        except Exception:  # the store failed: judged as the request's own session (fail open, counted)
+            self.metrics.errors.labels("state").inc()
+            return False
+        detection = agent.stopped or check_limits(agent.counters, policy.limits)
+        if not agent.churning or detection is None:
+            return False
+        stopped = (
+            [Strike(note.position - 1, Action.STOP, detection.reason, detection.detector)] if agent.stopped else []
+        )
+        decision = escalate(detection, [*note.strikes, *stopped], note.position, note.policy)
+        await self._act(ctx, note, decision, snapshot)
+        return True
 
     async def _gate(self, ctx: RequestContext, note: GuardNote, snapshot: Snapshot) -> bool:
         """Answer a blocked session, or one over a hard limit (calls, tokens, cost, time), from the stored
@@ -282,6 +313,8 @@ class GuardStage(Stage):
         elif decision.action is Action.STOP:
             stop_reply(ctx, decision)
         await self._remember(note, decision, "request", clear_nudge=pending is not None)
+        if decision.action in (Action.STOP, Action.BLOCK) and note.agent is not None:
+            await self.callers.stop(note.agent, detection, self._churn_window(note))
         if decision.action is Action.BLOCK:
             raise blocked(decision)
 
@@ -306,6 +339,11 @@ class GuardStage(Stage):
         if clear_nudge:
             writes.append(self.sessions.clear_nudge(note.prefix))
         await asyncio.gather(*writes)
+
+    @staticmethod
+    def _churn_window(note: GuardNote) -> float:
+        churn = note.config.caller.churn
+        return churn.window_s if churn is not None else note.config.session_ttl_s
 
     def _prepare_upstream(self, ctx: RequestContext, note: GuardNote) -> None:
         """The request goes upstream: watch its stream for chanting, offer the terminate tool."""
@@ -341,8 +379,11 @@ class GuardStage(Stage):
         detection = self._chanting(ctx, note)
         if detection is not None:
             await self._chanted(ctx, note, detection)
+        tokens = ctx.usage.total if ctx.usage is not None else 0
+        if note.agent is not None:
+            cost = ctx.cost.usd if ctx.cost is not None else 0.0
+            await self.callers.usage(note.agent, tokens, cost, self._churn_window(note))
         if note.prefix is not None:
-            tokens = ctx.usage.total if ctx.usage is not None else 0
             made = ctx.wire.reply_tool_calls(ctx.response_body)
             await asyncio.gather(
                 self.sessions.usage(note.prefix, tokens, ctx.cost.usd if ctx.cost is not None else 0.0),
