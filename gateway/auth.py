@@ -6,6 +6,7 @@ import hmac
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gateway.config import Settings, TenantConfig, hash_key
 from gateway.config.limits import Limits
@@ -23,12 +24,14 @@ def presented_key(headers: Mapping[str, str], query_key: str | None = None) -> s
 @dataclass(frozen=True, eq=False)
 class KeyIdentity:
     """Who a request is: its key's id (safe to log and label; never the secret) and tenant, and the key's
-    own limits on top of the tenant's."""
+    own limits and policy overrides on top of the tenant's."""
 
     id: str
     tenant: TenantConfig
     name: str = ""
     limits: Limits = field(default_factory=Limits)
+    policy: dict[str, Any] = field(default_factory=dict)  # overrides merged over the tenant's
+    managed: bool = False  # a managed key (its last use is recorded)
 
 
 def config_key_id(digest: str) -> str:

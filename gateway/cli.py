@@ -92,6 +92,9 @@ def keys(args: argparse.Namespace) -> None:
     headers = {"authorization": f"Bearer {admin_key}"}
     if args.action == "create":
         body = {"tenant": args.tenant, "name": args.name or "", "allowed_models": args.models, "expires_at": None}
+        for field in ("limits", "policy"):
+            if getattr(args, field) is not None:
+                body[field] = json.loads(getattr(args, field))
         if args.expires_in is not None:
             import time
 
@@ -153,6 +156,12 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--name")
     create.add_argument("--models", nargs="+", help="route names the key may use (within the tenant's)")
     create.add_argument("--expires-in", type=float, help="seconds until the key expires")
+    create.add_argument(
+        "--limits", help='JSON, e.g. \'{"requests_per_minute": 60, "budgets": [{"window": "day", "usd": 5}]}\''
+    )
+    create.add_argument(
+        "--policy", help='JSON policy overrides, e.g. \'{"guard": {"limits": {"max_llm_calls": 100}}}\''
+    )
     listing = actions.add_parser("list", help="the managed keys (never their secrets)")
     listing.add_argument("--tenant")
     for action, text in (("rotate", "a new secret; the old one stops working"), ("revoke", "end a key")):

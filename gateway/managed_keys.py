@@ -28,8 +28,9 @@ from gateway.logs import log_failure
 from gateway.state.base import StateStore, StateUnavailable
 
 log = logging.getLogger("cachegate.keys")
-RECORDS, VERSION = "managedkeys:records", "managedkeys:version"
+RECORDS, VERSION, LAST_USED = "managedkeys:records", "managedkeys:version", "managedkeys:lastused"
 POLL_S = 0.5
+LAST_USED_EVERY_S = 60.0  # a key's last use is written at most this often per replica
 
 
 class KeyRecord(BaseModel):
@@ -39,13 +40,14 @@ class KeyRecord(BaseModel):
     secret_hash: str
     allowed_models: list[str] | None = None  # narrows the tenant's
     limits: Limits = Field(default_factory=Limits)
+    policy: dict[str, Any] = Field(default_factory=dict)  # overrides merged over the tenant's (PolicyConfig)
     expires_at: float | None = None  # Unix time
     created_at: float = Field(default_factory=time.time)
     revoked: bool = False
 
-    def public(self) -> dict[str, Any]:
-        """What the admin API shows: everything but the secret's hash."""
-        return self.model_dump(exclude={"secret_hash"})
+    def public(self, last_used_at: float | None = None) -> dict[str, Any]:
+        """What the admin API shows: everything but the secret's hash, and when the key was last used."""
+        return {**self.model_dump(exclude={"secret_hash"}), "last_used_at": last_used_at}
 
 
 def new_secret() -> str:
@@ -67,6 +69,8 @@ class ManagedKeys:
         self.store, self.ring = store, ring
         self.tenants = {tenant.name: tenant for tenant in tenants}
         self.version: bytes | None = None
+        self._used: dict[str, float] = {}  # key id -> when this replica last recorded its use
+        self._writes: set[asyncio.Task[None]] = set()
 
     async def records(self) -> dict[str, KeyRecord]:
         raw = await self.store.hgetall(RECORDS)
@@ -87,7 +91,9 @@ class ManagedKeys:
             tenant = self.tenants.get(record.tenant)
             if tenant is None or record.revoked:
                 continue
-            identity = KeyIdentity(record.id, _narrowed(tenant, record), record.name, record.limits)
+            identity = KeyIdentity(
+                record.id, _narrowed(tenant, record), record.name, record.limits, record.policy, managed=True
+            )
             loaded[record.secret_hash] = (identity, record.expires_at)
         self.ring.managed = loaded
         self.version = version
@@ -99,6 +105,26 @@ class ManagedKeys:
             except Exception:  # a bad record must not end the reloading for good
                 log_failure(log, "managed keys: reloading failed; keeping the keys last loaded")
             await asyncio.sleep(POLL_S)
+
+    def used(self, key_id: str) -> None:
+        """Record a key's use, off the request path and at most every LAST_USED_EVERY_S per replica (a
+        failed write only leaves the time older)."""
+        now = time.time()
+        if now - self._used.get(key_id, 0.0) < LAST_USED_EVERY_S:
+            return
+        self._used[key_id] = now
+        task = asyncio.create_task(self._write_used(key_id, now))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _write_used(self, key_id: str, at: float) -> None:
+        try:
+            await self.store.hset(LAST_USED, {key_id: repr(at).encode()})
+        except StateUnavailable:
+            self._used.pop(key_id, None)  # try again on the next use
+
+    async def last_used(self) -> dict[str, float]:
+        return {key_id: float(value) for key_id, value in (await self.store.hgetall(LAST_USED)).items()}
 
     async def save(self, record: KeyRecord) -> None:
         await self.store.hset(RECORDS, {record.id: record.model_dump_json().encode()})

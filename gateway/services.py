@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gateway.auth import KeyRing
+import orjson
+
+from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
 from gateway.dashboard.live import LiveHistory
 from gateway.dashboard.sessions import RecentSessions
@@ -15,6 +17,8 @@ from gateway.state import StateStore, create_store, durable
 from gateway.upstream.lean import LeanUpstream
 from gateway.upstream.litellm_path import LiteLLMUpstream
 from gateway.upstream.router import Router, UpstreamPath
+
+MAX_POLICIES = 4096
 
 if TYPE_CHECKING:
     from gateway.pipeline import Pipeline
@@ -33,14 +37,19 @@ class Services:
     sessions: RecentSessions = field(default_factory=RecentSessions)
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
-    _policies: dict[tuple[str, str], PolicyConfig] = field(default_factory=dict)
+    _policies: dict[tuple[str, str, bytes], PolicyConfig] = field(default_factory=dict)
 
-    def policy_for(self, route: ModelConfig, tenant: TenantConfig | None) -> PolicyConfig:
-        """Global policy, overridden by the model's, then the tenant's; computed once per pair."""
-        cache_key = (route.name, tenant.name if tenant else "")
+    def policy_for(
+        self, route: ModelConfig, tenant: TenantConfig | None, key: KeyIdentity | None = None
+    ) -> PolicyConfig:
+        """Global policy, overridden by the model's, then the tenant's, then the key's; computed once each."""
+        key_policy = key.policy if key is not None else {}
+        cache_key = (route.name, tenant.name if tenant else "", orjson.dumps(key_policy, option=orjson.OPT_SORT_KEYS))
         policy = self._policies.get(cache_key)
         if policy is None:
-            policy = effective_policy(self.settings.policy, route.policy, tenant.policy if tenant else {})
+            policy = effective_policy(self.settings.policy, route.policy, tenant.policy if tenant else {}, key_policy)
+            if len(self._policies) >= MAX_POLICIES:  # key policies change at runtime: never grow without end
+                self._policies.clear()
             self._policies[cache_key] = policy
         return policy
 

@@ -4,16 +4,23 @@ Secrets are returned once (create, rotate); listings never hold them nor their h
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from gateway.api.admin import AdminServices
 from gateway.config.limits import Limits
+from gateway.config.policy import PolicyConfig, effective_policy
 from gateway.managed_keys import KeyRecord, ManagedKeys
 from gateway.services import Services
 from gateway.state import StateUnavailable
+
+
+def _valid_policy(policy: dict[str, Any]) -> dict[str, Any]:
+    """Policy overrides must make a valid policy (checked on the defaults; a 422 names the field)."""
+    effective_policy(PolicyConfig(), policy)
+    return policy
 
 
 class NewKey(BaseModel):
@@ -21,6 +28,7 @@ class NewKey(BaseModel):
     name: str = Field(default="", max_length=200)
     allowed_models: list[str] | None = None
     limits: Limits = Limits()
+    policy: Annotated[dict[str, Any], AfterValidator(_valid_policy)] = Field(default_factory=dict)
     expires_at: float | None = None
 
 
@@ -28,6 +36,7 @@ class KeyChange(BaseModel):
     name: str | None = Field(default=None, max_length=200)
     allowed_models: list[str] | None = None
     limits: Limits | None = None
+    policy: Annotated[dict[str, Any], AfterValidator(_valid_policy)] | None = None
     expires_at: float | None = None
 
 
@@ -60,14 +69,16 @@ async def create_key(new: NewKey, services: Services = AdminServices) -> dict[st
 
 @router.get("")
 async def list_keys(tenant: str | None = None, services: Services = AdminServices) -> dict[str, Any]:
-    records = (await services.managed_keys.records()).values()
-    shown = [r.public() for r in sorted(records, key=lambda r: r.created_at) if tenant in (None, r.tenant)]
-    return {"keys": shown}
+    keys = services.managed_keys
+    records, used = (await keys.records()).values(), await keys.last_used()
+    ordered = sorted(records, key=lambda r: r.created_at)
+    return {"keys": [r.public(used.get(r.id)) for r in ordered if tenant in (None, r.tenant)]}
 
 
 @router.get("/{key_id}")
 async def get_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
-    return (await _record(services.managed_keys, key_id)).public()
+    keys = services.managed_keys
+    return (await _record(keys, key_id)).public((await keys.last_used()).get(key_id))
 
 
 @router.patch("/{key_id}")

@@ -24,3 +24,5 @@ class AuthStage(Stage):
         if identity is None:
             raise GatewayError(ErrorKind.AUTHENTICATION, "Invalid API key.", code="invalid_api_key")
         ctx.key, ctx.tenant = identity, identity.tenant
+        if identity.managed:
+            ctx.services.managed_keys.used(identity.id)

@@ -46,4 +46,4 @@ class RoutingStage(Stage):
         ctx.response_headers["x-cachegate-model"] = route.name
         # With the tenant's own provider key, if it has one: tenants never share a provider prompt cache.
         ctx.route = route_for_tenant(route, ctx.tenant)
-        ctx.policy = ctx.services.policy_for(route, ctx.tenant)
+        ctx.policy = ctx.services.policy_for(route, ctx.tenant, ctx.key)

@@ -93,6 +93,27 @@ def test_per_key_limits_apply(replicas: tuple[RunningGateway, RunningGateway]) -
     assert ask(a, create(a)["secret"]) == 200  # another key of the same tenant is not limited
 
 
+def test_per_key_policy_overrides_and_last_use(replicas: tuple[RunningGateway, RunningGateway]) -> None:
+    a, b = replicas
+    strict = create(a, policy={"guard": {"limits": {"max_llm_calls": 2}}})
+    assert strict["policy"]["guard"]["limits"]["max_llm_calls"] == 2 and strict["last_used_at"] is None
+
+    def guarded(secret: str, session: str) -> list[str]:
+        headers = {"authorization": f"Bearer {secret}", "x-session-id": session}
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "[[sim:text hi]]"}]}
+        answers = [httpx.post(f"{b.url}/v1/chat/completions", headers=headers, json=body) for _ in range(3)]
+        return [r.headers.get("x-cachegate-guard", "").split(";")[0] for r in answers]
+
+    within_a_second(lambda: ask(b, strict["secret"]) == 200)
+    assert guarded(strict["secret"], "strict-1") == ["", "", "stop"]  # the key's own cap of 2 LLM calls
+    assert guarded(create(a)["secret"], "plain-1") == ["", "", ""]  # the tenant's policy: 500
+    used = httpx.get(f"{a.url}/admin/keys/{strict['id']}", headers=ADMIN).json()["last_used_at"]
+    assert used is not None and strict["created_at"] <= used <= time.time()
+    bad = {"policy": {"guard": {"limits": {"max_llm_calls": "many"}}}}
+    assert httpx.patch(f"{a.url}/admin/keys/{strict['id']}", json=bad, headers=ADMIN).status_code == 400
+    assert httpx.post(f"{a.url}/admin/keys", json={"tenant": "acme", **bad}, headers=ADMIN).status_code == 400
+
+
 def test_the_cli_talks_to_the_admin_api(replicas: tuple[RunningGateway, RunningGateway]) -> None:
     a, _ = replicas
 
@@ -101,7 +122,20 @@ def test_the_cli_talks_to_the_admin_api(replicas: tuple[RunningGateway, RunningG
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
         return json.loads(done.stdout)
 
-    made = cli("create", "--tenant", "acme", "--name", "from-cli", "--models", "gpt-4o-mini")
+    made = cli(
+        "create",
+        "--tenant",
+        "acme",
+        "--name",
+        "from-cli",
+        "--models",
+        "gpt-4o-mini",
+        "--limits",
+        '{"requests_per_minute": 5}',
+        "--policy",
+        '{"guard": {"enabled": false}}',
+    )
+    assert made["limits"]["requests_per_minute"] == 5 and made["policy"] == {"guard": {"enabled": False}}
     assert ask(a, made["secret"]) == 200
     assert any(k["id"] == made["id"] for k in cli("list", "--tenant", "acme")["keys"])
     assert cli("revoke", made["id"])["revoked"] is True
