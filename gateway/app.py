@@ -15,6 +15,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from gateway.api import (
     admin,
+    admin_budgets,
     admin_cache,
     admin_guard,
     admin_keys,
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_state.router)
     app.include_router(admin_guard.router)
     app.include_router(admin_keys.router)
+    app.include_router(admin_budgets.router)
     app.include_router(context_retrieval.router)
 
     app.add_exception_handler(StarletteHTTPException, not_found.route_miss)

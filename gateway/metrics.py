@@ -94,6 +94,20 @@ class GatewayMetrics:
             ["tenant", "scope"],
             registry=r,
         )
+        # Spend against budget as this replica last saw it (the shared counters: GET /admin/budgets);
+        # key="all" is the tenant's budget over all its keys. Session budgets are not labelled (unbounded).
+        self.budget_spent_usd = Gauge(
+            "cachegate_budget_spent_usd", "USD spent in the budget's window", ["tenant", "key", "window"], registry=r
+        )
+        self.budget_limit_usd = Gauge(
+            "cachegate_budget_limit_usd", "The budget's USD limit", ["tenant", "key", "window"], registry=r
+        )
+        self.budget_used_ratio = Gauge(
+            "cachegate_budget_used_ratio",
+            "Fraction of the budget spent (the larger of its USD and token shares)",
+            ["tenant", "key", "window"],
+            registry=r,
+        )
         self.budget_soft = Counter(
             "cachegate_budget_soft_limit",
             "Requests past a budget's soft fraction, by tenant and scope",

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse
 
 from gateway.api.admin import AdminServices
+from gateway.api.admin_budgets import budget_rows
 from gateway.services import Services
 
 PAGE = (Path(__file__).parent / "index.html").read_text(encoding="utf-8")
@@ -27,6 +28,7 @@ async def data(services: Services = AdminServices) -> dict[str, Any]:
     return {
         **services.live.snapshot(),
         "sessions": services.sessions.list()[:50],
+        "budgets": await budget_rows(services),
         "state_backend": services.store.backend,
     }
 

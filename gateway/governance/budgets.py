@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from gateway.config.limits import Budget
-from gateway.state.base import Meter
+from gateway.state.base import Meter, StateStore
 
 LIFETIME_TTL_S = 400 * 86400.0  # a lifetime counter outlives any deployment's key rotation period
 HOLD_LEASE_S = 900.0  # longer than any request runs: the holds of a replica that died free themselves
@@ -26,6 +27,7 @@ class Line:
     """One budget of one scope: "tenant", "key" or "session"."""
 
     scope: str
+    ident: str  # the tenant's name, the key's id or the session id
     key: str  # the scope's counter prefix
     budget: Budget
 
@@ -69,7 +71,7 @@ def bucket(window: str, now: datetime) -> tuple[str, datetime | None]:
 def lines(tenant: str, scopes: list[tuple[str, str, list[Budget]]]) -> list[Line]:
     """Budget lines of (scope, id, budgets); the tenant in a hash tag so its counters share a Cluster slot."""
     return [
-        Line(scope, f"budget:{{{tenant}}}:{scope}:{ident}:{budget.window}", budget)
+        Line(scope, ident, f"budget:{{{tenant}}}:{scope}:{ident}:{budget.window}", budget)
         for scope, ident, budgets in scopes
         for budget in budgets
     ]
@@ -115,6 +117,30 @@ def metered(found: list[Line], now: datetime) -> Metered:
                 meters.append(Meter(f"{key}:holds", limit, HOLD_LEASE_S, spent=key, spent_ttl_s=ttl))
                 owners.append((index, unit))
     return Metered(found, meters, owners)
+
+
+async def report(store: StateStore, found: list[Line], now: datetime) -> list[dict[str, Any]]:
+    """Each budget line's spend in its current window, read from the shared counters (all replicas)."""
+    rows = []
+    for line in found:
+        usd_key, tokens_key, resets_at = _counter_keys(line, now)
+        usd, tokens = await store.get(usd_key), await store.get(tokens_key)
+        standing = Standing(line, float(usd or 0), int(float(tokens or 0)), resets_at)
+        budget = line.budget
+        rows.append(
+            {
+                "scope": line.scope,
+                "id": line.ident,
+                "window": budget.window,
+                "usd_spent": standing.usd,
+                "usd_limit": budget.usd,
+                "tokens_spent": standing.tokens,
+                "tokens_limit": budget.tokens,
+                "used": standing.used,
+                "resets_at": resets_at.isoformat() if resets_at else None,
+            }
+        )
+    return rows
 
 
 def utc_now() -> datetime:

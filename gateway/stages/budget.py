@@ -28,6 +28,11 @@ HELD_RETRY_S = 1.0  # requests in flight settle within seconds; their holds then
 class BudgetNote:
     metered: Metered
     holding: Holding
+    spent: list[float]  # each meter's counter when the request was admitted
+
+    def spent_after(self, usd: float, tokens: int) -> list[float]:
+        """The counters once this request's spend is added (what this replica knows of them)."""
+        return [before + amount for before, amount in zip(self.spent, self.metered.amounts(usd, tokens), strict=True)]
 
 
 def _lines(ctx: RequestContext) -> list[Line]:
@@ -62,6 +67,20 @@ def _held(standing: Standing) -> GatewayError:
     )
 
 
+def _show(ctx: RequestContext, standings: list[Standing]) -> None:
+    """Tenant and key budgets as gauges (session budgets would make one series per session)."""
+    metrics = ctx.services.metrics
+    for standing in standings:
+        line = standing.line
+        if line.scope == "session":
+            continue
+        labels = (ctx.tenant_label, "all" if line.scope == "tenant" else line.ident, line.budget.window)
+        metrics.budget_used_ratio.labels(*labels).set(standing.used)
+        if line.budget.usd is not None:
+            metrics.budget_spent_usd.labels(*labels).set(standing.usd)
+            metrics.budget_limit_usd.labels(*labels).set(line.budget.usd)
+
+
 class BudgetStage(Stage):
     name = "budget"
 
@@ -85,7 +104,8 @@ class BudgetStage(Stage):
             if standing.resets_at is not None:
                 ctx.response_headers["x-cachegate-budget-reset"] = standing.resets_at.isoformat()
             raise _spent(standing)
-        ctx.notes[self.name] = BudgetNote(meters, holding)
+        ctx.notes[self.name] = BudgetNote(meters, holding, held.spent)
+        _show(ctx, current)
         soft = [s for s in current if s.used >= s.line.budget.soft_fraction]
         if soft:
             worst_line = max(soft, key=lambda s: s.used)
@@ -106,3 +126,4 @@ class BudgetStage(Stage):
         usd = (ctx.cost.usd if ctx.cost is not None else 0.0) + (summary.usd if summary else 0.0)
         tokens = ctx.usage.total if ctx.usage is not None else 0
         await note.holding.settle(note.metered.amounts(usd, tokens))
+        _show(ctx, note.metered.standings(note.spent_after(usd, tokens), utc_now()))

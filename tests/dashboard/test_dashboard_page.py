@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
-from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
+from tests.gateway_harness import ADMIN_KEY, RunningGateway, gateway_settings, running_gateway
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
@@ -34,7 +34,10 @@ CHROMIUM_FLAGS = [
 
 @pytest.fixture(scope="module")
 def busy_gateway() -> Iterator[RunningGateway]:
-    with running_gateway() as gw:
+    settings = gateway_settings()
+    budget = {"budgets": [{"window": "month", "usd": 0.001}]}  # a small budget: the meter shows some use
+    settings["tenants"] = [{**t, "limits": budget} if t["name"] == "acme" else t for t in settings["tenants"]]
+    with running_gateway(**settings) as gw:
         client = gw.openai()
         for turn in range(4):
             client.chat.completions.create(
@@ -95,6 +98,8 @@ def test_data_needs_admin_key(busy_gateway: RunningGateway) -> None:
     data = admin_data(busy_gateway)
     assert data["now"]["requests"] >= 5 and data["now"]["cost_usd"] > 0
     assert any(s["session"] == "inspect-me" and s["requests"] == 4 for s in data["sessions"])
+    budget = next(b for b in data["budgets"] if b["tenant"] == "acme")
+    assert budget["scope"] == "tenant" and budget["usd_limit"] == 0.001 and 0 < budget["usd_spent"] < 0.001
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
@@ -103,7 +108,9 @@ def test_page_renders_live_numbers(busy_gateway: RunningGateway) -> None:
     requests = dom.split('id="requests">', 1)[1].split("<", 1)[0]
     assert requests.replace(",", "").isdigit() and int(requests.replace(",", "")) >= 5, requests
     assert "inspect-me" in dom and "live · state: memory" in dom
-    assert not any(shown(dom, f"empty-{panel}") for panel in ("requests", "spend", "ratio", "guard", "sessions"))
+    panels = ("requests", "spend", "ratio", "guard", "sessions", "budgets")
+    assert not any(shown(dom, f"empty-{panel}") for panel in panels)
+    assert "<td>acme</td><td>all keys</td><td>month</td>" in dom and '<div class="meter"><span' in dom
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
@@ -145,7 +152,7 @@ def test_guard_decisions_by_action_and_detector(busy_gateway: RunningGateway) ->
 def test_fresh_gateway_says_what_to_do() -> None:
     with running_gateway() as fresh:
         dom = chromium("--dump-dom", f"{fresh.url}/dashboard#key={ADMIN_KEY}").stdout
-    assert shown(dom, "main") and 'id="requests">0<' in dom
+    assert shown(dom, "main") and 'id="requests">0<' in dom and shown(dom, "empty-budgets")
     for panel in ("requests", "spend", "ratio", "guard", "sessions"):
         hint = dom.split(f'id="empty-{panel}"', 1)[1].split("</p>", 1)[0]
         assert shown(dom, f"empty-{panel}"), panel

@@ -373,6 +373,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
             "context_window": SMALL_WINDOW,
         },
     ]
+    # A budget (never reached) so the spend-against-budget series appear.
+    budget = {"budgets": [{"window": "month", "usd": 1000}]}
+    settings["tenants"] = [{**t, "limits": budget} if t["name"] == "acme" else t for t in settings["tenants"]]
     # Generous timeouts: on a loaded machine a slow Redis reply or embedding must not look like an outage.
     settings.update(
         redis_timeout_s=2.0,

@@ -14,9 +14,10 @@ import openai
 import pytest
 
 from tests.deploy.processes import redis_server
-from tests.gateway_harness import TENANT_KEYS, RunningGateway, running_gateway
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, running_gateway
 from tests.governance.test_rate_limits import chat, limited
 
+ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 COST = 3.45e-06  # about one short answer of gpt-4o-mini on the simulator, as the headers report it
 
 
@@ -105,3 +106,34 @@ def test_concurrent_requests_on_two_replicas_overshoot_a_budget_by_at_most_one_r
     costs = [float(r.headers["x-cachegate-cost-usd"]) for r in answers if r.status_code == 200]
     assert answers[-1].status_code == 402
     assert budget_usd <= sum(costs) <= budget_usd + max(costs), (sum(costs) / budget_usd, len(costs))
+
+
+def test_spend_against_budget_per_tenant_and_key_on_any_replica() -> None:
+    """GET /admin/budgets (and the dashboard) reads the shared counters: any replica shows every replica's
+    spend, for the tenant and for each managed key with a budget; /metrics has it as gauges."""
+    limits = {"budgets": [{"window": "month", "usd": 1.0}]}
+    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+        settings = limited(limits, redis_url=url)
+        with running_gateway(**settings) as a, running_gateway(**settings) as b:
+            key_budget = {"budgets": [{"window": "day", "tokens": 10_000}]}
+            key = httpx.post(f"{a.url}/admin/keys", json={"tenant": "acme", "limits": key_budget}, headers=ADMIN).json()
+            answers = [chat(b, text=f"[[sim:text ok]] {i}") for i in range(3)]  # the tenant's key, on B
+            for i in range(2):
+                answers.append(
+                    httpx.post(  # the managed key, on A
+                        f"{a.url}/v1/chat/completions",
+                        headers={"authorization": f"Bearer {key['secret']}"},
+                        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"[[sim:text k]] {i}"}]},
+                    )
+                )
+            rows = httpx.get(f"{a.url}/admin/budgets", headers=ADMIN).json()["budgets"]
+            metrics = a.metrics()
+    assert [r.status_code for r in answers] == [200] * 5, [r.text[:200] for r in answers]
+    tenant = next(r for r in rows if r["tenant"] == "acme" and r["scope"] == "tenant")
+    assert tenant["window"] == "month" and tenant["usd_limit"] == 1.0
+    assert tenant["usd_spent"] == pytest.approx(sum(float(r.headers["x-cachegate-cost-usd"]) for r in answers))
+    mine = next(r for r in rows if r["scope"] == "key" and r["id"] == key["id"])
+    assert mine["tokens_spent"] == sum(r.json()["usage"]["total_tokens"] for r in answers[3:]) > 0
+    assert mine["used"] == pytest.approx(mine["tokens_spent"] / 10_000) and mine["resets_at"].endswith("+00:00")
+    assert f'cachegate_budget_used_ratio{{key="{key["id"]}",tenant="acme",window="day"}}' in metrics
+    assert 'cachegate_budget_limit_usd{key="all",tenant="acme",window="month"} 1.0' in metrics
