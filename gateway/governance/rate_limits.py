@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.auth import KeyIdentity
+from gateway.config import TenantConfig
 from gateway.config.limits import Limits
 from gateway.state.base import Meter, Window
 
@@ -26,12 +28,13 @@ class Scope:
     limits: Limits
 
 
-def scopes(tenant: str, key_id: str | None, tenant_limits: Limits, key_limits: Limits | None) -> list[Scope]:
+def scopes(tenant: TenantConfig, key: KeyIdentity | None) -> list[Scope]:
+    """The tenant's limits and, for a key with its own, the key's."""
     # The tenant in a hash tag: one request's windows share a Redis Cluster slot (one atomic script).
-    base = f"ratelimit:{{{tenant}}}"
-    found = [Scope("tenant", f"{base}:tenant", tenant_limits)]
-    if key_id is not None and key_limits is not None:
-        found.append(Scope("key", f"{base}:key:{key_id}", key_limits))
+    base = f"ratelimit:{{{tenant.name}}}"
+    found = [Scope("tenant", f"{base}:tenant", tenant.limits)]
+    if key is not None:
+        found.append(Scope("key", f"{base}:key:{key.id}", key.limits))
     return found
 
 

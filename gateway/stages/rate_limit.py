@@ -22,8 +22,7 @@ class RateLimitStage(Stage):
     async def on_request(self, ctx: RequestContext) -> None:
         if ctx.tenant is None:
             return
-        key = ctx.key
-        found = scopes(ctx.tenant.name, key.id if key else None, ctx.tenant.limits, key.limits if key else None)
+        found = scopes(ctx.tenant, ctx.key)
         rate, concurrent = rate_windows(found), concurrency_windows(found)
         windows = [window for _, window in rate + concurrent]
         if not windows:

@@ -26,8 +26,7 @@ class TokenRateStage(Stage):
     async def on_request(self, ctx: RequestContext) -> None:
         if ctx.tenant is None:
             return
-        key = ctx.key
-        found = scopes(ctx.tenant.name, key.id if key else None, ctx.tenant.limits, key.limits if key else None)
+        found = scopes(ctx.tenant, ctx.key)
         meters = token_meters(found)
         if not meters:
             return

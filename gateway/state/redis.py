@@ -41,6 +41,12 @@ local function trim(z, h, now)
   for _, holder in ipairs(redis.call('ZRANGEBYSCORE', z, '-inf', now)) do redis.call('HDEL', h, holder) end
   redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
 end
+local function put(z, h, holder, amount, until_s, seconds)
+  redis.call('ZADD', z, until_s, holder)
+  redis.call('HSET', h, holder, amount)
+  redis.call('PEXPIRE', z, math.ceil(seconds * 1000))
+  redis.call('PEXPIRE', h, math.ceil(seconds * 1000))
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local n = #KEYS / 3
@@ -65,12 +71,9 @@ for i = 1, n do
 end
 if refused == 0 then
   for i = 1, n do
-    local z, h, a = KEYS[3 * i - 2], KEYS[3 * i - 1], 1 + 4 * (i - 1)
+    local a = 1 + 4 * (i - 1)
     local seconds = tonumber(ARGV[a + 2])
-    redis.call('ZADD', z, now + seconds, ARGV[1])
-    redis.call('HSET', h, ARGV[1], ARGV[a + 3])
-    redis.call('PEXPIRE', z, math.ceil(seconds * 1000))
-    redis.call('PEXPIRE', h, math.ceil(seconds * 1000))
+    put(KEYS[3 * i - 2], KEYS[3 * i - 1], ARGV[1], ARGV[a + 3], now + seconds, seconds)
   end
 end
 return {refused, tostring(wait), unpack(spent)}
@@ -90,10 +93,7 @@ for i = 1, n do
     redis.call('INCRBYFLOAT', s, ARGV[a + 1])
     if tonumber(ARGV[a + 4]) > 0 then redis.call('PEXPIRE', s, ARGV[a + 4], 'NX') end
   elseif amount > 0 then
-    redis.call('ZADD', z, now + seconds, ARGV[1])
-    redis.call('HSET', h, ARGV[1], ARGV[a + 1])
-    redis.call('PEXPIRE', z, math.ceil(seconds * 1000))
-    redis.call('PEXPIRE', h, math.ceil(seconds * 1000))
+    put(z, h, ARGV[1], ARGV[a + 1], now + seconds, seconds)
   end
 end
 return 0
