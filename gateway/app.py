@@ -25,6 +25,7 @@ from gateway.api import (
     health,
     not_found,
     proxy,
+    requests_log,
     responses,
 )
 from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, RESPONSES_BODY, request_body
@@ -58,9 +59,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
         keys = asyncio.create_task(services.managed_keys.run())  # runtime keys, reloaded on every change
+        records = asyncio.create_task(services.requests.run())  # request records, off the request path
         yield
-        sampler.cancel()
-        keys.cancel()
+        for task in (sampler, keys, records):
+            task.cancel()
         await services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
@@ -91,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_guard.router)
     app.include_router(admin_keys.router)
     app.include_router(admin_budgets.router)
+    app.include_router(requests_log.router)
     app.include_router(context_retrieval.router)
 
     app.add_exception_handler(StarletteHTTPException, not_found.route_miss)

@@ -114,6 +114,11 @@ class GatewayMetrics:
             ["tenant", "scope"],
             registry=r,
         )
+        self.request_records_dropped = Counter(
+            "cachegate_request_records_dropped",
+            "Request records not written (queue full or the store failed)",
+            registry=r,
+        )
         self.rate_limited = Counter(
             "cachegate_rate_limited_requests",
             "Requests refused by a tenant's or key's rate limit",

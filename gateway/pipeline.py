@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from gateway.context import RequestContext
@@ -34,6 +35,7 @@ class Pipeline:
     async def _guarded(
         self, stage: Stage, hook: Callable[[RequestContext], Awaitable[None]], ctx: RequestContext
     ) -> None:
+        started = time.perf_counter()
         try:
             await hook(ctx)
         except GatewayError:
@@ -44,3 +46,6 @@ class Pipeline:
             # Fail open: the request goes on as if the stage were off.
             self.metrics.stage_failures.labels(stage.name).inc()
             log_failure(log, "stage %s failed; continuing without it", stage.name)
+        finally:
+            spent = ctx.timings.stages
+            spent[stage.name] = spent.get(stage.name, 0.0) + time.perf_counter() - started

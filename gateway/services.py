@@ -10,9 +10,9 @@ import orjson
 from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
 from gateway.dashboard.live import LiveHistory
-from gateway.dashboard.sessions import RecentSessions
 from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
+from gateway.request_log import RequestLog
 from gateway.state import StateStore, create_store, durable
 from gateway.upstream.lean import LeanUpstream
 from gateway.upstream.litellm_path import LiteLLMUpstream
@@ -34,7 +34,7 @@ class Services:
     router: Router
     live: LiveHistory
     managed_keys: ManagedKeys
-    sessions: RecentSessions = field(default_factory=RecentSessions)
+    requests: RequestLog
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
     _policies: dict[tuple[str, str, bytes], PolicyConfig] = field(default_factory=dict)
@@ -85,4 +85,5 @@ def create_services(settings: Settings) -> Services:
         lean=lean,
         router=router,
         live=LiveHistory(metrics.registry),
+        requests=RequestLog(store, settings.request_log, metrics),
     )

@@ -16,6 +16,7 @@ from pydantic_settings import (
 from gateway.config.aliases import resolve, unknown_targets
 from gateway.config.models import ModelConfig
 from gateway.config.policy import PolicyConfig
+from gateway.config.request_log import RequestLogConfig
 from gateway.config.tenants import TenantConfig
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "default.yaml"
@@ -52,6 +53,7 @@ class Settings(BaseSettings):
     )
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    request_log: RequestLogConfig = Field(default_factory=RequestLogConfig)
     log_level: str = "info"
 
     @classmethod

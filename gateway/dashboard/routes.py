@@ -1,4 +1,5 @@
-"""/dashboard: a live page of the headline numbers and a session inspector (data behind the admin key)."""
+"""/dashboard: a live page of the headline numbers, spend against budget and the session explorer (data
+behind the admin key; sessions from the request records every replica shares)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from fastapi.responses import HTMLResponse
 
 from gateway.api.admin import AdminServices
 from gateway.api.admin_budgets import budget_rows
+from gateway.api.requests_log import record_tenants
+from gateway.dashboard.sessions import session_view, sessions
+from gateway.request_log import Query
 from gateway.services import Services
 
 PAGE = (Path(__file__).parent / "index.html").read_text(encoding="utf-8")
@@ -25,17 +29,19 @@ async def page() -> HTMLResponse:
 
 @router.get("/admin/dashboard/data")
 async def data(services: Services = AdminServices) -> dict[str, Any]:
+    records = await services.requests.recent(record_tenants(services), limit=2000)
     return {
         **services.live.snapshot(),
-        "sessions": services.sessions.list()[:50],
+        "sessions": sessions(records),
         "budgets": await budget_rows(services),
         "state_backend": services.store.backend,
     }
 
 
-@router.get("/admin/dashboard/sessions/{tenant}/{session}")
+@router.get("/admin/dashboard/sessions/{tenant}/{session:path}")
 async def session_detail(tenant: str, session: str, services: Services = AdminServices) -> dict[str, Any]:
-    found = services.sessions.get(tenant, session)
+    records = await services.requests.recent([tenant], Query(session=session), limit=500)
+    found = session_view(tenant, session, records)
     if found is None:
-        raise HTTPException(status_code=404, detail="session not seen by this replica")
+        raise HTTPException(status_code=404, detail="no request of this session in the request records")
     return found

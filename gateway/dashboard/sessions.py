@@ -1,72 +1,58 @@
-"""Recent agent sessions as this replica saw them, for the dashboard's session inspector."""
+"""Agent sessions for the dashboard, from the request records all replicas write (gateway/request_log.py):
+every replica shows the same sessions, each opening to its requests in order."""
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict, deque
-from dataclasses import dataclass, field
 from typing import Any
 
-# Response headers that carry a stage's decision about the request.
-DECISION_HEADERS = ("x-cachegate-guard", "x-cachegate-prefix-break", "x-cachegate-cache", "x-cachegate-compaction")
+
+def _input_tokens(record: dict[str, Any]) -> int:
+    tokens = record["tokens"]
+    return int(tokens["input"] + tokens["cache_read"] + tokens["cache_write"])
 
 
-@dataclass
-class SessionView:
-    tenant: str
-    session: str
-    requests: int = 0
-    cost_usd: float = 0.0
-    cache_read_tokens: int = 0
-    input_tokens: int = 0
-    last_seen: float = 0.0
-    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
+def sessions(records: list[dict[str, Any]], limit: int = 50) -> list[dict[str, Any]]:
+    """The sessions among `records` (newest first), newest activity first, with their totals."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        if not record.get("session"):
+            continue
+        key = (record["tenant"], record["session"])
+        view = found.setdefault(
+            key,
+            {"tenant": key[0], "session": key[1], "requests": 0, "cost_usd": 0.0, "last_seen": record["at"],
+             "input_tokens": 0, "cache_read_tokens": 0},
+        )  # fmt: skip
+        view["requests"] += 1
+        view["cost_usd"] += record["cost_usd"]
+        view["input_tokens"] += _input_tokens(record)
+        view["cache_read_tokens"] += record["tokens"]["cache_read"]
+    shown = sorted(found.values(), key=lambda view: view["last_seen"], reverse=True)[:limit]
+    for view in shown:
+        inputs, read = view.pop("input_tokens"), view.pop("cache_read_tokens")
+        view["hit_ratio"] = read / inputs if inputs else 0.0
+        view["cost_usd"] = round(view["cost_usd"], 6)
+    return shown
 
-    def as_dict(self, with_events: bool = False) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "tenant": self.tenant,
-            "session": self.session,
-            "requests": self.requests,
-            "cost_usd": round(self.cost_usd, 6),
-            "last_seen": self.last_seen,
-            "hit_ratio": self.cache_read_tokens / self.input_tokens if self.input_tokens else 0.0,
+
+def session_view(tenant: str, session: str, records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One session: its totals and its requests in order (`records`: that session's, newest first)."""
+    listed = sessions(records, limit=1)
+    if not listed:
+        return None
+    events = [
+        {
+            "id": r["id"],
+            "t": r["at"],
+            "model": r["route"] or r["model"],
+            "status": r["status"],
+            "source": r["source"] or "-",
+            "cost_usd": r["cost_usd"],
+            "guard": r["guard"],
+            "prefix_break": r["prefix_break"],
+            "cache": r["cache"],
+            "compaction": r["compaction"],
         }
-        if with_events:
-            data["events"] = list(self.events)
-        return data
-
-
-class RecentSessions:
-    """A bounded LRU of sessions; each keeps its newest request events."""
-
-    def __init__(self, capacity: int = 200) -> None:
-        self.capacity = capacity
-        self._sessions: OrderedDict[tuple[str, str], SessionView] = OrderedDict()
-
-    def record(
-        self,
-        tenant: str,
-        session: str,
-        event: dict[str, Any],
-        cost_usd: float,
-        input_tokens: int,
-        cache_read_tokens: int,
-    ) -> None:
-        key = (tenant, session)
-        view = self._sessions.pop(key, None) or SessionView(tenant, session)
-        view.requests += 1
-        view.cost_usd += cost_usd
-        view.input_tokens += input_tokens
-        view.cache_read_tokens += cache_read_tokens
-        view.last_seen = time.time()
-        view.events.append(event)
-        self._sessions[key] = view
-        while len(self._sessions) > self.capacity:
-            self._sessions.popitem(last=False)
-
-    def list(self) -> list[dict[str, Any]]:
-        return [view.as_dict() for view in reversed(self._sessions.values())]
-
-    def get(self, tenant: str, session: str) -> dict[str, Any] | None:
-        view = self._sessions.get((tenant, session))
-        return view.as_dict(with_events=True) if view else None
+        for r in reversed(records)
+    ]
+    return {**listed[0], "tenant": tenant, "session": session, "events": events}

@@ -1,6 +1,7 @@
 """Telemetry: the request's metrics and one log line (never a key, a prompt or a response).
 
-Every request gets exactly one `cachegate_requests` sample and one log line, failures included:
+Every request gets exactly one `cachegate_requests` sample, one log line and one request record
+(gateway/request_log.py), failures included:
 `record(ctx)` from this stage for an answer, `record(ctx, error)` from the proxy when the request ends in
 an error (before or after the stages ran, or mid-stream). Whichever comes first counts; later calls are
 no-ops. Labels stay bounded: tenant 'unknown' before authentication, model 'unknown' before routing,
@@ -13,7 +14,6 @@ import logging
 import time
 
 from gateway.context import RequestContext
-from gateway.dashboard.sessions import DECISION_HEADERS
 from gateway.errors import GatewayError
 from gateway.stages.base import Stage
 
@@ -34,29 +34,7 @@ class TelemetryStage(Stage):
         else:
             overhead = total - ctx.timings.upstream_s
         metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
-        if ctx.session_id:
-            self._record_session(ctx)
         record(ctx)
-
-    def _record_session(self, ctx: RequestContext) -> None:
-        """Feed the dashboard's session inspector with this request's outcome and stage decisions."""
-        assert ctx.session_id is not None
-        event = {
-            "t": time.time(),
-            "model": ctx.model_label,
-            "source": ctx.reply.source if ctx.reply else "-",
-            "cost_usd": ctx.cost.usd if ctx.cost else 0.0,
-            **{h.removeprefix("x-cachegate-").replace("-", "_"): ctx.response_headers.get(h) for h in DECISION_HEADERS},
-        }
-        usage = ctx.usage
-        ctx.services.sessions.record(
-            ctx.tenant_label,
-            ctx.session_id,
-            event,
-            ctx.cost.usd if ctx.cost else 0.0,
-            usage.input_total if usage else 0,
-            usage.cache_read if usage else 0,
-        )
 
 
 def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str | None = None) -> None:
@@ -65,6 +43,7 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
     if ctx.notes.get(RECORDED):
         return
     ctx.notes[RECORDED] = True
+    ctx.services.requests.add(ctx, error)
     provider = ctx.reply.provider if ctx.reply else "none"
     status = "ok" if error is None else str(error.status)
     labels = (api or ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status)

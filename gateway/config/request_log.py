@@ -1,0 +1,12 @@
+"""Request records (gateway/request_log.py): one compact record per request, in the shared store."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class RequestLogConfig(BaseModel):
+    enabled: bool = True
+    ttl_s: float = Field(default=86400.0, gt=0, description="How long a record is kept")
+    per_tenant: int = Field(default=10_000, gt=0, description="Newest records kept per tenant for queries")
+    queue: int = Field(default=10_000, gt=0, description="Records waiting to be written; beyond, dropped (counted)")

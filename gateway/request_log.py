@@ -1,0 +1,158 @@
+"""Request records: one compact record per request, failures included, in the shared state store.
+
+A record holds what happened to the request, never its content: ids (request, tenant, key, session),
+model and route, API, status and error, tokens by kind, cost and savings, each stage's decision (cache
+tier, prefix-break cause, guard action, compaction) and timings (per stage, upstream, first byte, total).
+Records are written off the request path by one background task (a bounded queue: when the store falls
+behind, records are dropped and counted, requests never wait), each twice: under its id (read back by
+GET /v1/requests/{id} with the tenant's key, or by the admin) and at the end of its tenant's capped
+list (the admin's queries and the session explorer, which therefore read the same on every replica).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gateway.config.request_log import RequestLogConfig
+from gateway.context import RequestContext
+from gateway.errors import GatewayError
+from gateway.logs import log_failure
+from gateway.metrics import GatewayMetrics
+from gateway.state import StateStore
+
+log = logging.getLogger("cachegate.requests")
+DECISIONS = {"cache": "x-cachegate-cache", "prefix_break": "x-cachegate-prefix-break",
+             "guard": "x-cachegate-guard", "compaction": "x-cachegate-compaction"}  # fmt: skip
+SESSION_CHARS = 200  # session ids are the caller's: a record keeps a bounded prefix
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
+    """The request's record (no prompt, no answer, no key)."""
+    usage, cost, timings = ctx.usage, ctx.cost, ctx.timings
+    return {
+        "id": ctx.request_id,
+        "at": time.time(),
+        "tenant": ctx.tenant_label,
+        "key": ctx.key.id if ctx.key is not None else None,
+        "session": ctx.session_id[:SESSION_CHARS] if ctx.session_id else None,
+        "model": ctx.model_name[:200],
+        "route": ctx.route.name if ctx.route is not None else None,
+        "provider": ctx.reply.provider if ctx.reply is not None else None,
+        "api": ctx.wire.name,
+        "stream": ctx.stream,
+        "status": error.status if error is not None else 200,
+        "error": error.kind.value if error is not None else None,
+        "error_code": error.code if error is not None else None,
+        "source": ctx.reply.source if ctx.reply is not None else None,
+        "tokens": {
+            "input": usage.uncached_input if usage else 0,
+            "cache_read": usage.cache_read if usage else 0,
+            "cache_write": usage.cache_write if usage else 0,
+            "output": usage.output if usage else 0,
+        },
+        "cost_usd": cost.usd if cost else 0.0,
+        "saved_usd": cost.saved_usd if cost else 0.0,
+        **{name: ctx.response_headers.get(header) for name, header in DECISIONS.items()},
+        "stages_ms": {name: _ms(seconds) for name, seconds in timings.stages.items()},
+        "upstream_ms": _ms(timings.upstream_s),
+        "ttft_ms": _ms(timings.first_byte - timings.start) if timings.first_byte is not None else None,
+        "total_ms": _ms(time.perf_counter() - timings.start),
+    }
+
+
+def _record_key(tenant: str, request_id: str) -> str:
+    return f"requests:{{{tenant}}}:id:{request_id}"
+
+
+def _list_key(tenant: str) -> str:
+    return f"requests:{{{tenant}}}:log"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Filters of GET /admin/requests; None: any."""
+
+    tenant: str | None = None
+    key: str | None = None
+    session: str | None = None
+    model: str | None = None
+    status: int | None = None
+    guard: str | None = None  # the guard's action: nudge, stop, block ...
+    since: float | None = None
+    until: float | None = None
+
+    def matches(self, record: dict[str, Any]) -> bool:
+        guard = (record.get("guard") or "").split(";")[0] or None
+        return (
+            self.key in (None, record.get("key"))
+            and self.session in (None, record.get("session"))
+            and self.model in (None, record.get("model"), record.get("route"))
+            and self.status in (None, record.get("status"))
+            and self.guard in (None, guard)
+            and (self.since is None or record["at"] >= self.since)
+            and (self.until is None or record["at"] <= self.until)
+        )
+
+
+class RequestLog:
+    def __init__(self, store: StateStore, config: RequestLogConfig, metrics: GatewayMetrics) -> None:
+        self.store, self.config, self.metrics = store, config, metrics
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=config.queue)
+
+    def add(self, ctx: RequestContext, error: GatewayError | None) -> None:
+        if not self.config.enabled:
+            return
+        try:
+            self.queue.put_nowait(build(ctx, error))
+        except asyncio.QueueFull:
+            self.metrics.request_records_dropped.inc()
+
+    async def run(self) -> None:
+        """Write records as they come, a batch at a time."""
+        while True:
+            batch = [await self.queue.get()]
+            while not self.queue.empty() and len(batch) < 256:
+                batch.append(self.queue.get_nowait())
+            try:
+                await asyncio.gather(*(self._write(record) for record in batch))
+            except Exception:  # the store failed: these records are lost (counted), the next ones go on
+                self.metrics.request_records_dropped.inc(len(batch))
+                log_failure(log, "request records: writing failed")
+
+    async def _write(self, record: dict[str, Any]) -> None:
+        raw, ttl = orjson.dumps(record), self.config.ttl_s
+        tenant = record["tenant"]
+        await asyncio.gather(
+            self.store.set(_record_key(tenant, record["id"]), raw, ttl),
+            self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl),
+        )
+
+    async def get(self, tenant: str, request_id: str) -> dict[str, Any] | None:
+        raw = await self.store.get(_record_key(tenant, request_id))
+        return orjson.loads(raw) if raw else None
+
+    async def recent(
+        self, tenants: Iterable[str], query: Query = Query(), limit: int = 100, scan: int = 2000
+    ) -> list[dict[str, Any]]:
+        """The newest records matching `query`, newest first, among each tenant's newest `scan` records."""
+        found: list[dict[str, Any]] = []
+        for tenant in tenants:
+            if query.tenant not in (None, tenant):
+                continue
+            for raw in reversed(await self.store.range(_list_key(tenant), -scan, -1)):
+                record = orjson.loads(raw)
+                if query.matches(record):
+                    found.append(record)
+        found.sort(key=lambda record: record["at"], reverse=True)
+        return found[:limit]
