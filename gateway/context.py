@@ -33,7 +33,8 @@ class Timings:
     start: float = field(default_factory=time.perf_counter)
     upstream_s: float = 0.0  # time spent waiting on the provider (streams: until its first event)
     first_byte: float | None = None
-    stages: dict[str, float] = field(default_factory=dict)  # seconds in each stage (request + response side)
+    # Each stage hook that ran: (stage, "request" | "response", start, end), perf_counter seconds.
+    stages: list[tuple[str, str, float, float]] = field(default_factory=list)
 
 
 # A stream observer sees each text delta; returning True asks the gateway to end the stream there.

@@ -26,14 +26,14 @@ class Pipeline:
         for stage in self.request_stages:
             if ctx.reply is not None:
                 return
-            await self._guarded(stage, stage.on_request, ctx)
+            await self._guarded(stage, stage.on_request, ctx, "request")
 
     async def run_response(self, ctx: RequestContext) -> None:
         for stage in self.response_stages:
-            await self._guarded(stage, stage.on_response, ctx)
+            await self._guarded(stage, stage.on_response, ctx, "response")
 
     async def _guarded(
-        self, stage: Stage, hook: Callable[[RequestContext], Awaitable[None]], ctx: RequestContext
+        self, stage: Stage, hook: Callable[[RequestContext], Awaitable[None]], ctx: RequestContext, side: str
     ) -> None:
         started = time.perf_counter()
         try:
@@ -47,5 +47,4 @@ class Pipeline:
             self.metrics.stage_failures.labels(stage.name).inc()
             log_failure(log, "stage %s failed; continuing without it", stage.name)
         finally:
-            spent = ctx.timings.stages
-            spent[stage.name] = spent.get(stage.name, 0.0) + time.perf_counter() - started
+            ctx.timings.stages.append((stage.name, side, started, time.perf_counter()))

@@ -64,11 +64,19 @@ def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
         "cost_usd": cost.usd if cost else 0.0,
         "saved_usd": cost.saved_usd if cost else 0.0,
         **{name: ctx.response_headers.get(header) for name, header in DECISIONS.items()},
-        "stages_ms": {name: _ms(seconds) for name, seconds in timings.stages.items()},
+        "stages_ms": stage_ms(timings.stages),
         "upstream_ms": _ms(timings.upstream_s),
         "ttft_ms": _ms(timings.first_byte - timings.start) if timings.first_byte is not None else None,
         "total_ms": _ms(time.perf_counter() - timings.start),
     }
+
+
+def stage_ms(stages: list[tuple[str, str, float, float]]) -> dict[str, float]:
+    """Milliseconds in each stage, its request and response sides together."""
+    spent: dict[str, float] = {}
+    for name, _, start, end in stages:
+        spent[name] = spent.get(name, 0.0) + end - start
+    return {name: _ms(seconds) for name, seconds in spent.items()}
 
 
 def _record_key(tenant: str, request_id: str) -> str:
@@ -110,11 +118,11 @@ class RequestLog:
         self.store, self.config, self.metrics = store, config, metrics
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=config.queue)
 
-    def add(self, ctx: RequestContext, error: GatewayError | None) -> None:
+    def add(self, record: dict[str, Any]) -> None:
         if not self.config.enabled:
             return
         try:
-            self.queue.put_nowait(build(ctx, error))
+            self.queue.put_nowait(record)
         except asyncio.QueueFull:
             self.metrics.request_records_dropped.inc()
 

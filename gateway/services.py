@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
 from gateway.request_log import RequestLog
 from gateway.state import StateStore, create_store, durable
+from gateway.tracing import Tracing
 from gateway.upstream.lean import LeanUpstream
 from gateway.upstream.litellm_path import LiteLLMUpstream
 from gateway.upstream.router import Router, UpstreamPath
@@ -35,6 +37,7 @@ class Services:
     live: LiveHistory
     managed_keys: ManagedKeys
     requests: RequestLog
+    tracing: Tracing
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
     _policies: dict[tuple[str, str, bytes], PolicyConfig] = field(default_factory=dict)
@@ -60,6 +63,7 @@ class Services:
                 await closer()
         await self.lean.aclose()
         await self.store.close()
+        await asyncio.to_thread(self.tracing.shutdown)  # sends the spans still batched
 
 
 def self_url(settings: Settings) -> str:
@@ -86,4 +90,5 @@ def create_services(settings: Settings) -> Services:
         router=router,
         live=LiveHistory(metrics.registry),
         requests=RequestLog(store, settings.request_log, metrics),
+        tracing=Tracing(settings.tracing),
     )

@@ -18,6 +18,7 @@ from gateway.config.models import ModelConfig
 from gateway.config.policy import PolicyConfig
 from gateway.config.request_log import RequestLogConfig
 from gateway.config.tenants import TenantConfig
+from gateway.config.tracing import TracingConfig
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "default.yaml"
 
@@ -54,6 +55,7 @@ class Settings(BaseSettings):
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     request_log: RequestLogConfig = Field(default_factory=RequestLogConfig)
+    tracing: TracingConfig = Field(default_factory=TracingConfig)
     log_level: str = "info"
 
     @classmethod

@@ -1,7 +1,7 @@
 """Telemetry: the request's metrics and one log line (never a key, a prompt or a response).
 
-Every request gets exactly one `cachegate_requests` sample, one log line and one request record
-(gateway/request_log.py), failures included:
+Every request gets exactly one `cachegate_requests` sample, one log line, one request record
+(gateway/request_log.py) and, when tracing is on, its spans (gateway/tracing.py), failures included:
 `record(ctx)` from this stage for an answer, `record(ctx, error)` from the proxy when the request ends in
 an error (before or after the stages ran, or mid-stream). Whichever comes first counts; later calls are
 no-ops. Labels stay bounded: tenant 'unknown' before authentication, model 'unknown' before routing,
@@ -15,6 +15,7 @@ import time
 
 from gateway.context import RequestContext
 from gateway.errors import GatewayError
+from gateway.request_log import build
 from gateway.stages.base import Stage
 
 log = logging.getLogger("cachegate.request")
@@ -43,7 +44,9 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
     if ctx.notes.get(RECORDED):
         return
     ctx.notes[RECORDED] = True
-    ctx.services.requests.add(ctx, error)
+    data = build(ctx, error)
+    ctx.services.requests.add(data)
+    ctx.services.tracing.export(ctx, data)
     provider = ctx.reply.provider if ctx.reply else "none"
     status = "ok" if error is None else str(error.status)
     labels = (api or ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status)
