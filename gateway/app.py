@@ -57,11 +57,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        sampler = asyncio.create_task(services.live.run())  # the dashboard's charts fill while nobody watches
         keys = asyncio.create_task(services.managed_keys.run())  # runtime keys, reloaded on every change
         records = asyncio.create_task(services.requests.run())  # request records, off the request path
         yield
-        for task in (sampler, keys, records):
+        for task in (keys, records):
             task.cancel()
         await services.close()
 

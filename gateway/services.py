@@ -10,7 +10,6 @@ import orjson
 
 from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
-from gateway.dashboard.live import LiveHistory
 from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
 from gateway.request_log import RequestLog
@@ -34,7 +33,6 @@ class Services:
     keys: KeyRing
     lean: LeanUpstream  # its aiohttp session lives in the serving event loop and is closed with it
     router: Router
-    live: LiveHistory
     managed_keys: ManagedKeys
     requests: RequestLog
     tracing: Tracing
@@ -88,7 +86,6 @@ def create_services(settings: Settings) -> Services:
         managed_keys=ManagedKeys(durable(store), keys, settings.tenants),
         lean=lean,
         router=router,
-        live=LiveHistory(metrics.registry),
         requests=RequestLog(store, settings.request_log, metrics),
         tracing=Tracing(settings.tracing),
     )

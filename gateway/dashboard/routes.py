@@ -3,6 +3,7 @@ behind the admin key; sessions from the request records every replica shares).""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +13,17 @@ from fastapi.responses import HTMLResponse
 from gateway.api.admin import AdminServices
 from gateway.api.admin_budgets import budget_rows
 from gateway.api.requests_log import record_tenants
+from gateway.dashboard.live import headline
+from gateway.dashboard.series import RANGES_S, series
 from gateway.dashboard.sessions import session_view, sessions
+from gateway.metrics_summary import summarize_registry
 from gateway.request_log import Query
 from gateway.services import Services
 
 PAGE = (Path(__file__).parent / "index.html").read_text(encoding="utf-8")
 
 router = APIRouter()
+DASHBOARD_SCAN = 5000  # newest records read per tenant for a refresh: beyond, Grafana is the tool
 
 
 @router.get("/dashboard", include_in_schema=False)
@@ -28,10 +33,15 @@ async def page() -> HTMLResponse:
 
 
 @router.get("/admin/dashboard/data")
-async def data(services: Services = AdminServices) -> dict[str, Any]:
-    records = await services.requests.recent(record_tenants(services), limit=2000)
+async def data(range_s: int = 900, services: Services = AdminServices) -> dict[str, Any]:
+    if range_s not in RANGES_S:
+        raise HTTPException(status_code=400, detail=f"range_s: one of {list(RANGES_S)}")
+    now, scan = time.time(), min(services.settings.request_log.per_tenant, DASHBOARD_SCAN)
+    records = await services.requests.recent(record_tenants(services), Query(since=now - range_s), scan, scan)
     return {
-        **services.live.snapshot(),
+        "now": headline(summarize_registry(services.metrics.registry)),
+        "series": series(records, now, range_s),
+        "requests": records[:25],
         "sessions": sessions(records),
         "budgets": await budget_rows(services),
         "state_backend": services.store.backend,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,10 @@ def test_page_renders_live_numbers(busy_gateway: RunningGateway) -> None:
     requests = dom.split('id="requests">', 1)[1].split("<", 1)[0]
     assert requests.replace(",", "").isdigit() and int(requests.replace(",", "")) >= 5, requests
     assert "inspect-me" in dom and "live · state: memory" in dom
-    panels = ("requests", "spend", "ratio", "guard", "sessions", "budgets")
+    panels = ("charts", "guard", "sessions", "budgets")
     assert not any(shown(dom, f"empty-{panel}") for panel in panels)
     assert "<td>acme</td><td>all keys</td><td>month</td>" in dom and '<div class="meter"><span' in dom
+    assert dom.count("<polyline") >= 5 and dom.count('<tr class="request">') >= 5  # charts, recent requests
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
@@ -153,19 +155,38 @@ def test_fresh_gateway_says_what_to_do() -> None:
     with running_gateway() as fresh:
         dom = chromium("--dump-dom", f"{fresh.url}/dashboard#key={ADMIN_KEY}").stdout
     assert shown(dom, "main") and 'id="requests">0<' in dom and shown(dom, "empty-budgets")
-    for panel in ("requests", "spend", "ratio", "guard", "sessions"):
+    for panel in ("charts", "guard", "sessions"):
         hint = dom.split(f'id="empty-{panel}"', 1)[1].split("</p>", 1)[0]
         assert shown(dom, f"empty-{panel}"), panel
         assert f"Point a client at <code>{fresh.url}</code> with a tenant key" in hint, hint
         assert f"run <code>cachegate demo --url {fresh.url}</code>" in hint, hint
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
-def test_screenshot(busy_gateway: RunningGateway, tmp_path: Path) -> None:
-    shot = tmp_path / "dashboard.png"
-    chromium(f"--screenshot={shot}", "--window-size=1280,1100", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}")
+def colours(shot: Path, size: tuple[int, int]) -> int:
     image = Image.open(shot).convert("RGB")
-    assert image.size == (1280, 1100)
+    assert image.size == size
+    return len(image.getcolors(maxcolors=1_000_000) or [])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+@pytest.mark.parametrize("size", [(1280, 1100), (760, 1400)], ids=["wide", "narrow"])
+def test_screenshots_empty_and_busy(busy_gateway: RunningGateway, tmp_path: Path, size: tuple[int, int]) -> None:
+    window = f"--window-size={size[0]},{size[1]}"
+    busy, empty = tmp_path / "busy.png", tmp_path / "empty.png"
+    chromium(f"--screenshot={busy}", window, f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}")
+    with running_gateway() as fresh:
+        chromium(f"--screenshot={empty}", window, f"{fresh.url}/dashboard#key={ADMIN_KEY}")
     # A rendered page has many colours (cards, text, charts); a blank or error page has a handful.
-    colours = image.getcolors(maxcolors=1_000_000) or []
-    assert len(colours) > 50
+    assert colours(busy, size) > 50 and colours(empty, size) > 50
+
+
+def test_series_over_a_chosen_range(busy_gateway: RunningGateway) -> None:
+    headers = {"authorization": f"Bearer {ADMIN_KEY}"}
+    data = httpx.get(f"{busy_gateway.url}/admin/dashboard/data", params={"range_s": 300}, headers=headers).json()
+    series = data["series"]
+    assert len(series) == 30 and series[-1]["t"] <= time.time() + 1
+    assert sum(p["ok"] + p["errors"] for p in series) == len(data["requests"]) or len(data["requests"]) == 25
+    assert sum(p["errors"] for p in series) >= 1 and any(p["p50_ms"] for p in series)  # the blocked request
+    assert sum(p["cost_usd"] for p in series) == pytest.approx(sum(r["cost_usd"] for r in data["requests"]))
+    refused = httpx.get(f"{busy_gateway.url}/admin/dashboard/data", params={"range_s": 7}, headers=headers)
+    assert refused.status_code == 400

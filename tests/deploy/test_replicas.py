@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -225,6 +226,31 @@ def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, ba
         assert reply.choices[0].message.content == f"via nginx {i}"
     served = [answered(url) - start for url, start in zip(topology.replicas, before, strict=True)]
     assert sum(served) == 6 and min(served) >= 1, served
+
+
+def test_the_dashboard_behind_the_balancer_shows_the_same_sessions_and_requests(
+    topology: Topology, balancer: str
+) -> None:
+    """Each dashboard refresh may reach another replica: sessions, recent requests and a request's record
+    come from the shared store, so every refresh shows the same."""
+    session = f"dash-{uuid.uuid4().hex[:8]}"
+    headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}", "x-session-id": session}
+    ids = []
+    for i in range(4):
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"[[sim:text turn {i}]]"}]}
+        ids.append(httpx.post(f"{balancer}/v1/chat/completions", json=body, headers=headers).headers["x-request-id"])
+    deadline = time.monotonic() + 3.0
+    while True:
+        views = [httpx.get(f"{balancer}/admin/dashboard/data", headers=ADMIN).json() for _ in range(4)]
+        mine = [[s for s in view["sessions"] if s["session"] == session] for view in views]
+        if all(m and m[0]["requests"] == 4 for m in mine) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert all(m and m[0] == mine[0][0] and m[0]["requests"] == 4 for m in mine), mine
+    assert all({r["id"] for r in view["requests"]} >= set(ids) for view in views)
+    for replica in topology.replicas:  # a request id opens its record on either replica
+        found = httpx.get(f"{replica}/v1/requests/{ids[0]}", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"})
+        assert found.status_code == 200 and found.json()["session"] == session
 
 
 def test_streams_and_their_trailer_pass_through_the_balancer(balancer: str) -> None:

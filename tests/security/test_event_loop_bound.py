@@ -124,12 +124,12 @@ def _fallbacks(gw: RunningGateway) -> float:
 
 def _gateway_loop(gateway: RunningGateway) -> asyncio.AbstractEventLoop:
     """The gateway's event loop: the harness serves it from a thread of this process. Other servers of the
-    suite may still run loops in their threads; this one runs this gateway's dashboard sampler task."""
+    suite may still run loops in their threads; this one runs this gateway's request-record writer task."""
 
     def runs_sampler(loop: asyncio.AbstractEventLoop) -> bool:
         for task in list(asyncio.all_tasks(loop)):
             frame = getattr(task.get_coro(), "cr_frame", None)
-            if frame is not None and frame.f_locals.get("self") is gateway.services.live:
+            if frame is not None and frame.f_locals.get("self") is gateway.services.requests:
                 return True
         return False
 
