@@ -38,6 +38,7 @@ EVENT_ONLY = {
     "cachegate_compaction_failures_total",
     "cachegate_prompt_cache_failures_total",
     "cachegate_response_cache_errors_total",
+    "cachegate_request_records_dropped_total",
 }
 # A selector: a metric name with its optional {label matchers}.
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?\s*(?:\[|\)|$|\s|[*/+-])")
@@ -92,6 +93,8 @@ class Exported:
 
 
 def matches(actual: str, op: str, expected: str) -> bool:
+    # A dashboard variable ($tenant, ${key}) at "All" matches anything (its allValue is ".*").
+    expected = re.sub(r"\$\{?\w+\}?", ".*", expected) if op in ("=~", "!~") else expected
     if op == "=":
         return actual == expected
     if op == "!=":
@@ -422,3 +425,14 @@ def test_every_dashboard_series_is_exported(exported: Exported) -> None:
         }
     )
     assert not missing, "panels query series the gateway does not export:\n  " + "\n  ".join(missing)
+
+
+def test_every_dashboard_variable_lists_an_exported_label(exported: Exported) -> None:
+    """A variable (`label_values(metric, label)`) over a label the metric lacks would offer nothing to pick."""
+    checked = 0
+    for path in sorted(DASHBOARDS.glob("*.json")):
+        for variable in json.loads(path.read_text())["templating"]["list"]:
+            metric, label = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)", variable["definition"]).groups()  # type: ignore[union-attr]
+            assert label in exported.label_names(metric), (path.name, variable["name"])
+            checked += 1
+    assert checked >= 2
