@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -120,3 +122,14 @@ def running_gateway(**settings: Any) -> Iterator[RunningGateway]:
     app = create_app(config)
     with serve_on_socket(app, sock) as url:
         yield RunningGateway(url=url, services=app.state.services)
+
+
+@contextmanager
+def replicas_on_one_redis(**overrides: Any) -> Iterator[tuple[RunningGateway, RunningGateway]]:
+    """Two gateways (replicas) sharing a private Redis server started for them."""
+    from tests.deploy.processes import redis_server  # not at import time: most tests need no Redis process
+
+    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+        settings = gateway_settings(**{**overrides, "redis_url": url})
+        with running_gateway(**settings) as a, running_gateway(**settings) as b:
+            yield a, b

@@ -16,17 +16,15 @@ import httpx
 import pytest
 
 from tests.deploy.processes import redis_server
-from tests.gateway_harness import ADMIN_KEY, RunningGateway, gateway_settings, running_gateway
+from tests.gateway_harness import ADMIN_KEY, RunningGateway, gateway_settings, replicas_on_one_redis, running_gateway
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 
 
 @pytest.fixture(scope="module")
 def replicas() -> Iterator[tuple[RunningGateway, RunningGateway]]:
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
-        settings = gateway_settings(redis_url=url)
-        with running_gateway(**settings) as a, running_gateway(**settings) as b:
-            yield a, b
+    with replicas_on_one_redis() as pair:
+        yield pair
 
 
 def ask(gw: RunningGateway, secret: str, model: str = "gpt-4o-mini") -> int:

@@ -4,28 +4,23 @@ tenant's key on any replica sharing the Redis, queried by the admin, and feeding
 
 from __future__ import annotations
 
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.deploy.processes import redis_server
-from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, replicas_on_one_redis
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 
 
 @pytest.fixture(scope="module")
 def replicas() -> Iterator[tuple[RunningGateway, RunningGateway]]:
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
-        settings = gateway_settings(redis_url=url)
-        with running_gateway(**settings) as a, running_gateway(**settings) as b:
-            yield a, b
+    with replicas_on_one_redis() as pair:
+        yield pair
 
 
 def record(gw: RunningGateway, request_id: str, tenant: str = "acme") -> httpx.Response:
