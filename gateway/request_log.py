@@ -1,6 +1,7 @@
 """Request records: one compact record per request, failures included, in the shared state store.
 
-A record holds what happened to the request, never its content: ids (request, tenant, key, session),
+A record holds what happened to the request, not its content (unless its tenant opts in with
+`record_content`: then the request and response bodies too, each cut at 32 KB): ids (request, tenant, key, session),
 model and route, API, status and error, tokens by kind, cost and savings, each stage's decision (cache
 tier, prefix-break cause, guard action, compaction) and timings (per stage, upstream, first byte, total).
 Records are written off the request path by one background task (a bounded queue: when the store falls
@@ -30,7 +31,7 @@ from gateway.state import StateStore
 log = logging.getLogger("cachegate.requests")
 DECISIONS = {"cache": "x-cachegate-cache", "prefix_break": "x-cachegate-prefix-break",
              "guard": "x-cachegate-guard", "compaction": "x-cachegate-compaction"}  # fmt: skip
-SESSION_CHARS = 200  # session ids are the caller's: a record keeps a bounded prefix
+CONTENT_BYTES = 32 * 1024  # of each body, for tenants that opt in to content in their records
 
 
 def _ms(seconds: float) -> float:
@@ -40,12 +41,12 @@ def _ms(seconds: float) -> float:
 def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
     """The request's record (no prompt, no answer, no key)."""
     usage, cost, timings = ctx.usage, ctx.cost, ctx.timings
-    return {
+    record: dict[str, Any] = {
         "id": ctx.request_id,
         "at": time.time(),
         "tenant": ctx.tenant_label,
         "key": ctx.key.id if ctx.key is not None else None,
-        "session": ctx.session_id[:SESSION_CHARS] if ctx.session_id else None,
+        "session": ctx.session_id,
         "model": ctx.model_name[:200],
         "route": ctx.route.name if ctx.route is not None else None,
         "provider": ctx.reply.provider if ctx.reply is not None else None,
@@ -69,6 +70,20 @@ def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
         "ttft_ms": _ms(timings.first_byte - timings.start) if timings.first_byte is not None else None,
         "total_ms": _ms(time.perf_counter() - timings.start),
     }
+    if ctx.tenant is not None and ctx.tenant.record_content:
+        record["content"] = {"request": _capped(ctx.body), "response": _capped(ctx.response_body)}
+    return record
+
+
+def _capped(body: dict[str, Any] | None) -> str | None:
+    """A body as JSON text, cut at CONTENT_BYTES (bytes that cannot be encoded are replaced)."""
+    if body is None:
+        return None
+    try:
+        raw = orjson.dumps(body)
+    except (TypeError, orjson.JSONEncodeError):
+        raw = str(body).encode("utf-8", "replace")
+    return raw[:CONTENT_BYTES].decode("utf-8", "ignore")
 
 
 def stage_ms(stages: list[tuple[str, str, float, float]]) -> dict[str, float]:

@@ -30,6 +30,11 @@ class TenantConfig(BaseModel):
         default_factory=dict, description="Like Settings.model_aliases, read before the global map"
     )
     limits: Limits = Field(default_factory=Limits, description="The tenant's budgets and rate limits (all its keys)")
+    record_content: bool = Field(
+        default=False,
+        description="Request records also keep the request and response bodies (each cut at 32 KB); "
+        "off: records hold no content",
+    )
     provider_keys: dict[str, str] = Field(
         default_factory=dict,
         description="Env var of this tenant's own upstream key, by model name or provider "

@@ -12,7 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, replicas_on_one_redis
+from tests.gateway_harness import (
+    ADMIN_KEY,
+    TENANT_KEYS,
+    RunningGateway,
+    gateway_settings,
+    replicas_on_one_redis,
+    running_gateway,
+)
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 
@@ -108,3 +115,19 @@ def test_admin_queries_and_sessions_are_the_same_on_every_replica(
         httpx.get(f"{a.url}/admin/requests", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"}).status_code
         == 401
     )
+
+
+def test_content_only_for_tenants_that_opt_in() -> None:
+    settings = gateway_settings()
+    settings["tenants"] = [{**t, "record_content": t["name"] == "globex"} for t in settings["tenants"]]
+    with running_gateway(**settings) as gw:
+        for tenant in ("acme", "globex"):
+            headers = {"authorization": f"Bearer {TENANT_KEYS[tenant]}"}
+            body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "[[sim:text kept]] for audit"}]}
+            answer = httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json=body)
+            data = record(gw, answer.headers["x-request-id"], tenant=tenant).json()
+            if tenant == "acme":
+                assert "content" not in data and "audit" not in str(data)
+            else:
+                assert "for audit" in data["content"]["request"] and "kept" in data["content"]["response"]
+                assert TENANT_KEYS[tenant] not in str(data)
