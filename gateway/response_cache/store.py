@@ -125,12 +125,19 @@ class RedisBackend(EntryBackend):
         return bytes(value) if value is not None else None
 
     async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        # Pipelined GETs, not MGET: in a Redis Cluster the entries live on many slots.
         found: list[bytes | None] = []
         for start in range(0, len(keys), MGET_CHUNK):
             chunk = [self._k(k) for k in keys[start : start + MGET_CHUNK]]
-            values: Any = await self.breaker.call(lambda chunk=chunk: self.client.mget(chunk))  # type: ignore[misc]
+            values: Any = await self.breaker.call(lambda chunk=chunk: self._get_all(chunk))  # type: ignore[misc]
             found.extend(bytes(v) if v is not None else None for v in values)
         return found
+
+    async def _get_all(self, keys: list[str]) -> list[Any]:
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.get(key)
+            return list(await pipe.execute())
 
     async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
         async def run() -> list[str]:
@@ -144,7 +151,10 @@ class RedisBackend(EntryBackend):
             popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
             evicted = [member.decode() for member, _ in popped]
             if evicted:
-                await self.client.delete(*[self._k(k) for k in evicted])
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for member in evicted:
+                        pipe.delete(self._k(member))  # one key per command: entries live on many slots
+                    await pipe.execute()
             return evicted
 
         return await self.breaker.call(run)
@@ -155,9 +165,10 @@ class RedisBackend(EntryBackend):
 
         async def run() -> int:
             async with self.client.pipeline(transaction=False) as pipe:
-                pipe.delete(*[self._k(k) for k in keys])
+                for key in keys:
+                    pipe.delete(self._k(key))  # one key per command: entries live on many slots
                 pipe.zrem(self.order_key, *keys)
-                return int((await pipe.execute())[0])
+                return sum(int(deleted) for deleted in (await pipe.execute())[:-1])
 
         return await self.breaker.call(run)
 

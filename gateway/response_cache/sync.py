@@ -50,8 +50,9 @@ class RedisIndexSync(IndexSync):
         self.backend, self.index, self.max_len, self.breaker = backend, index, max_len, breaker
         client: aioredis.Redis = backend.client
         self.client = client
-        self.stream_key = f"{backend.prefix}{META_ROOT}sync"
-        self.seq_key = f"{backend.prefix}{META_ROOT}seq"
+        # One hash tag: the append script takes both keys (one slot in a Redis Cluster).
+        self.stream_key = f"{backend.prefix}{META_ROOT}{{sync}}:log"
+        self.seq_key = f"{backend.prefix}{META_ROOT}{{sync}}:seq"
         self._append = client.register_script(APPEND)
         self._last_id: str | None = None  # None: nothing applied yet, reload first
         self._last_seq = 0

@@ -1,7 +1,9 @@
 """The state layer every stage uses: counters, per-session state and cached objects.
 
 Two backends share this interface: in-process memory (the embedded default) and Redis (shared by all
-replicas). Values are bytes; callers serialise. Keys are namespaced by the caller (tenant first).
+replicas; one server or a Redis Cluster). Values are bytes; callers serialise. Keys are namespaced by the
+caller (tenant first). The keys one call takes together (`admit`'s windows, `hold`'s meters) share a hash
+tag (`{tenant}`), so that in a Redis Cluster they live on one slot and the call stays one atomic script.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from gateway.state.base import Held, Meter, StateStore, StateUnavailable, Window
@@ -116,13 +117,29 @@ def glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def redis_client(url: str, timeout_s: float) -> aioredis.Redis:
+    """A client for `redis://` / `rediss://` (one server), or `redis+cluster://host:port` /
+    `rediss+cluster://` (a Redis Cluster, discovered from that node). Every operation that touches several
+    keys names them with one hash tag (`{tenant}`), so it runs on one slot in a cluster too."""
+    scheme, _, rest = url.partition("://")
+    if scheme in CLUSTER_SCHEMES:
+        cluster = RedisCluster.from_url(
+            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+        )
+        return cast(aioredis.Redis, cluster)  # the same command API, routed by key slot
+    return aioredis.Redis.from_url(
+        url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, health_check_interval=30
+    )
+
+
 class RedisStore(StateStore):
     backend = "redis"
 
     def __init__(self, url: str, *, timeout_s: float = 0.25, prefix: str = "cg:") -> None:
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, health_check_interval=30
-        )
+        self.client: aioredis.Redis = redis_client(url, timeout_s)
         self.prefix = prefix
 
     def key(self, key: str) -> str:

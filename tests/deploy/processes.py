@@ -126,6 +126,36 @@ def redis_server(log_dir: Path) -> Iterator[tuple[Spawned, str]]:
         yield server, url
 
 
+@contextmanager
+def redis_cluster(log_dir: Path, masters: int = 3) -> Iterator[str]:
+    """A private Redis Cluster of `masters` redis-server processes on loopback (no replicas, nothing on
+    disk); yields its URL in the gateway's form, `redis+cluster://127.0.0.1:<a node's port>`."""
+    binary, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    assert binary and cli, "the cluster tests need redis-server and redis-cli (.ci/run installs them)"
+    ports = [free_port() for _ in range(masters)]
+    with contextlib.ExitStack() as stack:
+        for port in ports:
+            node_dir = log_dir / f"node-{port}"
+            node_dir.mkdir(parents=True, exist_ok=True)
+            argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                    "--dir", str(node_dir), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "2000"]  # fmt: skip
+            server = stack.enter_context(spawned(f"redis-cluster-{port}", argv, log_dir))
+            server.wait_until(answers_redis(f"redis://127.0.0.1:{port}/0"))
+        nodes = [f"127.0.0.1:{port}" for port in ports]
+        subprocess.run(
+            [cli, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        probe = redis.Redis(port=ports[0])
+        while probe.cluster("INFO").get("cluster_state") != "ok":
+            assert time.monotonic() < deadline, "the cluster did not come up"
+            time.sleep(0.1)
+        probe.close()
+        yield f"redis+cluster://127.0.0.1:{ports[0]}"
+
+
 def cachegate(*args: str) -> list[str]:
     """argv for the `cachegate` command, run with this interpreter (the venv's)."""
     return [sys.executable, "-m", "gateway.cli", *args]

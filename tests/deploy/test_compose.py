@@ -67,9 +67,29 @@ def nginx_upstream_servers() -> list[str]:
     return re.findall(r"^\s*server\s+([\w.-]+:\d+)", block.group(1), re.MULTILINE)
 
 
+CLUSTER_NODES = ["redis-node-1", "redis-node-2", "redis-node-3"]
+
+
 def test_services(services: dict[str, Any]) -> None:
-    assert set(services) == {*REPLICAS, "nginx", "redis", "prometheus", "grafana"}
+    default = {name for name, service in services.items() if not service.get("profiles")}
+    assert default == {*REPLICAS, "nginx", "redis", "prometheus", "grafana"}
     assert services["redis"]["image"] == "redis:8"
+
+
+def test_the_cluster_profile_makes_a_three_master_cluster(services: dict[str, Any]) -> None:
+    """`--profile cluster` adds three cluster-enabled nodes and a one-shot job that joins them; the replicas
+    take it through REDIS_URL=redis+cluster://... (the gateway's cluster scheme)."""
+    for name in CLUSTER_NODES:
+        node = services[name]
+        assert node["profiles"] == ["cluster"] and node["image"] == "redis:8"
+        command = node["command"]
+        assert command[command.index("--cluster-enabled") + 1] == "yes"
+    init = services["redis-cluster-init"]
+    assert init["profiles"] == ["cluster"] and set(init["depends_on"]) == set(CLUSTER_NODES)
+    create = " ".join(init["command"])
+    assert "--cluster create" in create and all(f"{name}:6379" in create for name in CLUSTER_NODES)
+    for name in REPLICAS:
+        assert services[name]["environment"]["REDIS_URL"].startswith("${REDIS_URL:-redis://redis:6379")
 
 
 def test_replicas_are_one_image_with_one_config_and_one_redis(services: dict[str, Any], settings: Settings) -> None:
@@ -85,7 +105,8 @@ def test_replicas_are_one_image_with_one_config_and_one_redis(services: dict[str
             assert model.api_key_env in replica["environment"], f"{model.name}: key not passed to {replica}"
     redis_urls = {replica["environment"]["REDIS_URL"] for replica in replicas}
     assert len(redis_urls) == 1, "replicas must share one Redis"
-    assert urlparse(redis_urls.pop()).hostname == "redis"
+    default_url = re.fullmatch(r"\$\{REDIS_URL:-(.+)\}", redis_urls.pop())  # overridable: the cluster profile
+    assert default_url and urlparse(default_url.group(1)).hostname == "redis"
 
 
 def test_replica_healthchecks_probe_healthz(services: dict[str, Any], settings: Settings) -> None:

@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
 from gateway.state.base import Meter, Window
+from tests.deploy.processes import redis_cluster
 from tests.gateway_harness import REDIS_TEST_URL
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(scope="module")
+def cluster_url() -> Iterator[str]:
+    """A real 3-master Redis Cluster (redis-server processes on loopback)."""
+    with tempfile.TemporaryDirectory() as logs, redis_cluster(Path(logs)) as url:
+        yield url
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[StateStore]:
     if request.param == "memory":
         yield MemoryStore()
         return
-    redis_store = RedisStore(REDIS_TEST_URL, prefix=f"test-{uuid.uuid4().hex[:8]}:")
+    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else REDIS_TEST_URL
+    redis_store = RedisStore(url, prefix=f"test-{uuid.uuid4().hex[:8]}:")
     assert await redis_store.ping(), "tests need a Redis on 127.0.0.1:6379"
     yield redis_store
     keys = [k async for k in redis_store.scan("")]
@@ -88,23 +99,25 @@ async def test_counters_read_back_with_get(store: StateStore) -> None:
     assert await store.get("hits") == b"3"
 
 
+# Keys one call takes together share a hash tag (`{t}`), as the gateway's do (`{tenant}`): in a Redis
+# Cluster they then live on one slot.
 async def test_windows_admit_all_or_none_and_free_places(store: StateStore) -> None:
-    rate, pair = Window("rate", 3, 0.3), Window("pair", 2, 60.0)
+    rate, pair = Window("{t}rate", 3, 0.3), Window("{t}pair", 2, 60.0)
     assert [await store.admit([rate], f"r{i}") for i in range(3)] == [0.0, 0.0, 0.0]
     wait = await store.admit([rate], "r3")
     assert 0 < wait <= 0.3  # until the oldest place frees
     await asyncio.sleep(wait + 0.05)
     assert await store.admit([rate], "r4") == 0.0  # a sliding window: one place freed
     assert await store.admit([pair], "a") == 0.0 and await store.admit([pair], "b") == 0.0
-    other = Window("other", 5, 60.0)
+    other = Window("{t}other", 5, 60.0)
     assert await store.admit([other, pair], "c") > 0  # all or none: `other` took nothing
     assert [await store.admit([other], f"o{i}") for i in range(5)] == [0.0] * 5
-    await store.leave(["pair"], "a")  # a concurrency place given back at the request's end
+    await store.leave(["{t}pair"], "a")  # a concurrency place given back at the request's end
     assert await store.admit([pair], "c") == 0.0
 
 
 async def test_meters_hold_worst_cases_and_settle_actual_amounts(store: StateStore) -> None:
-    budget = Meter("usd:holds", 1.0, 60.0, spent="usd:spent", spent_ttl_s=60.0)
+    budget = Meter("{b}usd:holds", 1.0, 60.0, spent="{b}usd:spent", spent_ttl_s=60.0)
     assert (await store.hold([budget], "a", [0.5])).refused is None
     assert (await store.hold([budget], "b", [0.25])).refused is None
     assert (await store.hold([budget], "c", [0.25])).refused is None  # 0.75 held: under the limit, runs
@@ -120,7 +133,7 @@ async def test_meters_hold_worst_cases_and_settle_actual_amounts(store: StateSto
 
 
 async def test_a_sliding_meter_frees_amounts_after_its_window(store: StateStore) -> None:
-    tokens, other = Meter("tpm", 100, 0.3), Meter("other", 1000, 60.0)
+    tokens, other = Meter("{t}tpm", 100, 0.3), Meter("{t}other", 1000, 60.0)
     assert (await store.hold([tokens], "a", [80])).refused is None
     await store.settle([tokens], "a", [120])  # counted for 0.3 s from now
     held = await store.hold([other, tokens], "b", [5, 5])

@@ -1,0 +1,119 @@
+"""On a Redis Cluster (3 masters, redis-server processes on loopback, `redis+cluster://`): the response
+cache's entries and sync log, and two gateway replicas sharing guard state, caches, budgets, rate limits,
+managed keys and request records. (The state-store contract runs on the cluster in tests/state.)"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import numpy as np
+import openai
+import pytest
+
+from gateway.bounded import Caps
+from gateway.response_cache.local_index import LocalIndex
+from gateway.response_cache.store import Breaker, RedisBackend
+from gateway.response_cache.sync import RedisIndexSync
+from gateway.state import RedisStore
+from tests.deploy.histories import RUN_TESTS, openai_tool_turns
+from tests.deploy.processes import redis_cluster
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+
+ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
+CAPS = Caps(max_entries=100, max_bytes=1 << 20, max_entries_per_tenant=100, max_bytes_per_tenant=1 << 20)
+
+
+def hello(gw: RunningGateway, secret: str) -> httpx.Response:
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "[[sim:text hi]]"}]}
+    return httpx.post(f"{gw.url}/v1/chat/completions", headers={"authorization": f"Bearer {secret}"}, json=body)
+
+
+@pytest.fixture(scope="module")
+def cluster_url() -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as logs, redis_cluster(Path(logs)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def replicas(cluster_url: str) -> Iterator[tuple[RunningGateway, RunningGateway]]:
+    tenants = gateway_settings()["tenants"]
+    limits = {"requests_per_minute": 1000, "budgets": [{"window": "day", "usd": 1.0}]}
+    settings = gateway_settings(redis_url=cluster_url, tenants=[{**t, "limits": limits} for t in tenants])
+    with running_gateway(**settings) as a, running_gateway(**settings) as b:
+        yield a, b
+
+
+async def test_response_cache_entries_and_sync_log_span_the_slots(cluster_url: str) -> None:
+    store = RedisStore(cluster_url, prefix=f"t-{uuid.uuid4().hex[:8]}:")
+    backend = RedisBackend(store.client, store.prefix, 3, Breaker())
+    keys = [f"rc:acme:default:gpt:s:{i}" for i in range(5)]  # entries of many hash slots
+    for key in keys:
+        await backend.put(key, key.encode(), 60.0)
+    found = await backend.get_many(keys)
+    assert found == [None, None, *[k.encode() for k in keys[2:]]]  # the oldest two evicted (3 kept)
+    assert sorted(await backend.keys("rc:acme:")) == keys[2:]
+    vector = np.ones(4, dtype=np.float32) / 2
+    writer = RedisIndexSync(backend, LocalIndex(CAPS), 100, Breaker())
+    await writer.publish_add(keys[2], "scope", vector, time.time() + 60)
+    reader_index = LocalIndex(CAPS)
+    reader = RedisIndexSync(backend, reader_index, 100, Breaker())
+    await reader.catch_up()
+    await writer.publish_add(keys[3], "scope", vector, time.time() + 60)
+    await reader.catch_up()
+    assert len(reader_index) >= 1 and keys[3] in {m.key for m in reader_index.search("scope", vector, 5, 0.5)}
+    assert await backend.delete(keys[2:]) == 3 and await backend.keys("rc:") == []
+    await store.close()
+
+
+def test_two_replicas_share_everything_on_the_cluster(replicas: tuple[RunningGateway, RunningGateway]) -> None:
+    a, b = replicas
+    key = {"authorization": f"Bearer {TENANT_KEYS['acme']}"}
+    body = {"model": "gpt-4o-mini", "temperature": 0, "messages": [{"role": "user", "content": f"Q {uuid.uuid4()}"}]}
+    first = httpx.post(f"{a.url}/v1/chat/completions", headers=key, json=body)
+    again = httpx.post(f"{b.url}/v1/chat/completions", headers=key, json=body)
+    assert first.headers["x-cachegate-cache"] == "miss" and again.headers["x-cachegate-cache"] == "exact"
+    # A looping session, its requests alternating between the replicas, is blocked on both.
+    session = {"x-session-id": f"loop-{uuid.uuid4().hex[:8]}"}
+    clients = [gw.openai(default_headers=session) for gw in (a, b)]
+    blocked_at = None
+    for turns in range(1, 12):
+        try:
+            clients[turns % 2].chat.completions.create(
+                model="gpt-4o-mini", tools=RUN_TESTS, messages=openai_tool_turns(turns, "1 failed: test_login")
+            )
+        except openai.PermissionDeniedError:
+            blocked_at = turns
+            break
+    assert blocked_at is not None
+    with pytest.raises(openai.PermissionDeniedError):
+        clients[(blocked_at + 1) % 2].chat.completions.create(
+            model="gpt-4o-mini", tools=RUN_TESTS, messages=openai_tool_turns(blocked_at, "1 failed: test_login")
+        )
+    # A managed key issued on A works on B; the record of its request opens on A.
+    made = httpx.post(f"{a.url}/admin/keys", json={"tenant": "acme"}, headers=ADMIN).json()
+    deadline = time.monotonic() + 2
+    while (used := hello(b, made["secret"])).status_code == 401:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    deadline = time.monotonic() + 2
+    while httpx.get(f"{a.url}/v1/requests/{used.headers['x-request-id']}", headers=key).status_code != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    spent = [r for r in httpx.get(f"{b.url}/admin/budgets", headers=ADMIN).json()["budgets"] if r["tenant"] == "acme"]
+    assert spent and spent[0]["usd_spent"] > 0
+
+
+def test_a_rate_limit_holds_exactly_across_replicas_on_the_cluster(cluster_url: str) -> None:
+    tenants = gateway_settings()["tenants"]
+    settings = gateway_settings(
+        redis_url=cluster_url, tenants=[{**t, "limits": {"requests_per_minute": 7}} for t in tenants]
+    )
+    with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
+        codes = list(pool.map(lambda i: hello((a, b)[i % 2], TENANT_KEYS["globex"]).status_code, range(20)))
+    assert codes.count(200) == 7 and codes.count(429) == 13
