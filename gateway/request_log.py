@@ -153,17 +153,29 @@ class RequestLog:
                 self.metrics.request_records_dropped.inc(len(batch))
                 log_failure(log, "request records: writing failed")
 
+    @property
+    def _by_id(self) -> bool:
+        """Records are also kept under their id in Redis; in the in-process store they would compete with
+        session state for its bounded keys, so there a lookup searches the tenant's list instead."""
+        return self.store.backend != "memory"
+
     async def _write(self, record: dict[str, Any]) -> None:
         raw, ttl = orjson.dumps(record), self.config.ttl_s
         tenant = record["tenant"]
-        await asyncio.gather(
-            self.store.set(_record_key(tenant, record["id"]), raw, ttl),
-            self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl),
-        )
+        writes = [self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl)]
+        if self._by_id:
+            writes.append(self.store.set(_record_key(tenant, record["id"]), raw, ttl))
+        await asyncio.gather(*writes)
 
     async def get(self, tenant: str, request_id: str) -> dict[str, Any] | None:
-        raw = await self.store.get(_record_key(tenant, request_id))
-        return orjson.loads(raw) if raw else None
+        if self._by_id:
+            raw = await self.store.get(_record_key(tenant, request_id))
+            return orjson.loads(raw) if raw else None
+        needle = f'"id":"{request_id}"'.encode()
+        for raw in reversed(await self.store.range(_list_key(tenant))):
+            if needle in raw:
+                return dict(orjson.loads(raw))
+        return None
 
     async def recent(
         self, tenants: Iterable[str], query: Query = Query(), limit: int = 100, scan: int = 2000
