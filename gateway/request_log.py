@@ -148,7 +148,8 @@ class RequestLog:
             while not self.queue.empty() and len(batch) < 256:
                 batch.append(self.queue.get_nowait())
             try:
-                await asyncio.gather(*(self._write(record) for record in batch))
+                for record in batch:  # one after another: no task per record on the serving loop
+                    await self._write(record)
             except Exception:  # the store failed: these records are lost (counted), the next ones go on
                 self.metrics.request_records_dropped.inc(len(batch))
                 log_failure(log, "request records: writing failed")
@@ -162,10 +163,9 @@ class RequestLog:
     async def _write(self, record: dict[str, Any]) -> None:
         raw, ttl = orjson.dumps(record), self.config.ttl_s
         tenant = record["tenant"]
-        writes = [self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl)]
+        await self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl)
         if self._by_id:
-            writes.append(self.store.set(_record_key(tenant, record["id"]), raw, ttl))
-        await asyncio.gather(*writes)
+            await self.store.set(_record_key(tenant, record["id"]), raw, ttl)
 
     async def get(self, tenant: str, request_id: str) -> dict[str, Any] | None:
         if self._by_id:
