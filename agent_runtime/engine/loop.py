@@ -203,6 +203,8 @@ class Run:
             }
             self.state = ChannelState(channels, dict(checkpoint.channel_versions), checkpoint.versions_seen)
             self.checkpoint_id = self._persisted_id = checkpoint.id
+            if "checkpoint_id" in self.config.get("configurable", {}):
+                self._above_the_thread()
             self._saved_max = self.state.max_version
             self._pending_writes = list(saved.pending_writes)
             saved_step = int(saved.metadata.get("step", -1))
@@ -210,6 +212,18 @@ class Run:
         self.stop = self.step + self.recursion_limit + 1
         self.updated: set[str] | None = None
         return saved is not None
+
+    def _above_the_thread(self) -> None:
+        """A run from a named (earlier) checkpoint forks the thread (replay, update_state): its new channel
+        versions start above every version the thread has saved, or they would overwrite the stored
+        values of the later checkpoints (a value is stored once per channel version). Every write goes
+        above all earlier ones, so the thread's newest checkpoint holds its highest version."""
+        assert self.checkpointer is not None
+        configurable = {k: v for k, v in self.config["configurable"].items() if k != "checkpoint_id"}
+        newest = self.checkpointer.get_tuple({"configurable": configurable})
+        if newest is not None:
+            highest = max(newest.checkpoint.channel_versions.values(), default=0)
+            self.state.max_version = max(self.state.max_version, highest)
 
     def _first(self, has_checkpoint: bool) -> None:
         value = self.input

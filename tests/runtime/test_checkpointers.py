@@ -186,3 +186,21 @@ def test_durability_exit_keeps_interrupts_resumable(saver: ar.BaseCheckpointer) 
     app.invoke({"log": []}, cfg, durability="exit")
     assert app.get_state(cfg).next == ("ask",)
     assert app.invoke(ar.Command(resume="7"), cfg, durability="exit")["log"] == ["a", "answer:7", "sibling"]
+
+
+def test_forking_an_earlier_checkpoint_keeps_the_old_branch(saver: ar.BaseCheckpointer) -> None:
+    """Replaying from an earlier checkpoint, or updating its state, starts a new branch: the checkpoints
+    of the old branch keep their values (values are stored once per channel version, so the new branch's
+    versions must never reuse the old branch's)."""
+    app = _a_then_b(saver)
+    cfg = _cfg()
+    app.invoke({"log": ["x"]}, cfg)
+    old_tip = app.get_state(cfg)
+    assert old_tip.values["log"] == ["x", "a", "b"]
+    after_a = next(h for h in app.get_state_history(cfg) if h.values.get("log") == ["x", "a"])
+    replayed = app.invoke({"log": ["y"]}, after_a.config)  # a new input on the old checkpoint: a fork
+    assert replayed["log"] == ["x", "a", "y", "a", "b"]
+    forked = app.update_state(after_a.config, {"log": ["z"]}, as_node="b")
+    assert app.get_state(forked).values["log"] == ["x", "a", "z"]
+    assert app.get_state(old_tip.config).values["log"] == ["x", "a", "b"]  # untouched
+    assert app.get_state(after_a.config).values["log"] == ["x", "a"]
