@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, get_type_hints
+
+from typing_extensions import ReadOnly
 
 from agent_runtime.channels import MISSING, BaseChannel, BinaryOperatorAggregate, LastValue
 from agent_runtime.errors import InvalidUpdateError
@@ -26,10 +28,17 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return None
-    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+    # As LangGraph counts them: positional parameters with defaults too (add_messages(left=None, right=None)).
+    return sum(1 for p in params if p.kind in kinds)
+
+
+# TypedDict qualifiers around a key's type: its reducer is inside (NotRequired[Annotated[list, add]]).
+_QUALIFIERS = (NotRequired, Required, ReadOnly)
 
 
 def _channel_for(key: str, hint: Any) -> BaseChannel | Managed:
+    while get_origin(hint) in _QUALIFIERS:
+        hint = get_args(hint)[0]
     if get_origin(hint) is not Annotated:
         return LastValue(key)
     base, *meta = get_args(hint)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
@@ -12,9 +13,22 @@ from agent_runtime.types import Overwrite
 OVERWRITE_KEY = "__overwrite__"
 
 
+# Abstract collection types start as their concrete counterparts (LangGraph does the same), so the
+# reducer also folds the first write in: Annotated[Sequence[str], add] starts as [].
+_CONCRETE = {
+    collections.abc.Sequence: list,
+    collections.abc.MutableSequence: list,
+    collections.abc.Set: set,
+    collections.abc.MutableSet: set,
+    collections.abc.Mapping: dict,
+    collections.abc.MutableMapping: dict,
+}
+
+
 def _initial(typ: Any) -> Any:
     """`T()` when it can be built (list() -> [], int() -> 0), else MISSING (first write is stored)."""
     origin = getattr(typ, "__origin__", typ)
+    origin = _CONCRETE.get(origin, origin)
     try:
         return origin()
     except Exception:

@@ -1,0 +1,59 @@
+"""Reducers as LangGraph reads them: inside TypedDict qualifiers, on abstract collection types from the
+first write, and with parameters that have defaults (LangGraph's own add_messages)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
+
+import pytest
+
+import agent_runtime as ar
+
+
+def _one_node(schema: Any, update: dict[str, Any]) -> ar.CompiledGraph:
+    g = ar.StateGraph(schema)
+    g.add_node("n", lambda s: update)
+    g.add_edge(ar.START, "n")
+    return g.compile()
+
+
+def test_a_reducer_inside_not_required_is_kept() -> None:
+    class State(TypedDict):
+        log: NotRequired[Annotated[list[str], operator.add]]
+
+    assert _one_node(State, {"log": ["b"]}).invoke({"log": ["a"]})["log"] == ["a", "b"]
+
+
+def append(current: Sequence[str], word: str) -> list[str]:
+    return [*current, word]
+
+
+def test_an_abstract_sequence_starts_empty_and_folds_the_first_write() -> None:
+    class State(TypedDict):
+        words: Annotated[Sequence[str], append]
+
+    # Not ['h', 'e', 'l', 'l', 'o', 'there']: the first write goes through the reducer too.
+    assert _one_node(State, {"words": "there"}).invoke({"words": "hello"})["words"] == ["hello", "there"]
+
+
+def merge(left: list[str] | None = None, right: list[str] | None = None) -> list[str]:
+    return [*(left or []), *(right or [])]
+
+
+def one_argument(only: list[str]) -> list[str]:
+    return only
+
+
+def test_reducer_parameters_may_have_defaults() -> None:
+    class State(TypedDict):
+        log: Annotated[list[str], merge]
+
+    assert _one_node(State, {"log": ["b"]}).invoke({"log": ["a"]})["log"] == ["a", "b"]
+
+    class Wrong(TypedDict):
+        log: Annotated[list[str], one_argument]
+
+    with pytest.raises(ValueError, match="reducer"):
+        ar.StateGraph(Wrong)
