@@ -35,12 +35,11 @@ class StepAction:
 class TaskScratch:
     """What a running node can reach through `interrupt()`, `report_usage()`, `record_action()`."""
 
-    __slots__ = ("actions", "checkpointing", "cost", "counter", "grace", "guard", "resume", "task", "tokens")
+    __slots__ = ("actions", "cost", "counter", "grace", "guard", "resume", "task", "tokens")
 
-    def __init__(self, task: Task, checkpointing: bool, resume: ResumeSource, grace: bool, guard: Any) -> None:
+    def __init__(self, task: Task, resume: ResumeSource, grace: bool, guard: Any) -> None:
         self.task = task
         self.guard = guard  # the run's GuardSession, or None
-        self.checkpointing = checkpointing
         self.resume = resume
         self.grace = grace
         self.counter = 0  # interrupt() calls so far in this attempt
@@ -74,11 +73,10 @@ def interrupt_id(task_id: str, index: int) -> str:
 def interrupt(value: Any) -> Any:
     """Pause the run and surface `value`; after `invoke(Command(resume=v), cfg)` this returns `v`.
 
-    The node re-runs from its first line on resume, so code before `interrupt()` runs again.
+    The node re-runs from its first line on resume, so code before `interrupt()` runs again. Without a
+    checkpointer the run still pauses and returns `__interrupt__` (as LangGraph does), but cannot resume.
     """
     scratch = current()
-    if not scratch.checkpointing:
-        raise RuntimeError("interrupt() needs a checkpointer: compile(checkpointer=InMemoryCheckpointer())")
     index = scratch.counter
     scratch.counter += 1
     task = scratch.task

@@ -43,7 +43,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
     assert node is not None
     attempts = 0
     while True:
-        scratch = context.TaskScratch(task, run.checkpointing, run.resume_source, run.grace, run.guard)
+        scratch = context.TaskScratch(task, run.resume_source, run.grace, run.guard)
         try:
             arg = run.task_input(task)
             if node.fn is None:  # the hidden __start__ task maps the graph input

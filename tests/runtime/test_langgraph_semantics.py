@@ -1,5 +1,6 @@
-"""Reducers as LangGraph reads them: inside TypedDict qualifiers, on abstract collection types from the
-first write, and with parameters that have defaults (LangGraph's own add_messages)."""
+"""LangGraph semantics: reducers inside TypedDict qualifiers, on abstract collection types from the
+first write, with parameters that have defaults (LangGraph's own add_messages); interrupt() without a
+checkpointer."""
 
 from __future__ import annotations
 
@@ -57,3 +58,16 @@ def test_reducer_parameters_may_have_defaults() -> None:
 
     with pytest.raises(ValueError, match="reducer"):
         ar.StateGraph(Wrong)
+
+
+class Asked(TypedDict, total=False):
+    answer: str
+
+
+def test_interrupt_without_a_checkpointer_pauses_and_reports_it() -> None:
+    """As LangGraph: the run stops at the interrupt and returns `__interrupt__` (it cannot be resumed)."""
+    g = ar.StateGraph(Asked)
+    g.add_node("ask", lambda s: {"answer": ar.interrupt("which file?")})
+    g.add_edge(ar.START, "ask")
+    result = g.compile().invoke({"answer": "none yet"})
+    assert result["answer"] == "none yet" and [i.value for i in result["__interrupt__"]] == ["which file?"]
