@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterator
 
 from agent_runtime.engine.spec import GraphSpec
-from agent_runtime.errors import GraphCompileError, TopologyError
+from agent_runtime.errors import TopologyError
 from agent_runtime.types import END, START
 
 MAX_PATH_LENGTH = 12
@@ -179,15 +179,15 @@ def _skip_points(spec: GraphSpec, starts: tuple[str, ...]) -> Iterator[tuple[str
 
 
 def check_topology(spec: GraphSpec, *, strict: bool) -> list[str]:
-    """Raise on unreachable nodes; warn about hazards (raise in strict mode). Returns the hazards."""
+    """Warn about hazards, unreachable nodes included (LangGraph compiles such graphs); raise in strict
+    mode. Returns the hazards."""
     unreachable = unreachable_nodes(spec)
-    if unreachable:
-        raise GraphCompileError(
-            f"Invalid graph: node(s) {unreachable} cannot be reached from START. Add an edge to them; if they "
-            "are reached through Command(goto=...), declare add_node(..., destinations=(...)) or annotate the "
-            "return type as Command[Literal[...]]"
-        )
-    hazards = unequal_path_hazards(spec) + skippable_join_hazards(spec)
+    hazards = [
+        f"node(s) {unreachable} cannot be reached from START (add an edge to them; if they are reached through "
+        "Command(goto=...), declare add_node(..., destinations=(...)) or annotate the return type as "
+        "Command[Literal[...]])"
+    ] if unreachable else []  # fmt: skip
+    hazards += unequal_path_hazards(spec) + skippable_join_hazards(spec)
     if hazards and strict:
         raise TopologyError("Topology hazards (compile(strict=True)):\n- " + "\n- ".join(hazards))
     for hazard in hazards:

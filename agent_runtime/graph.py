@@ -140,8 +140,6 @@ class StateGraph:
             raise ValueError(f"Invalid node name {node!r}: empty, reserved ({START}, {END}) or containing ':'")
         if node in self.nodes:
             raise ValueError(f"Node '{node}' already present")
-        if node in self.schema.channels or node in self.schema.managed:
-            raise ValueError(f"Node name '{node}' is also a state key; rename one of them")
         retry = (
             ()
             if retry_policy is None
@@ -170,9 +168,10 @@ class StateGraph:
         for start in starts:
             if start == END:
                 raise ValueError("END cannot be a start node")
-        if end_key in (START, END):
-            raise ValueError(f"A join cannot end at {end_key}")
-        self.waiting_edges.add((starts, end_key))
+        if end_key == START:
+            raise ValueError("START cannot be an end node")
+        if end_key != END:  # a join into END adds nothing: each start node ends where it ends (as LangGraph)
+            self.waiting_edges.add((starts, end_key))
         return self
 
     def add_conditional_edges(
@@ -195,6 +194,8 @@ class StateGraph:
         return self
 
     def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph:
+        if not nodes:
+            raise ValueError("add_sequence needs at least one node")
         previous: str | None = None
         for item in nodes:
             if isinstance(item, tuple):
@@ -316,7 +317,7 @@ class StateGraph:
 
     def compile(
         self,
-        checkpointer: BaseCheckpointer | None = None,
+        checkpointer: BaseCheckpointer | bool | None = None,
         *,
         interrupt_before: Sequence[str] | Literal["*"] | None = None,
         interrupt_after: Sequence[str] | Literal["*"] | None = None,
@@ -325,6 +326,10 @@ class StateGraph:
         guard_rails: Any = None,
         **_ignored: Any,
     ) -> CompiledGraph:
+        if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
+            raise TypeError(f"compile(checkpointer=...): a checkpointer, True, False or None, not {checkpointer!r}")
+        if isinstance(checkpointer, bool):  # True: a subgraph's runs use the parent's (its default here)
+            checkpointer = None
         before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())
         after = tuple(self.nodes) if interrupt_after == "*" else tuple(interrupt_after or ())
         self._validate((*before, *after))

@@ -149,13 +149,16 @@ def test_unknown_node_in_edge() -> None:
         g.compile()
 
 
-def test_unreachable_node() -> None:
+def test_unreachable_node_is_a_hazard() -> None:
+    """LangGraph compiles a graph with a node nothing leads to: a warning here, an error when strict."""
     g = ar.StateGraph(Log)
     g.add_node("a", _node("a"))
     g.add_node("island", _node("island"))
     g.add_edge(ar.START, "a")
-    with pytest.raises(ar.GraphCompileError, match=r"\['island'\] cannot be reached"):
-        g.compile()
+    with pytest.warns(TopologyWarning, match=r"\['island'\] cannot be reached"):
+        assert g.compile().invoke({"log": []})["log"] == ["a"]
+    with pytest.raises(ar.TopologyError, match=r"\['island'\] cannot be reached"):
+        g.compile(strict=True)
 
 
 def test_command_destinations_make_nodes_reachable() -> None:

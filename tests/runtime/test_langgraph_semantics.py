@@ -71,3 +71,26 @@ def test_interrupt_without_a_checkpointer_pauses_and_reports_it() -> None:
     g.add_edge(ar.START, "ask")
     result = g.compile().invoke({"answer": "none yet"})
     assert result["answer"] == "none yet" and [i.value for i in result["__interrupt__"]] == ["which file?"]
+
+
+class Named(TypedDict, total=False):
+    a: str
+    b: str
+    step: str
+
+
+def test_graph_validation_agrees_with_langgraph() -> None:
+    g = ar.StateGraph(Named)
+    g.add_node("a", lambda s: {"a": "done"})
+    g.add_node("b", lambda s: {"b": "done"})
+    g.add_node("step", lambda s: {"step": "done"})  # a node named like a state key
+    g.add_edge(ar.START, "a")
+    g.add_edge(ar.START, "b")
+    g.add_edge(["a", "b"], ar.END)  # a join into END: accepted, adds nothing
+    g.add_edge("a", "step")
+    assert g.compile().invoke({}) == {"a": "done", "b": "done", "step": "done"}
+    with pytest.raises(ValueError, match="at least one node"):
+        ar.StateGraph(Named).add_sequence([])
+    with pytest.raises(TypeError, match="checkpointer"):
+        g.compile(checkpointer="memory")  # type: ignore[arg-type]
+    assert g.compile(checkpointer=False).invoke({})["a"] == "done"
