@@ -253,6 +253,9 @@ class CompiledGraph:
         self._require_checkpointer()
         run = self._new_run(None, config, frozenset(), None, None)
         run._load()
+        if values is None and as_node is None:  # as LangGraph: a copy of the checkpoint, a new branch point
+            run._save("update")
+            return run._cp_config()
         node_name = as_node or self._last_writer(run) or START
         if node_name not in self.spec.nodes:
             raise ValueError(f"update_state(as_node={node_name!r}): no such node")

@@ -94,3 +94,20 @@ def test_graph_validation_agrees_with_langgraph() -> None:
     with pytest.raises(TypeError, match="checkpointer"):
         g.compile(checkpointer="memory")  # type: ignore[arg-type]
     assert g.compile(checkpointer=False).invoke({})["a"] == "done"
+
+
+class Log(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
+
+
+def test_update_state_with_no_values_copies_the_checkpoint() -> None:
+    g = ar.StateGraph(Log)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_edge(ar.START, "a")
+    app = g.compile(checkpointer=ar.InMemoryCheckpointer())
+    cfg = {"configurable": {"thread_id": "copy"}}
+    app.invoke({"log": ["x"]}, cfg)
+    first = list(app.get_state_history(cfg))[-1]
+    copy = app.update_state(first.config, None)
+    assert copy["configurable"]["checkpoint_id"] != first.config["configurable"]["checkpoint_id"]
+    assert app.get_state(copy).values == first.values and app.get_state(copy).next == first.next
