@@ -214,25 +214,27 @@ class CompiledGraph:
         interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
         errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
         run._reapply_pending(tasks)
-        shown = tasks
+        pending = tasks
         if live:
             finished = [t for t in tasks if t.done]
             if finished:
                 apply_writes(self.spec, run.state, sort_tasks(finished))
-            shown = [t for t in tasks if not t.done]
+            pending = [t for t in tasks if not t.done]
         run._view = None
         return StateSnapshot(
             values=run.output(),
-            next=tuple(t.name for t in shown),
+            next=tuple(t.name for t in pending),
             config=saved.config,
             metadata=saved.metadata,
             created_at=iso(saved.checkpoint.ts),
             parent_config=saved.parent_config,
+            # Every task of the step, those that finished before a failure or an interrupt included (with
+            # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(
                 PregelTask(t.id, t.name, interrupts.get(t.id, ()), errors.get(t.id), t.writes if t.done else None)
-                for t in shown
+                for t in tasks
             ),
-            interrupts=tuple(i for t in shown for i in interrupts.get(t.id, ())),
+            interrupts=tuple(i for t in tasks for i in interrupts.get(t.id, ())),
         )
 
     def get_state(self, config: dict[str, Any]) -> StateSnapshot:

@@ -111,3 +111,19 @@ def test_update_state_with_no_values_copies_the_checkpoint() -> None:
     copy = app.update_state(first.config, None)
     assert copy["configurable"]["checkpoint_id"] != first.config["configurable"]["checkpoint_id"]
     assert app.get_state(copy).values == first.values and app.get_state(copy).next == first.next
+
+
+def test_state_shows_the_tasks_that_finished_in_an_interrupted_step() -> None:
+    g = ar.StateGraph(Log)
+    g.add_node("ask", lambda s: {"log": [ar.interrupt("go on?")]})
+    g.add_node("sibling", lambda s: {"log": ["sibling"]})
+    g.add_edge(ar.START, "ask")
+    g.add_edge(ar.START, "sibling")
+    app = g.compile(checkpointer=ar.InMemoryCheckpointer())
+    cfg = {"configurable": {"thread_id": "interrupted-step"}}
+    app.invoke({"log": []}, cfg)
+    state = app.get_state(cfg)
+    assert state.next == ("ask",) and {t.name for t in state.tasks} == {"ask", "sibling"}
+    sibling = next(t for t in state.tasks if t.name == "sibling")
+    assert sibling.result is not None and ("log", ["sibling"]) in list(sibling.result)
+    assert [i.value for i in state.interrupts] == ["go on?"]
