@@ -34,6 +34,16 @@ from agent_runtime.types import (
     Terminate,
 )
 
+
+def __getattr__(name: str) -> object:
+    """`MessagesState`, `add_messages`, `REMOVE_ALL_MESSAGES` load langchain-core only when asked for."""
+    if name in ("MessagesState", "add_messages", "REMOVE_ALL_MESSAGES"):
+        from agent_runtime import messages
+
+        return getattr(messages, name)
+    raise AttributeError(f"module 'agent_runtime' has no attribute {name!r}")
+
+
 __all__ = [
     "END",
     "START",

@@ -1,0 +1,81 @@
+"""Chat messages as state: `add_messages` and `MessagesState`, LangGraph's (langgraph.graph.message).
+
+`add_messages(left, right)` merges two lists of messages (LangChain message objects, or anything
+`langchain_core.messages.convert_to_messages` takes: dicts, (role, content) tuples, strings): messages
+without an id get one; a message whose id is already in `left` replaces it; `RemoveMessage(id=...)`
+deletes that message, `RemoveMessage(id=REMOVE_ALL_MESSAGES)` everything before it. Needs langchain-core
+(LangGraph's own dependency); importing this module without it raises ImportError.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
+
+REMOVE_ALL_MESSAGES = "__remove_all__"
+Messages = list[Any] | Any
+
+
+def _coerce(messages: Sequence[Any]) -> list[BaseMessage]:
+    if all(isinstance(m, BaseMessage) and not isinstance(m, BaseMessageChunk) for m in messages):
+        return list(messages)
+    return [message_chunk_to_message(m) for m in convert_to_messages(messages)]  # type: ignore[arg-type]
+
+
+def _merge(left: Messages, right: Messages, *, format: str | None = None) -> list[BaseMessage]:
+    if format is not None:
+        raise ValueError(f"add_messages(format={format!r}) is not supported here; use the default (None)")
+    merged = _coerce(left if isinstance(left, list) else [left])
+    incoming = _coerce(right if isinstance(right, list) else [right])
+    for message in merged:
+        if message.id is None:
+            message.id = str(uuid.uuid4())
+    remove_all: int | None = None
+    for index, message in enumerate(incoming):
+        if message.id is None:
+            message.id = str(uuid.uuid4())
+        if isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES:
+            remove_all = index
+    if remove_all is not None:
+        return incoming[remove_all + 1 :]
+    position = {message.id: index for index, message in enumerate(merged)}
+    removed: set[str] = set()
+    for message in incoming:
+        found = position.get(message.id)
+        if found is None:
+            if isinstance(message, RemoveMessage):
+                raise ValueError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
+            position[message.id] = len(merged)
+            merged.append(message)
+        elif isinstance(message, RemoveMessage):
+            removed.add(str(message.id))
+        else:
+            removed.discard(str(message.id))
+            merged[found] = message
+    return [m for m in merged if m.id not in removed] if removed else merged
+
+
+def add_messages(left: Messages = None, right: Messages = None, **options: Any) -> Any:
+    """Merge `right` into `left` (module docstring). With only keyword options, the reducer with them
+    bound (`Annotated[list, add_messages(format=...)]`), as in LangGraph."""
+    if left is not None and right is not None:
+        return _merge(left, right, **options)
+    if left is not None or right is not None:
+        raise ValueError("add_messages needs both 'left' and 'right' (or neither, to bind options)")
+    reducer: Callable[[Messages, Messages], list[BaseMessage]] = partial(_merge, **options)
+    return reducer
+
+
+class MessagesState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
