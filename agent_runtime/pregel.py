@@ -159,7 +159,7 @@ class CompiledGraph:
         input: Any,
         config: dict[str, Any] | None = None,
         *,
-        stream_mode: str | Sequence[str] = "values",
+        stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         **_ignored: Any,
@@ -175,7 +175,7 @@ class CompiledGraph:
         input: Any,
         config: dict[str, Any] | None = None,
         *,
-        stream_mode: str | Sequence[str] = "values",
+        stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         **_ignored: Any,
@@ -246,6 +246,15 @@ class CompiledGraph:
     def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
         for saved in self._require_checkpointer().list(config, limit=limit):
             yield self._snapshot(saved, live=False)
+
+    async def aget_state(self, config: dict[str, Any]) -> StateSnapshot:
+        return self.get_state(config)  # the checkpointers are synchronous and in-process or one round trip
+
+    async def aget_state_history(
+        self, config: dict[str, Any], *, limit: int | None = None
+    ) -> AsyncIterator[StateSnapshot]:
+        for snapshot in self.get_state_history(config, limit=limit):
+            yield snapshot
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
         """Write `values` as if node `as_node` had returned them (its edges fire too); a new checkpoint."""

@@ -127,3 +127,15 @@ def test_state_shows_the_tasks_that_finished_in_an_interrupted_step() -> None:
     sibling = next(t for t in state.tasks if t.name == "sibling")
     assert sibling.result is not None and ("log", ["sibling"]) in list(sibling.result)
     assert [i.value for i in state.interrupts] == ["go on?"]
+
+
+async def test_async_state_readers_and_the_default_stream_mode() -> None:
+    g = ar.StateGraph(Log)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_edge(ar.START, "a")
+    app = g.compile(checkpointer=ar.InMemoryCheckpointer())
+    cfg = {"configurable": {"thread_id": "async-readers"}}
+    assert list(app.stream({"log": ["x"]}, cfg)) == [{"a": {"log": ["a"]}}]  # "updates", as LangGraph
+    assert (await app.aget_state(cfg)).values["log"] == ["x", "a"]
+    history = [snapshot async for snapshot in app.aget_state_history(cfg)]
+    assert [h.metadata["step"] for h in history] == [1, 0, -1]
