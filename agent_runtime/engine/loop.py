@@ -544,7 +544,7 @@ class Run:
             report.interrupts = list(self.interrupts)
             self._emit("updates", {INTERRUPT: tuple(self.interrupts)})
             if self.interrupts:
-                self._emit("values", {**self.output(), INTERRUPT: list(self.interrupts)})
+                self._emit("values", {**self.output(), INTERRUPT: tuple(self.interrupts)})  # a tuple, as LangGraph
                 # like LangGraph: one last "values" with the finished siblings' writes applied (not saved)
                 if any(t.writes for t in self._tasks) and not apply_writes(
                     self.spec, self.state, sort_tasks(self._tasks)

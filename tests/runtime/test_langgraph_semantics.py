@@ -139,3 +139,13 @@ async def test_async_state_readers_and_the_default_stream_mode() -> None:
     assert (await app.aget_state(cfg)).values["log"] == ["x", "a"]
     history = [snapshot async for snapshot in app.aget_state_history(cfg)]
     assert [h.metadata["step"] for h in history] == [1, 0, -1]
+
+
+def test_interrupts_in_streams_are_tuples_and_in_invoke_a_list() -> None:
+    g = ar.StateGraph(Asked)
+    g.add_node("ask", lambda s: {"answer": ar.interrupt("q?")})
+    g.add_edge(ar.START, "ask")
+    app = g.compile(checkpointer=ar.InMemoryCheckpointer())
+    chunks = list(app.stream({"answer": "x"}, {"configurable": {"thread_id": "tuple"}}, stream_mode="values"))
+    assert isinstance(chunks[-1]["__interrupt__"], tuple)
+    assert isinstance(app.invoke({"answer": "x"}, {"configurable": {"thread_id": "list"}})["__interrupt__"], list)
