@@ -15,7 +15,7 @@ import agent_runtime as ar
 
 def shape(messages: list[Any]) -> list[tuple[str, Any, str | None]]:
     """What must agree: type, content and id (generated ids replaced by a marker)."""
-    return [(m.type, m.content, m.id if not str(m.id).count("-") == 4 else "<uuid>") for m in messages]
+    return [(m.type, m.content, m.id if str(m.id).count("-") != 4 else "<uuid>") for m in messages]
 
 
 CASES = [
