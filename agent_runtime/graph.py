@@ -113,13 +113,33 @@ class _NodeDef:
 class StateGraph:
     """Nodes read the shared state and return updates; edges decide which nodes run next."""
 
-    def __init__(self, state_schema: type[Any], context_schema: type[Any] | None = None) -> None:
+    def __init__(
+        self,
+        state_schema: type[Any],
+        context_schema: type[Any] | None = None,
+        *,
+        input_schema: type[Any] | None = None,
+        output_schema: type[Any] | None = None,
+    ) -> None:
         self.schema = StateSchema(state_schema)
+        # As LangGraph: the input and output schemas' keys are state keys too; the graph takes only the
+        # input schema's keys, and invoke returns only the output schema's (streams and get_state: all).
+        self.input_keys = self._also_state(input_schema)
+        self.output_keys = self._also_state(output_schema)
         self.nodes: dict[str, _NodeDef] = {}
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, list[Branch]] = {}
         self._compiled = False
+
+    def _also_state(self, schema: type[Any] | None) -> frozenset[str] | None:
+        if schema is None:
+            return None
+        extra = StateSchema(schema)
+        for key, channel in extra.channels.items():
+            self.schema.channels.setdefault(key, channel)
+        self.schema.keys = frozenset(self.schema.channels)
+        return frozenset(extra.channels)
 
     # -- building -------------------------------------------------------------------------------
     def add_node(
@@ -313,6 +333,8 @@ class StateGraph:
             joins=joins,
             edges=frozenset(self.edges),
             waiting_edges=frozenset(self.waiting_edges),
+            input_keys=self.input_keys,
+            output_keys=self.output_keys,
         )
 
     def compile(

@@ -139,6 +139,8 @@ class CompiledGraph:
         async for _ in run.events_iter():
             pass
         output = run.output()
+        if self.spec.output_keys is not None:  # StateGraph(output_schema=...): invoke returns its keys only
+            output = {k: v for k, v in output.items() if k in self.spec.output_keys}
         if run.interrupts:
             output[INTERRUPT] = list(run.interrupts)
         return output

@@ -272,6 +272,8 @@ class Run:
     def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
         schema = self.spec.schema
         data = schema.input_dict(value)
+        if self.spec.input_keys is not None:  # StateGraph(input_schema=...): only its keys are input
+            data = {k: v for k, v in data.items() if k in self.spec.input_keys}
         unknown = [k for k in data if k not in schema.keys]
         if unknown:
             warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=4)

@@ -126,6 +126,8 @@ class GraphSpec:
     edges: frozenset[tuple[str, str]] = frozenset()
     branch_channels: dict[str, str] = field(default_factory=dict)  # node -> its trigger channel
     waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()
+    input_keys: frozenset[str] | None = None  # StateGraph(input_schema=...): the keys the graph takes
+    output_keys: frozenset[str] | None = None  # StateGraph(output_schema=...): the keys invoke returns
 
     def __post_init__(self) -> None:
         self.branch_channels = {name: branch_channel(name) for name in self.nodes if name != START}

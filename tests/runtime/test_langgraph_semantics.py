@@ -149,3 +149,27 @@ def test_interrupts_in_streams_are_tuples_and_in_invoke_a_list() -> None:
     chunks = list(app.stream({"answer": "x"}, {"configurable": {"thread_id": "tuple"}}, stream_mode="values"))
     assert isinstance(chunks[-1]["__interrupt__"], tuple)
     assert isinstance(app.invoke({"answer": "x"}, {"configurable": {"thread_id": "list"}})["__interrupt__"], list)
+
+
+class Question(TypedDict):
+    question: str
+
+
+class Answer(TypedDict):
+    answer: str
+
+
+class Work(Question, Answer, total=False):
+    scratch: str
+
+
+def test_input_and_output_schemas_as_langgraph() -> None:
+    g = ar.StateGraph(Work, input_schema=Question, output_schema=Answer)
+    g.add_node("think", lambda s: {"scratch": "hm " + s["question"]})
+    g.add_node("say", lambda s: {"answer": s["scratch"].upper()})
+    g.add_edge(ar.START, "think")
+    g.add_edge("think", "say")
+    app = g.compile(checkpointer=ar.InMemoryCheckpointer())
+    cfg = {"configurable": {"thread_id": "schemas"}}
+    assert app.invoke({"question": "why", "scratch": "not an input key"}, cfg) == {"answer": "HM WHY"}
+    assert app.get_state(cfg).values == {"question": "why", "scratch": "hm why", "answer": "HM WHY"}
