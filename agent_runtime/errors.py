@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_runtime.types import Interrupt
@@ -35,3 +35,12 @@ class GraphInterrupt(Exception):
     def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
         super().__init__(interrupts)
         self.interrupts = tuple(interrupts)
+
+
+class ParentCommand(Exception):
+    """A node returned Command(graph=Command.PARENT): it leaves this graph's run and is the result of
+    the node of the parent graph that ran it (as a subgraph node or from inside its function)."""
+
+    def __init__(self, command: Any) -> None:
+        super().__init__(command)
+        self.command = command

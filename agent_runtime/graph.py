@@ -167,8 +167,8 @@ class StateGraph:
             if isinstance(retry_policy, RetryPolicy)
             else tuple(retry_policy)
         )
-        if isinstance(action, CompiledGraph):
-            self.nodes[node] = _NodeDef(None, action, defer, retry, ())
+        if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
+            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()))
             return self
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
         self.nodes[node] = _NodeDef(action, None, defer, retry, dests)

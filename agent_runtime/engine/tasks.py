@@ -9,12 +9,13 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
-from agent_runtime.errors import GraphInterrupt, InvalidUpdateError
+from agent_runtime.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, Send, Terminate
 
@@ -45,26 +46,29 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
     while True:
         scratch = context.TaskScratch(task, run.resume_source, run.grace, run.guard)
         try:
-            arg = run.task_input(task)
-            if node.fn is None:  # the hidden __start__ task maps the graph input
-                result = arg
-            elif node.subgraph is not None:
-                result = await run.run_subgraph(task, arg)
-            else:
-                args = (arg, run.node_config(task)) if node.takes_config else (arg,)
-                if node.is_async:
-                    token = context.enter(scratch)
-                    try:
-                        result = await node.fn(*args)
-                    finally:
-                        context.leave(token)
-                elif inline:
-                    result = _call_sync(scratch, node.placement, node.fn, args)
+            try:
+                arg = run.task_input(task)
+                if node.fn is None:  # the hidden __start__ task maps the graph input
+                    result = arg
+                elif node.subgraph is not None:
+                    result = await run.run_subgraph(task, arg)
                 else:
-                    loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(
-                        run.executor, _call_sync, scratch, node.placement, node.fn, args
-                    )
+                    args = (arg, run.node_config(task)) if node.takes_config else (arg,)
+                    if node.is_async:
+                        token = context.enter(scratch)
+                        try:
+                            result = await node.fn(*args)
+                        finally:
+                            context.leave(token)
+                    elif inline:
+                        result = _call_sync(scratch, node.placement, node.fn, args)
+                    else:
+                        loop = asyncio.get_running_loop()
+                        result = await loop.run_in_executor(
+                            run.executor, _call_sync, scratch, node.placement, node.fn, args
+                        )
+            except ParentCommand as exc:  # a graph this node ran addressed this node's graph
+                result = exc.command
             if node.async_branches:
                 writes = await node_writes_async(run, task, result)
             else:
@@ -74,6 +78,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             task.writes = [(RESUME, list(task.resume))] if task.resume else []
             run.commit(task)
             return scratch
+        except ParentCommand:
+            raise  # this node's own Command(graph=PARENT): it leaves this graph, no retry
         except Exception as exc:
             policy = next((p for p in node.retry if p.matches(exc)), None)
             attempts += 1
@@ -102,7 +108,7 @@ def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes,
         return [(k, v) for k, v in result.items() if k in keys], []
     if isinstance(result, Command):
         if result.graph == Command.PARENT:
-            raise InvalidUpdateError("Command(graph=Command.PARENT) is not supported by this runtime")
+            raise ParentCommand(replace(result, graph=None))
         writes, _ = _update_payload(schema, result.update, task)
         return writes, result.goto_targets()
     if isinstance(result, Terminate):

@@ -173,3 +173,30 @@ def test_input_and_output_schemas_as_langgraph() -> None:
     cfg = {"configurable": {"thread_id": "schemas"}}
     assert app.invoke({"question": "why", "scratch": "not an input key"}, cfg) == {"answer": "HM WHY"}
     assert app.get_state(cfg).values == {"question": "why", "scratch": "hm why", "answer": "HM WHY"}
+
+
+def _child() -> ar.CompiledGraph:
+    sub = ar.StateGraph(Log)
+    sub.add_node("inner", lambda s: ar.Command(graph=ar.Command.PARENT, goto="after", update={"log": ["inner"]}))
+    sub.add_edge(ar.START, "inner")
+    return sub.compile()
+
+
+@pytest.mark.parametrize("how", ["subgraph node", "inside a node"])
+def test_command_parent_routes_in_the_parent_graph(how: str) -> None:
+    """A subgraph's node returns Command(graph=PARENT): its update and goto apply in the parent, as the
+    result of the parent's node that ran the subgraph (LangGraph gives ['x', 'inner', 'after'])."""
+    child = _child()
+    g = ar.StateGraph(Log)
+    if how == "subgraph node":
+        g.add_node("sub", child, destinations=("after",))
+    else:
+        g.add_node("sub", lambda s: child.invoke(s), destinations=("after",))
+    g.add_node("after", lambda s: {"log": ["after"]})
+    g.add_edge(ar.START, "sub")
+    assert g.compile().invoke({"log": ["x"]})["log"] == ["x", "inner", "after"]
+
+
+def test_command_parent_at_the_top_is_an_error() -> None:
+    with pytest.raises(ar.errors.ParentCommand):
+        _child().invoke({"log": []})
