@@ -153,14 +153,20 @@ class Fleet:
 
 
 @contextmanager
-def fleet(workdir: Path, with_litellm: bool = True, baseline_tree: Path | None = None) -> Iterator[Fleet]:
+def fleet(
+    workdir: Path, with_litellm: bool = True, baseline_tree: Path | None = None, upstream_delay_s: float = 0.0
+) -> Iterator[Fleet]:
     python = sys.executable
     offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_UPSTREAM_KEY": UPSTREAM_KEY}
     with ExitStack() as stack:
         port = free_port()
         upstream = stack.enter_context(
             _process(
-                "upstream", [python, "-m", "bench.overhead.upstream", "--port", str(port)], "/health", port, workdir
+                "upstream",
+                [python, "-m", "bench.overhead.upstream", "--port", str(port), "--delay", str(upstream_delay_s)],
+                "/health",
+                port,
+                workdir,
             )
         )
 

@@ -1,6 +1,9 @@
 """A trivial OpenAI- and Anthropic-shaped upstream: a fixed completion, streamed or not, no work at all.
 
-    python -m bench.overhead.upstream --port 8901
+    python -m bench.overhead.upstream --port 8901 [--delay 1.5]
+
+`--delay`: every answer waits that long first (a provider stand-in with a fixed latency, for
+bench/production_load.py).
 
 Responses are pre-encoded per model, so the upstream's own cost is the ASGI server's and Starlette's.
 """
@@ -8,6 +11,7 @@ Responses are pre-encoded per model, so the upstream's own cost is the ASGI serv
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import AsyncIterator
 from functools import cache
 
@@ -132,8 +136,13 @@ def _answer(body: bytes, events: tuple[bytes, ...] | None) -> Response:
     return Response(body, media_type="application/json")
 
 
+DELAY_S = 0.0  # set by --delay
+
+
 async def chat_completions(request: Request) -> Response:
     payload = orjson.loads(await request.body())
+    if DELAY_S:
+        await asyncio.sleep(DELAY_S)
     model = str(payload.get("model", ""))
     if payload.get("stream"):
         include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
@@ -143,6 +152,8 @@ async def chat_completions(request: Request) -> Response:
 
 async def messages(request: Request) -> Response:
     payload = orjson.loads(await request.body())
+    if DELAY_S:
+        await asyncio.sleep(DELAY_S)
     model = str(payload.get("model", ""))
     return _answer(b"", anthropic_events(model)) if payload.get("stream") else _answer(anthropic_body(model), None)
 
@@ -164,7 +175,10 @@ def create_app() -> Starlette:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds every answer waits first")
     args = parser.parse_args()
+    global DELAY_S
+    DELAY_S = args.delay
     uvicorn.run(
         create_app(),
         host="127.0.0.1",

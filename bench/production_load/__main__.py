@@ -1,0 +1,147 @@
+"""Production-like load: a provider with a fixed latency, open-loop agent traffic, in one run against the
+provider direct, cachegate with its default stages, cachegate with the optional stages off, and
+(optionally) LiteLLM's proxy. Issue 15, item 1.
+
+    python -m bench.production_load [--rates 200 500] [--duration 20] [--delay 1.5] [--litellm] --out DIR
+
+Processes: the bench upstream (bench/overhead/upstream.py, answering after --delay seconds), the two
+gateways of bench/overhead/servers.py (one with the default stages, one core only), LiteLLM's proxy with
+--litellm, and one generator process per measurement (bench/production_load/generate.py). Workloads:
+OpenAI Chat non-streamed and Anthropic Messages streamed, sessions of 4 turns. Reported per rate, workload
+and target: share answered, p50 / p99 latency (and their excess over the provider-direct run of the
+same rate and workload), server CPU per request; and a latency-over-time plot. Output: DIR/production_load.
+{json,png}. The data is synthetic (no data file): prompts are generated from a run tag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.overhead.run import PATHS
+from bench.overhead.servers import LITELLM_KEY, MODELS, TENANT_KEY, UPSTREAM_KEY, Fleet, Server, fleet
+
+WORKLOADS = [("openai", False), ("anthropic", True)]
+TURNS = 4
+
+
+def targets(servers: Fleet, wire: str) -> list[tuple[str, Server, str, str]]:
+    found = [
+        ("provider direct", servers.upstream, MODELS[wire], UPSTREAM_KEY),
+        ("cachegate, default stages", servers.gateway_all, f"{wire}-lean", TENANT_KEY),
+        ("cachegate, optional stages off", servers.gateway_core, f"{wire}-lean", TENANT_KEY),
+    ]
+    if servers.litellm is not None:
+        found.append(("LiteLLM proxy", servers.litellm, MODELS[wire], LITELLM_KEY))
+    return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1] if len(values) > 1 else 0.0
+
+
+def measure(
+    name: str, server: Server, model: str, key: str, wire: str, stream: bool, rate: float, args: Any
+) -> dict[str, Any]:
+    headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
+    if wire == "anthropic":
+        headers |= {"anthropic-version": "2023-06-01", "x-api-key": key}
+    spec = {
+        "url": server.url + PATHS[wire], "wire": wire, "model": model, "stream": stream, "headers": headers,
+        "tag": uuid.uuid4().hex[:8], "rate": rate, "duration_s": args.duration, "turns": TURNS,
+        "timeout_s": 60.0,
+    }  # fmt: skip
+    cpu = server.cpu_s()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.production_load.generate", json.dumps(spec)],
+        capture_output=True,
+        check=True,
+        timeout=args.duration * 4 + 120,
+    )
+    result: dict[str, Any] = orjson.loads(done.stdout)
+    samples = result.pop("samples")
+    latencies = [latency for _, latency, status in samples if status == "ok"]
+    timeline = [(start, latency) for start, latency, status in samples if status == "ok"]
+    row = {
+        "rate": rate, "workload": f"{wire}{' stream' if stream else ''}", "target": name,
+        "requests": len(samples), "ok_share": round(len(latencies) / max(len(samples), 1), 4),
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
+        "server_cpu_ms_per_request": round((server.cpu_s() - cpu) / max(len(samples), 1) * 1000, 3),
+        "schedule_slip_s": result["schedule_slip_s"],
+        "errors": sorted({status for _, _, status in samples if status != "ok"}),
+        "timeline": timeline[:: max(1, len(timeline) // 600)],
+    }  # fmt: skip
+    print(f"  {rate:>5.0f}/s {row['workload']:<17} {name:<32} ok {row['ok_share']:.1%}  p50 {row['p50_ms']:>8.1f} ms"
+          f"  p99 {row['p99_ms']:>8.1f} ms  cpu {row['server_cpu_ms_per_request']:.2f} ms/req", flush=True)  # fmt: skip
+    return row
+
+
+def with_excess(rows: list[dict[str, Any]]) -> None:
+    """Each row's p50 / p99 above the provider-direct row of the same rate and workload."""
+    direct = {(r["rate"], r["workload"]): r for r in rows if r["target"] == "provider direct"}
+    for row in rows:
+        base = direct.get((row["rate"], row["workload"]))
+        if base is not None and row is not base:
+            row["p50_excess_ms"] = round(row["p50_ms"] - base["p50_ms"], 1)
+            row["p99_excess_ms"] = round(row["p99_ms"] - base["p99_ms"], 1)
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["rate"], r["workload"]) for r in rows})
+    figure, axes = plt.subplots(len(panels), 1, figsize=(10, 3.2 * len(panels)), squeeze=False)
+    for axis, (rate, workload) in zip(axes[:, 0], panels, strict=True):
+        for row in (r for r in rows if (r["rate"], r["workload"]) == (rate, workload)):
+            starts, latencies = zip(*row["timeline"], strict=True) if row["timeline"] else ((), ())
+            axis.plot(starts, [lat * 1000 for lat in latencies], ".", markersize=2, label=row["target"])
+        axis.set_title(f"{workload}, {rate:.0f} req/s offered (open loop)")
+        axis.set_xlabel("request start, s")
+        axis.set_ylabel("latency, ms")
+        axis.legend(fontsize=8, markerscale=4)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rates", type=float, nargs="+", default=[200.0, 500.0])
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per measurement")
+    parser.add_argument("--delay", type=float, default=1.5, help="the provider's fixed latency, seconds")
+    parser.add_argument("--litellm", action="store_true", help="also LiteLLM's proxy (slow to start)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for production_load.{json,png}")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as workdir:
+        print("starting the provider stand-in and the gateways ...", flush=True)
+        with fleet(Path(workdir), with_litellm=args.litellm, upstream_delay_s=args.delay) as servers:
+            for rate in args.rates:
+                for wire, stream in WORKLOADS:
+                    for name, server, model, key in targets(servers, wire):
+                        rows.append(measure(name, server, model, key, wire, stream, rate, args))
+    with_excess(rows)
+    plot(rows, args.out / "production_load.png")
+    command = "python -m bench.production_load " + " ".join(sys.argv[1:])
+    report = {"command": command, "seconds": round(time.perf_counter() - started), "rows": rows}
+    (args.out / "production_load.json").write_text(json.dumps(report, indent=1))
+    for row in rows:
+        print({k: v for k, v in row.items() if k != "timeline"})
+
+
+if __name__ == "__main__":
+    main()
