@@ -28,13 +28,19 @@ MARKERS = {
 
 
 @dataclass(frozen=True)
-class Spec:
+class Endpoint:
+    """Where and what a load generator sends (also bench/production_load/generate.py)."""
+
     url: str
     wire: str
     model: str
     stream: bool
     headers: dict[str, str]
     tag: str
+
+
+@dataclass(frozen=True)
+class Spec(Endpoint):
     warmup: int
     sequential: int
     count: int

@@ -20,17 +20,11 @@ import aiohttp
 import orjson
 import uvloop
 
-from bench.overhead.load import MARKERS
+from bench.overhead.load import MARKERS, Endpoint
 
 
 @dataclass(frozen=True)
-class Spec:
-    url: str
-    wire: str
-    model: str
-    stream: bool
-    headers: dict[str, str]
-    tag: str
+class Spec(Endpoint):
     rate: float
     duration_s: float
     turns: int
