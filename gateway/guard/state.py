@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,10 +120,6 @@ class Snapshot:
     turns: list[Turn]
 
 
-async def _nothing() -> None:
-    return None
-
-
 @dataclass(eq=False)
 class GuardSessions:
     store: StateStore
@@ -132,18 +129,23 @@ class GuardSessions:
         """Count this LLM call and read the session's state; usage only where a limit needs it (each read
         is a Redis round trip on the request path)."""
         s, ttl = self.store, self.ttl_s
-        reads = asyncio.gather(
-            s.range(prefix + "strikes"),
-            s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
-            s.get(prefix + "nudge"),
-            # Counters are read as an increment by 0: the store's get() only returns bytes values.
-            s.incr(prefix + "tokens", 0, ttl) if tokens else _nothing(),
-            s.incr_float(prefix + "cost", 0.0, ttl) if cost else _nothing(),
-            s.get(prefix + "started") if clock else _nothing(),
-        )
-        (strikes, calls, nudge, used_tokens, used_cost, started), turns = await asyncio.gather(
-            reads, s.range(prefix + "turns")
-        )
+        reads: dict[str, Awaitable[Any]] = {
+            "strikes": s.range(prefix + "strikes"),
+            "calls": s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
+            "nudge": s.get(prefix + "nudge"),
+            "turns": s.range(prefix + "turns"),
+        }
+        # Counters are read as an increment by 0: the store's get() only returns bytes values.
+        if tokens:
+            reads["tokens"] = s.incr(prefix + "tokens", 0, ttl)
+        if cost:
+            reads["cost"] = s.incr_float(prefix + "cost", 0.0, ttl)
+        if clock:
+            reads["started"] = s.get(prefix + "started")
+        got = dict(zip(reads, await asyncio.gather(*reads.values()), strict=True))  # only the reads needed
+        calls, started = int(got["calls"]), got.get("started")
+        strikes, nudge, used_tokens, used_cost = got["strikes"], got["nudge"], got.get("tokens"), got.get("cost")
+        turns = got["turns"]
         now = time.time()
         if calls == 1:  # the session's first request: its TTL starts here
             await asyncio.gather(s.incr(prefix + "calls", 0, ttl), s.set(prefix + "started", repr(now).encode(), ttl))
