@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -13,6 +14,7 @@ from gateway.request_log import Query as RecordQuery
 from gateway.services import Services
 
 router = APIRouter()
+REQUEST_ID = re.compile(r"[0-9a-f]{32}")  # the gateway's own ids (uuid4 hex): anything else is unknown
 
 
 def record_tenants(services: Services) -> list[str]:
@@ -27,7 +29,7 @@ async def own_request(request_id: str, request: Request) -> dict[str, Any]:
     identity = services.keys.identify(key) if key else None
     if identity is None:
         raise HTTPException(status_code=401, detail="a tenant key is needed: the record of one of its requests")
-    record = await services.requests.get(identity.tenant.name, request_id) if len(request_id) <= 64 else None
+    record = await services.requests.get(identity.tenant.name, request_id) if REQUEST_ID.fullmatch(request_id) else None
     if record is None:  # unknown, expired, or another tenant's: the same answer
         raise HTTPException(status_code=404, detail=f"no record of request {request_id[:64]!r} for this key's tenant")
     return record
@@ -53,7 +55,7 @@ async def query_requests(
 
 @router.get("/admin/requests/{request_id}")
 async def any_request(request_id: str, services: Services = AdminServices) -> dict[str, Any]:
-    for tenant in record_tenants(services):
+    for tenant in record_tenants(services) if REQUEST_ID.fullmatch(request_id) else []:
         record = await services.requests.get(tenant, request_id)
         if record is not None:
             return record

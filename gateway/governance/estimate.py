@@ -25,7 +25,18 @@ class Estimate:
     usd: float
 
 
+NOTE = "worst_case"  # ctx.notes: the estimate, made once per request (token rate and budgets both hold it)
+
+
 def worst_case(ctx: RequestContext) -> Estimate:
+    known = ctx.notes.get(NOTE)
+    if isinstance(known, Estimate):
+        return known
+    known = ctx.notes[NOTE] = _estimate(ctx)
+    return known
+
+
+def _estimate(ctx: RequestContext) -> Estimate:
     try:
         size = len(orjson.dumps(ctx.body))
     except (TypeError, orjson.JSONEncodeError):  # e.g. an integer beyond 64 bits: its text length

@@ -44,9 +44,11 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
     if ctx.notes.get(RECORDED):
         return
     ctx.notes[RECORDED] = True
-    data = build(ctx, error)
-    ctx.services.requests.add(data)
-    ctx.services.tracing.export(ctx, data)
+    services = ctx.services
+    if services.requests.config.enabled or services.tracing.tracer is not None:  # else nobody reads it
+        data = build(ctx, error)
+        services.requests.add(data)
+        services.tracing.export(ctx, data)
     provider = ctx.reply.provider if ctx.reply else "none"
     status = "ok" if error is None else str(error.status)
     labels = (api or ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status)

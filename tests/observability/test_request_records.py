@@ -64,6 +64,9 @@ def test_a_request_id_opens_its_record_on_any_replica(replicas: tuple[RunningGat
     assert {"auth", "parse", "routing", "upstream", "usage"} <= set(data["stages_ms"]) and data["total_ms"] > 0
     assert secret not in found.text and TENANT_KEYS["acme"] not in found.text and "fine" not in found.text
     assert record(a, answer.headers["x-request-id"], tenant="globex").status_code == 404  # another tenant's
+    for hostile in ('x","tenant":"acme', "*", "a" * 5000, answer.headers["x-request-id"].upper()):
+        found = httpx.get(f"{a.url}/v1/requests/{hostile}", headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"})
+        assert found.status_code == 404  # only the gateway's own ids are looked up
 
 
 def test_failures_and_streams_have_records(replicas: tuple[RunningGateway, RunningGateway]) -> None:
