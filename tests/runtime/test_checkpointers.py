@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,6 +120,7 @@ def test_failed_node_reruns_alone_on_resume(saver: ar.BaseCheckpointer) -> None:
     def fragile(state: State) -> dict[str, Any]:
         calls["fragile"] += 1
         if broken["on"]:
+            time.sleep(0.1)  # the sibling (its own thread) finishes first: the race is not what is tested
             raise RuntimeError("crash")
         return {"log": ["fragile"]}
 
