@@ -19,6 +19,7 @@ def serve(args: argparse.Namespace) -> None:
 
     from gateway.app import create_app
     from gateway.config import load_settings
+    from gateway.workers import WorkersRefused, run_workers, worker_count
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
@@ -27,11 +28,19 @@ def serve(args: argparse.Namespace) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     logging.getLogger("cachegate").addHandler(handler)
     refuse_or_warn_exposure(settings, insecure=args.insecure)
+    try:
+        workers = worker_count(args.workers, settings)
+    except WorkersRefused as refused:
+        sys.exit(f"cachegate: {refused}")
     print(
         f"cachegate listening on http://{settings.host}:{settings.port} "
-        f"({'config ' + args.config if args.config else 'embedded default'})",
+        f"({'config ' + args.config if args.config else 'embedded default'}; "
+        f"{workers} worker{'s' if workers > 1 else ''})",
         file=sys.stderr,
     )
+    if workers > 1:
+        run_workers(settings, args.config, workers)
+        return
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", access_log=False)
 
 
@@ -124,6 +133,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve on a non-loopback address despite the embedded simulator, well-known keys or an open "
         "/metrics (logs a warning on every start)",
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        help="gateway processes on the port (default: one per core when redis_url is set, else 1; "
+        "more than 1 needs redis_url)",
     )
     run.set_defaults(handler=serve)
 

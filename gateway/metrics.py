@@ -1,14 +1,20 @@
 """Prometheus metrics of the core request path. Stages register their own on the same registry.
 
 Labels are bounded: tenant and model come from config (anything else is 'unknown'), api and provider
-from fixed sets.
+from fixed sets. Under `cachegate serve --workers N` every worker writes its samples to a shared directory
+(gateway/workers.py); each gauge says how the workers' values combine (`multiprocess_mode`, ignored with
+one process).
 """
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.multiprocess import MultiProcessCollector
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
 
 
@@ -71,6 +77,7 @@ class GatewayMetrics:
             "USD saved since start, by source, net of write premiums",
             ["tenant", "model", "source"],
             registry=r,
+            multiprocess_mode="sum",
         )
         self.write_premium = Counter(
             "cachegate_cache_write_premium_usd",
@@ -87,7 +94,9 @@ class GatewayMetrics:
             ["operation"],
             registry=r,
         )
-        self.in_flight = Gauge("cachegate_in_flight_requests", "Requests in flight", registry=r)
+        self.in_flight = Gauge(
+            "cachegate_in_flight_requests", "Requests in flight", registry=r, multiprocess_mode="livesum"
+        )
         self.budget_refusals = Counter(
             "cachegate_budget_refusals",
             "Requests refused by a spent budget, by tenant and scope (tenant, key, session)",
@@ -97,16 +106,25 @@ class GatewayMetrics:
         # Spend against budget as this replica last saw it (the shared counters: GET /admin/budgets);
         # key="all" is the tenant's budget over all its keys. Session budgets are not labelled (unbounded).
         self.budget_spent_usd = Gauge(
-            "cachegate_budget_spent_usd", "USD spent in the budget's window", ["tenant", "key", "window"], registry=r
+            "cachegate_budget_spent_usd",
+            "USD spent in the budget's window",
+            ["tenant", "key", "window"],
+            registry=r,
+            multiprocess_mode="mostrecent",
         )
         self.budget_limit_usd = Gauge(
-            "cachegate_budget_limit_usd", "The budget's USD limit", ["tenant", "key", "window"], registry=r
+            "cachegate_budget_limit_usd",
+            "The budget's USD limit",
+            ["tenant", "key", "window"],
+            registry=r,
+            multiprocess_mode="mostrecent",
         )
         self.budget_used_ratio = Gauge(
             "cachegate_budget_used_ratio",
             "Fraction of the budget spent (the larger of its USD and token shares)",
             ["tenant", "key", "window"],
             registry=r,
+            multiprocess_mode="mostrecent",
         )
         self.budget_soft = Counter(
             "cachegate_budget_soft_limit",
@@ -132,3 +150,13 @@ class GatewayMetrics:
             ["cache", "reason"],
             registry=r,
         )
+
+    def exposition(self) -> CollectorRegistry:
+        """What /metrics and the dashboard read: this registry, or every worker's samples when the gateway
+        runs several (their directory is in PROMETHEUS_MULTIPROC_DIR)."""
+        directory = os.environ.get(MULTIPROCESS_DIR_ENV)
+        if not directory:
+            return self.registry
+        joined = CollectorRegistry()
+        MultiProcessCollector(joined, path=directory)
+        return joined

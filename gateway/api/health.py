@@ -54,7 +54,7 @@ async def metrics(request: Request) -> Response:
             status_code=401,
             headers={"www-authenticate": "Bearer"},
         )
-    return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(services.metrics.exposition()), media_type=CONTENT_TYPE_LATEST)
 
 
 async def models(request: Request) -> Response:

@@ -39,7 +39,7 @@ async def data(range_s: int = 900, services: Services = AdminServices) -> dict[s
     now, scan = time.time(), min(services.settings.request_log.per_tenant, DASHBOARD_SCAN)
     records = await services.requests.recent(record_tenants(services), Query(since=now - range_s), scan, scan)
     return {
-        "now": headline(summarize_registry(services.metrics.registry)),
+        "now": headline(summarize_registry(services.metrics.exposition())),
         "series": series(records, now, range_s),
         "requests": records[:25],
         "sessions": sessions(records),

@@ -29,9 +29,18 @@ class GuardMetrics:
             registry=r,
         )
         self.sessions_active = Gauge(
-            "cachegate_guard_sessions_active", "Sessions seen by this replica within the active window", registry=r
+            "cachegate_guard_sessions_active",
+            "Sessions seen by this replica within the active window",
+            registry=r,
+            multiprocess_mode="livesum",
         )
+        # Read at scrape time in one process; under workers a scrape reads the files each worker's
+        # `session_seen` writes (a function is not called across processes).
         self.sessions_active.set_function(active_sessions)
+        self._active_sessions = active_sessions
         self.check_seconds = Histogram(
             "cachegate_guard_check_seconds", "Guard time on the request path", buckets=CHECK_BUCKETS, registry=r
         )
+
+    def session_seen(self) -> None:
+        self.sessions_active.set(self._active_sessions())

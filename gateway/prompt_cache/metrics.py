@@ -66,15 +66,17 @@ class PromptCacheMetrics:
         )
         self.hit_ratio = Gauge(
             "cachegate_prompt_cache_hit_ratio",
-            "read / (uncached + read + write) since start (this replica)",
+            "read / (uncached + read + write) since start (this replica; with workers, the last one to answer)",
             ["tenant"],
             registry=r,
+            multiprocess_mode="mostrecent",
         )
         self.savings = Gauge(
             "cachegate_prompt_cache_savings_usd",
             "USD saved by prompt caching net of write premiums (this replica)",
             ["tenant"],
             registry=r,
+            multiprocess_mode="sum",
         )
         self.write_premium = Counter(
             "cachegate_prompt_cache_write_premium_usd",

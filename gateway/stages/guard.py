@@ -178,6 +178,7 @@ class GuardStage(Stage):
         if key is None:
             return GuardNote(sessionless_policy(policy), config, None, messages), None
         self.activity.touch(key)
+        self.metrics.session_seen()
         prefix = session_prefix(ctx.tenant_label, ctx.session_id or "")
         limits = policy.limits
         try:

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,11 +34,12 @@ def free_port() -> int:
 
 def own_environment() -> dict[str, str]:
     """This environment without gateway settings, so a process is configured by its arguments alone."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("CACHEGATE_") and k != "REDIS_URL"}
+    settings = ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")
+    return {k: v for k, v in os.environ.items() if not k.startswith("CACHEGATE_") and k not in settings}
 
 
 class Spawned:
-    def __init__(self, name: str, argv: list[str], log_dir: Path) -> None:
+    def __init__(self, name: str, argv: list[str], log_dir: Path, env: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.log = log_dir / f"{name}.log"
         with self.log.open("wb") as out:
@@ -49,7 +50,7 @@ class Spawned:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                env={**own_environment(), "PYTHONUNBUFFERED": "1"},
+                env={**own_environment(), "PYTHONUNBUFFERED": "1", **(env or {})},
             )
 
     def tail(self, chars: int = 2000) -> str:
@@ -72,8 +73,8 @@ class Spawned:
 
 
 @contextmanager
-def spawned(name: str, argv: list[str], log_dir: Path) -> Iterator[Spawned]:
-    process = Spawned(name, argv, log_dir)
+def spawned(name: str, argv: list[str], log_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[Spawned]:
+    process = Spawned(name, argv, log_dir, env)
     try:
         yield process
     finally:

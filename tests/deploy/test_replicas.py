@@ -21,11 +21,10 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.config import hash_key
 from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
-from tests.deploy.topology import REPLICAS
+from tests.deploy.topology import REPLICAS, replica_config
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
@@ -53,19 +52,6 @@ class Topology:
 def sim_requests(topology: Topology) -> int:
     totals: dict[str, int] = httpx.get(f"{topology.sim_url}/sim/stats", headers=ADMIN).json()["totals"]
     return totals.get("requests", 0)
-
-
-def replica_config(sim_url: str, redis_url: str) -> dict[str, Any]:
-    """deploy/cachegate.yaml with the providers' base URLs pointed at the simulator, the Redis URL at the
-    test's redis-server, and the test keys."""
-    config: dict[str, Any] = yaml.safe_load((REPO / "deploy" / "cachegate.yaml").read_text())
-    for model in config["models"]:
-        model["api_base"] = f"{sim_url}/v1" if model["provider"] == "openai" else sim_url
-    config["redis_url"] = redis_url
-    config["host"] = "127.0.0.1"
-    config["tenants"] = [{"name": name, "keys": [hash_key(key)]} for name, key in TENANT_KEYS.items()]
-    config["admin_keys"] = [hash_key(ADMIN_KEY)]
-    return config
 
 
 @pytest.fixture(scope="module")
