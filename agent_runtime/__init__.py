@@ -16,6 +16,7 @@ from agent_runtime.errors import (
     InvalidUpdateError,
     TopologyError,
 )
+from agent_runtime.func import entrypoint, task
 from agent_runtime.graph import StateGraph
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.report import RunReport
@@ -72,9 +73,11 @@ __all__ = [
     "StopReason",
     "Terminate",
     "TopologyError",
+    "entrypoint",
     "in_grace_step",
     "interrupt",
     "pending_nudge",
     "record_action",
     "report_usage",
+    "task",
 ]

@@ -44,3 +44,8 @@ class ParentCommand(Exception):
     def __init__(self, command: Any) -> None:
         super().__init__(command)
         self.command = command
+
+
+class GuardStopped(Exception):
+    """Raised at a task call (functional API) once the guard rails decided to stop the run; the run
+    ends with the guard's stop reason, as a StateGraph run stopped at a barrier does."""

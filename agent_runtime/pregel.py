@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.loop import Run
+from agent_runtime.engine.loop import Run, with_interrupts
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.report import RunReport
@@ -77,6 +77,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class CompiledGraph:
+    run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
+
     def __init__(
         self,
         spec: GraphSpec,
@@ -114,7 +116,7 @@ class CompiledGraph:
         unknown = modes - STREAM_MODES
         if unknown:
             raise ValueError(f"Unsupported stream_mode {sorted(unknown)}; use one of {sorted(STREAM_MODES)}")
-        return Run(
+        return self.run_class(
             self,
             input,
             config,
@@ -141,9 +143,7 @@ class CompiledGraph:
         output = run.output()
         if self.spec.output_keys is not None:  # StateGraph(output_schema=...): invoke returns its keys only
             output = {k: v for k, v in output.items() if k in self.spec.output_keys}
-        if run.interrupts:
-            output[INTERRUPT] = list(run.interrupts)
-        return output
+        return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
     def invoke(
         self,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.engine.algo import Task
 from agent_runtime.errors import GraphInterrupt
 from agent_runtime.types import Interrupt
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.loop import Run
 
 
 @dataclass(slots=True)
@@ -35,14 +38,32 @@ class StepAction:
 class TaskScratch:
     """What a running node can reach through `interrupt()`, `report_usage()`, `record_action()`."""
 
-    __slots__ = ("actions", "cost", "counter", "grace", "guard", "resume", "task", "tokens")
+    __slots__ = (
+        "actions",
+        "calls",
+        "cost",
+        "counter",
+        "grace",
+        "guard",
+        "is_async",
+        "pending",
+        "resume",
+        "run",
+        "task",
+        "tokens",
+    )
 
-    def __init__(self, task: Task, resume: ResumeSource, grace: bool, guard: Any) -> None:
+    def __init__(self, task: Task, run: Run, is_async: bool) -> None:
         self.task = task
-        self.guard = guard  # the run's GuardSession, or None
-        self.resume = resume
-        self.grace = grace
+        self.run = run
+        self.guard = run.guard  # the run's GuardSession, or None
+        self.resume = run.resume_source
+        self.grace = run.grace
+        # functional API: task calls from an async function are asyncio tasks, from a sync one pool jobs
+        self.is_async = is_async
         self.counter = 0  # interrupt() calls so far in this attempt
+        self.calls = 0  # task calls so far in this attempt (their index makes their ids)
+        self.pending: list[Any] = []  # futures of the task calls started in this attempt
         self.tokens = 0
         self.cost = 0.0
         self.actions: list[StepAction] = []

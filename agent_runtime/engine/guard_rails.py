@@ -172,10 +172,8 @@ class GuardSession:
 
     def after_step(self, tasks: Sequence[Task], scratches: Sequence[TaskScratch], before: dict[str, Any]) -> None:
         """At the barrier: account usage, feed the detectors, decide."""
-        report = self.run.report
         if all(t.hidden for t in tasks):
             return  # the hidden input step is not a step of the agent
-        self.steps_run += 1
         by_task = {id(s.task): s for s in scratches}
         if any(s.actions for s in scratches):
             self.records_actions = True
@@ -184,26 +182,47 @@ class GuardSession:
         for task in tasks:
             if task.hidden:
                 continue
-            scratch = by_task.get(id(task))
-            if scratch is not None:
-                report.tokens += scratch.tokens
-                report.cost += scratch.cost
-            if scratch is not None and scratch.actions:
-                for action in scratch.actions:
-                    steps.append(
-                        make_tool_step(
-                            action.tool,
-                            _as_args(action.args),
-                            _as_text(action.result),
-                            is_error=action.error,
-                            text=action.text,
-                        )
-                    )
-                self.tool_calls += len(scratch.actions)
-            elif self.rails.loop_detection and not self.records_actions:
+            own = self._observe(by_task.get(id(task)))
+            if own is None and self.rails.loop_detection and not self.records_actions:
                 if state_digest is None:
                     state_digest = digest(canonical_json(before))
-                steps.append(_default_step(task, state_digest))
+                own = [_default_step(task, state_digest)]
+            steps.extend(own or ())
+        self._conclude(steps)
+
+    def before_call(self) -> bool:
+        """Functional API: a task call is a step of the agent (an entrypoint runs in one superstep).
+        True = the run must stop instead of making the call."""
+        return self.run.status == "guard" or self.before_step(())
+
+    def after_call(self, call: Task, scratch: TaskScratch, result: Any) -> None:
+        """A finished task call: its recorded actions, or (call, arguments -> result) as one step."""
+        if scratch.actions:
+            self.records_actions = True
+        steps = self._observe(scratch)
+        if steps is None and self.rails.loop_detection and not self.records_actions:
+            steps = [make_tool_step(call.name, {"args": canonical_json(call.input)}, _as_text(result), is_error=False)]
+        self._conclude(steps or [])
+
+    def _observe(self, scratch: TaskScratch | None) -> list[Step] | None:
+        """Account a task's usage; its recorded actions as steps, None if it recorded none."""
+        if scratch is None:
+            return None
+        report = self.run.report
+        report.tokens += scratch.tokens
+        report.cost += scratch.cost
+        if not scratch.actions:
+            return None
+        self.tool_calls += len(scratch.actions)
+        return [
+            make_tool_step(a.tool, _as_args(a.args), _as_text(a.result), is_error=a.error, text=a.text)
+            for a in scratch.actions
+        ]
+
+    def _conclude(self, steps: list[Step]) -> None:
+        """One step of the agent done: end a grace step, run the detectors and the step limit."""
+        self.steps_run += 1
+        report = self.run.report
         if self.run.grace:
             reason, detector, detail = self._stop_after_grace or (StopReason.MAX_STEPS, "grace", "grace step done")
             self._stop_after_grace = None

@@ -4,6 +4,7 @@ buffered and applied at the barrier in a deterministic order, then a checkpoint 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Sequence
@@ -34,6 +35,25 @@ if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
 
 Event = tuple[str, Any]
+
+
+def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
+    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
+    writes when it had finished (not when it was interrupted or failed: then it runs again)."""
+    channels = {c for c, _ in saved}
+    for chan, value in saved:
+        if chan == RESUME:
+            task.resume = list(value)
+    if INTERRUPT in channels or ERROR in channels:
+        return
+    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
+    task.done = True
+
+
+def with_interrupts(output: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
+    """An interrupted run's output, as LangGraph shapes it: the interrupts added to a dict output,
+    or alone when the output is not a dict (an entrypoint's return value)."""
+    return {**output, INTERRUPT: interrupts} if isinstance(output, dict) else {INTERRUPT: interrupts}
 
 
 class Run:
@@ -81,6 +101,12 @@ class Run:
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
+        # functional API: saved writes of the step's task calls (by call id), the calls started in the
+        # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
+        # which sync calls do on pool threads
+        self.saved_writes: dict[str, list[tuple[str, Any]]] = {}
+        self.calls: list[Task] = []
+        self.lock = threading.Lock()
 
     # -- reading state ----------------------------------------------------------------------------
     def step_view(self) -> dict[str, Any]:
@@ -172,6 +198,10 @@ class Run:
             raise GraphInterrupt(tuple(run.interrupts))
         return run.output()
 
+    def task_update(self, task: Task, keys: frozenset[str]) -> Any:
+        """What stream_mode="updates" shows for a finished task: its state updates."""
+        return {k: v for k, v in task.writes if k in keys} or None
+
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
@@ -261,7 +291,7 @@ class Run:
         ids = {i.id for i in pending}
         if isinstance(resume, dict) and resume and set(resume) <= ids:
             self.resume_source.by_id = dict(resume)
-        elif len(pending) > 1:
+        elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
             raise RuntimeError(
                 "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
                 "Command(resume={interrupt_id: value, ...})"
@@ -269,14 +299,19 @@ class Run:
         else:
             self.resume_source.value = resume
 
-    def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
+    def input_writes(self, value: Any) -> list[tuple[str, Any]]:
+        """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""
         schema = self.spec.schema
         data = schema.input_dict(value)
         if self.spec.input_keys is not None:  # StateGraph(input_schema=...): only its keys are input
             data = {k: v for k, v in data.items() if k in self.spec.input_keys}
         unknown = [k for k in data if k not in schema.keys]
         if unknown:
-            warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=4)
+            warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=5)
+        return [(START, {k: data[k] for k in data if k in schema.keys})]
+
+    def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
+        writes = self.input_writes(value)
         discarded: list[Task] = []
         if has_checkpoint:
             # a new input abandons what the thread had pending: mark those triggers as seen
@@ -286,7 +321,7 @@ class Run:
         self.updated = apply_writes(
             self.spec,
             self.state,
-            [*discarded, Task.pseudo("__input__", [(START, {k: data[k] for k in data if k in schema.keys})])],
+            [*discarded, Task.pseudo("__input__", writes)],
         )
         self._pending_writes = []
         self._save("input")
@@ -328,7 +363,7 @@ class Run:
         )
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
             self._put(self.checkpoint_id, "loop", self._last_step, parent)
-        for task in tasks:
+        for task in (*tasks, *self.calls):
             if task.done or task.interrupts or task.error is not None:
                 self.commit(task, force=True)
 
@@ -378,16 +413,9 @@ class Run:
             by_task.setdefault(task_id, []).append((chan, value))
         for task in tasks:
             saved = by_task.get(task.id)
-            if not saved:
-                continue
-            channels = {c for c, _ in saved}
-            for chan, value in saved:
-                if chan == RESUME:
-                    task.resume = list(value)
-            if INTERRUPT in channels or ERROR in channels:
-                continue
-            task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
-            task.done = True
+            if saved:
+                restore_task(task, saved)
+        self.saved_writes = by_task  # task calls look up theirs as the step runs
         self._pending_writes = []
 
     # -- running ----------------------------------------------------------------------------------------
@@ -456,10 +484,13 @@ class Run:
                     for event in self._drain():
                         yield event
                 self._tasks = tasks
+                self.calls = []
                 scratches = await self._run_tasks(tasks)
                 if self.events:
                     for event in self._drain():
                         yield event
+                if self.status == "guard":
+                    break  # stopped at a task call (functional API): the step is not applied
                 interrupted = [t for t in tasks if t.interrupts]
                 if interrupted:
                     self.interrupts = [i for t in interrupted for i in t.interrupts]
@@ -497,8 +528,7 @@ class Run:
             keys = self.spec.schema.keys
             for task in ordered:
                 if not task.hidden:
-                    updates = {k: v for k, v in task.writes if k in keys}
-                    self._emit("updates", {task.name: updates or None})
+                    self._emit("updates", {task.name: self.task_update(task, keys)})
         before = self.step_view()
         try:
             self.updated = apply_writes(self.spec, self.state, ordered)
@@ -546,7 +576,7 @@ class Run:
             report.interrupts = list(self.interrupts)
             self._emit("updates", {INTERRUPT: tuple(self.interrupts)})
             if self.interrupts:
-                self._emit("values", {**self.output(), INTERRUPT: tuple(self.interrupts)})  # a tuple, as LangGraph
+                self._emit("values", with_interrupts(self.output(), tuple(self.interrupts)))  # a tuple, as LangGraph
                 # like LangGraph: one last "values" with the finished siblings' writes applied (not saved)
                 if any(t.writes for t in self._tasks) and not apply_writes(
                     self.spec, self.state, sort_tasks(self._tasks)

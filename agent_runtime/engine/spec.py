@@ -20,7 +20,8 @@ INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 ERROR = "__error__"
 NO_WRITES = "__no_writes__"
-RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, "__return__", ERROR})
+RETURN = "__return__"  # a task call's result, saved as its pending write
+RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR})
 
 
 def branch_channel(node: str) -> str:
@@ -101,6 +102,9 @@ class NodeSpec:
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown
+    # maps the node's return value to its writes instead of the state schema (the functional API's
+    # entrypoint returns any value, which goes to its return and `previous` channels)
+    writer: Callable[[Any], list[tuple[str, Any]]] | None = None
     async_branches: bool = False  # derived: any conditional edge has an async path function
     placement: SyncPlacement = field(default_factory=SyncPlacement)
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
-from agent_runtime.errors import GraphInterrupt, InvalidUpdateError, ParentCommand
+from agent_runtime.errors import GraphInterrupt, GuardStopped, InvalidUpdateError, ParentCommand
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, Send, Terminate
+from agent_runtime.types import END, START, Command, RetryPolicy, Send, Terminate
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -25,16 +25,26 @@ if TYPE_CHECKING:
 Writes = list[tuple[str, Any]]
 
 
-def _call_sync(
-    scratch: context.TaskScratch, placement: SyncPlacement, fn: Callable[..., Any], args: tuple[Any, ...]
+def call_sync(
+    scratch: context.TaskScratch, placement: SyncPlacement | None, fn: Callable[..., Any], args: tuple[Any, ...]
 ) -> Any:
+    """Call a sync function with `scratch` as its context (also on a pool thread, which has none)."""
     token = context.enter(scratch)
     started = time.perf_counter()
     try:
         return fn(*args)
     finally:
-        placement.observe(time.perf_counter() - started)
+        if placement is not None:
+            placement.observe(time.perf_counter() - started)
         context.leave(token)
+
+
+def retry_delay(policies: Sequence[RetryPolicy], exc: Exception, attempts: int) -> float | None:
+    """Seconds to wait before re-running a task that failed `attempts` times; None: do not retry."""
+    policy = next((p for p in policies if p.matches(exc)), None)
+    if policy is None or attempts >= policy.max_attempts:
+        return None
+    return policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0)
 
 
 async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
@@ -44,7 +54,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
     assert node is not None
     attempts = 0
     while True:
-        scratch = context.TaskScratch(task, run.resume_source, run.grace, run.guard)
+        scratch = context.TaskScratch(task, run, node.is_async)
         try:
             try:
                 arg = run.task_input(task)
@@ -61,11 +71,11 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                         finally:
                             context.leave(token)
                     elif inline:
-                        result = _call_sync(scratch, node.placement, node.fn, args)
+                        result = call_sync(scratch, node.placement, node.fn, args)
                     else:
                         loop = asyncio.get_running_loop()
                         result = await loop.run_in_executor(
-                            run.executor, _call_sync, scratch, node.placement, node.fn, args
+                            run.executor, call_sync, scratch, node.placement, node.fn, args
                         )
             except ParentCommand as exc:  # a graph this node ran addressed this node's graph
                 result = exc.command
@@ -80,15 +90,17 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             return scratch
         except ParentCommand:
             raise  # this node's own Command(graph=PARENT): it leaves this graph, no retry
+        except GuardStopped:
+            return scratch  # the guard ended the run at a task call: the run stops before the barrier
         except Exception as exc:
-            policy = next((p for p in node.retry if p.matches(exc)), None)
             attempts += 1
-            if policy is None or attempts >= policy.max_attempts:
+            delay = retry_delay(node.retry, exc, attempts)
+            if delay is None:
                 task.error = exc
                 run.commit(task)
                 raise
             run.report.retries += 1
-            await asyncio.sleep(policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0))
+            await asyncio.sleep(delay)
             continue
         if task.resume:
             writes.append((RESUME, list(task.resume)))
@@ -161,7 +173,11 @@ def _base_writes(run: Run, task: Task, result: Any) -> tuple[Writes, Writes]:
     """(all writes but the conditional edges', the state updates alone)."""
     node = task.node
     assert node is not None
-    updates, gotos = state_updates(run.spec.schema, result, task)
+    gotos: list[str | Send] = []
+    if node.writer is not None:
+        updates = node.writer(result)
+    else:
+        updates, gotos = state_updates(run.spec.schema, result, task)
     writes = list(updates)
     if gotos:
         writes.extend(route(run, task.name, gotos))

@@ -1,0 +1,155 @@
+"""Task calls (the functional API's `@task`): a call runs concurrently with the function that made it,
+inside the caller's superstep, and its result is saved as a pending write of the step.
+
+A call's id is its caller's task id plus the call's index in the caller's attempt, so when a step is
+resumed (after an interrupt or a crash) and the caller re-runs from its first line, each call finds the
+result it saved and returns it without running again; an interrupted or failed call runs again.
+From an async caller a call is an asyncio task (sync functions go to the thread pool); from a sync
+caller it is a job in the thread pool, with its own event loop there for the bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_runtime.engine import context
+from agent_runtime.engine.algo import PUSH, Task
+from agent_runtime.engine.loop import Run, restore_task
+from agent_runtime.engine.spec import RESUME, RETURN
+from agent_runtime.engine.tasks import call_sync, retry_delay
+from agent_runtime.errors import GraphInterrupt, GuardStopped
+from agent_runtime.pregel import run_sync
+from agent_runtime.types import RetryPolicy
+
+Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpec:
+    """A function decorated with `@task`."""
+
+    name: str
+    fn: Callable[..., Any]
+    retry: tuple[RetryPolicy, ...]
+    is_async: bool
+
+
+def start_call(spec: CallSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Future:
+    """Start a task call from inside a running node or task; its future, already done when the call
+    finished in an earlier attempt of this step."""
+    caller = context.current()
+    run = caller.run
+    if spec.is_async and not caller.is_async:
+        raise RuntimeError("In an sync context async tasks cannot be called")  # LangGraph's message
+    index = caller.calls
+    caller.calls += 1
+    call = Task(spec.name, f"{caller.task.id}:call:{index}:{spec.name}", None, PUSH, index, (), (args, kwargs))
+    saved = run.saved_writes.get(call.id)
+    if saved:
+        restore_task(call, saved)
+    if call.done:
+        return _done(dict(call.writes).get(RETURN), caller.is_async)
+    with run.lock:
+        if run.guard is not None and run.guard.before_call():
+            raise GuardStopped(run.report.message)
+        run.calls.append(call)
+    future: Future
+    if caller.is_async:
+        future = asyncio.ensure_future(_run_call(run, call, spec, in_pool=False))
+    else:
+        assert run.executor is not None
+        future = run.executor.submit(_run_in_pool, run, call, spec)
+    caller.pending.append(future)
+    return future
+
+
+def _done(value: Any, is_async: bool) -> Future:
+    future: Future = asyncio.get_running_loop().create_future() if is_async else concurrent.futures.Future()
+    future.set_result(value)
+    return future
+
+
+def _run_in_pool(run: Run, call: Task, spec: CallSpec) -> Any:
+    return run_sync(_run_call(run, call, spec, in_pool=True))  # on the pool thread's reusable loop
+
+
+async def _invoke(scratch: context.TaskScratch, spec: CallSpec, call: Task, in_pool: bool) -> Any:
+    args, kwargs = call.input
+    if spec.is_async:
+        token = context.enter(scratch)
+        try:
+            return await call_settled_async(scratch, spec.fn, *args, **kwargs)
+        finally:
+            context.leave(token)
+    fn = functools.partial(call_settled, scratch, spec.fn, *args, **kwargs)
+    if in_pool:  # already on a pool thread, called by a sync function that waits for it
+        return call_sync(scratch, None, fn, ())
+    assert scratch.run.executor is not None
+    return await asyncio.get_running_loop().run_in_executor(scratch.run.executor, call_sync, scratch, None, fn, ())
+
+
+def call_settled(scratch: context.TaskScratch, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a sync function, then wait (on its thread) for the task calls it did not wait for: they
+    belong to its step, as in LangGraph, and must have saved their outcome (an interrupt too) before
+    the step ends, also when the function raised. Their failures reach it through the futures only."""
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if scratch.pending:
+            concurrent.futures.wait(scratch.pending)
+
+
+async def call_settled_async(
+    scratch: context.TaskScratch, fn: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any
+) -> Any:
+    """`call_settled` for an async function."""
+    try:
+        return await fn(*args, **kwargs)
+    finally:
+        if scratch.pending:
+            await asyncio.gather(*scratch.pending, return_exceptions=True)
+
+
+async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
+    """Run a call to completion (retrying per its policy), saving its outcome as the step's
+    pending write; an interrupt or a failure is saved too and raised to the caller's future."""
+    attempts = 0
+    while True:
+        scratch = context.TaskScratch(call, run, spec.is_async)
+        try:
+            result = await _invoke(scratch, spec, call, in_pool)
+        except GraphInterrupt as exc:
+            call.interrupts = exc.interrupts
+            call.writes = [(RESUME, list(call.resume))] if call.resume else []
+            _commit(run, call)
+            raise
+        except GuardStopped:
+            raise  # a nested call met the guard's stop: not a failure, so no retry and nothing saved
+        except Exception as exc:
+            attempts += 1
+            delay = retry_delay(spec.retry, exc, attempts)
+            if delay is None:
+                call.error = exc
+                _commit(run, call)
+                raise
+            run.report.retries += 1
+            await asyncio.sleep(delay)
+            continue
+        call.writes = [(RETURN, result), *([(RESUME, list(call.resume))] if call.resume else [])]
+        call.done = True
+        _commit(run, call)
+        with run.lock:
+            run._emit("updates", {call.name: result})
+            if run.guard is not None:
+                run.guard.after_call(call, scratch, result)
+        return result
+
+
+def _commit(run: Run, call: Task) -> None:
+    with run.lock:
+        run.commit(call)
