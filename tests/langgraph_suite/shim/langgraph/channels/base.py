@@ -1,0 +1,7 @@
+"""`langgraph.channels.base` -> agent_runtime.channels."""
+
+from agent_runtime.channels import BaseChannel
+from langgraph import _shim
+
+__all__ = ["BaseChannel"]
+__getattr__ = _shim.module_getattr(__name__)

@@ -1,0 +1,7 @@
+"""`langgraph.channels.last_value` -> agent_runtime.channels."""
+
+from agent_runtime.channels import LastValue
+from langgraph import _shim
+
+__all__ = ["LastValue"]
+__getattr__ = _shim.module_getattr(__name__)

@@ -1,0 +1,7 @@
+"""`langgraph.graph.message` -> agent_runtime.messages."""
+
+from agent_runtime.messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
+from langgraph import _shim
+
+__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "add_messages"]
+__getattr__ = _shim.module_getattr(__name__)

@@ -1,0 +1,33 @@
+"""`langgraph.types` -> agent_runtime.types."""
+
+from typing import Literal
+
+from agent_runtime.engine.context import interrupt
+from agent_runtime.types import (
+    Command,
+    Interrupt,
+    Overwrite,
+    PregelTask,
+    RetryPolicy,
+    Send,
+    StateSnapshot,
+)
+from langgraph import _shim
+
+# Pure type aliases (no behaviour): the values agent_runtime accepts.
+Durability = Literal["sync", "async", "exit"]
+StreamMode = Literal["values", "updates", "debug"]
+
+__all__ = [
+    "Command",
+    "Durability",
+    "Interrupt",
+    "Overwrite",
+    "PregelTask",
+    "RetryPolicy",
+    "Send",
+    "StateSnapshot",
+    "StreamMode",
+    "interrupt",
+]
+__getattr__ = _shim.module_getattr(__name__)
