@@ -19,7 +19,7 @@ def serve(args: argparse.Namespace) -> None:
 
     from gateway.app import create_app
     from gateway.config import load_settings
-    from gateway.workers import WorkersRefused, run_workers, worker_count
+    from gateway.workers import WorkersRefused, freeze_startup_heap, run_workers, worker_count
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
@@ -41,7 +41,9 @@ def serve(args: argparse.Namespace) -> None:
     if workers > 1:
         run_workers(settings, args.config, workers)
         return
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning", access_log=False)
+    app = create_app(settings)
+    freeze_startup_heap()
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False)
 
 
 def refuse_or_warn_exposure(settings: Settings, *, insecure: bool) -> None:

@@ -9,6 +9,7 @@ files of one directory, and /metrics reads them all (gateway/metrics.py, `Gatewa
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import tempfile
@@ -73,6 +74,14 @@ def metrics_directory() -> Iterator[str]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def freeze_startup_heap() -> None:
+    """Keep what startup built (LiteLLM's price map, token encodings, config: ~370,000 objects) out of
+    the collector's full passes: each would scan it all, ~0.1-0.2 s with the event loop stopped, every
+    time enough new objects have survived. Objects live until the process ends are what freeze is for."""
+    gc.collect()
+    gc.freeze()
+
+
 def worker_app() -> FastAPI:
     """The app of one worker (uvicorn's factory): the parent's configuration, read from the environment."""
     from prometheus_client import multiprocess
@@ -82,7 +91,9 @@ def worker_app() -> FastAPI:
 
     # A worker that ends takes its live gauges (requests in flight, active sessions) with it.
     atexit.register(multiprocess.mark_process_dead, os.getpid())
-    return create_app(load_settings(os.environ.get(CONFIG_ENV) or None))
+    app = create_app(load_settings(os.environ.get(CONFIG_ENV) or None))
+    freeze_startup_heap()
+    return app
 
 
 def run_workers(settings: Settings, config_path: str | None, workers: int) -> None:

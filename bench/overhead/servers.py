@@ -19,6 +19,7 @@ import httpx
 import yaml
 
 from gateway.config import hash_key
+from tests.deploy.processes import redis_server
 
 REPO = Path(__file__).resolve().parents[2]
 TENANT_KEY = "sk-bench-tenant"
@@ -37,9 +38,34 @@ class Server:
     process: subprocess.Popen[bytes]
 
     def cpu_s(self) -> float:
-        """User + system CPU seconds of the server process so far (Linux /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU seconds so far of the server process and its children (a supervisor's
+        workers), from Linux /proc."""
+        return sum(process_cpu_s(pid) for pid in (self.process.pid, *children(self.process.pid)))
+
+
+def _stat(pid: int) -> list[str]:
+    # "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'.
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def process_cpu_s(pid: int) -> float:
+    try:
+        fields = _stat(pid)
+    except OSError:  # it ended meanwhile
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_stat(int(entry.name))[1]) == pid:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def free_port() -> int:
@@ -97,7 +123,7 @@ def _process(
                 process.wait()
 
 
-def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
+def gateway_config(upstream: str, port: int, core_only: bool, redis_url: str | None = None) -> dict[str, Any]:
     """Core only: the optional stages off globally; per wire a lean model, a LiteLLM-path model, and one
     lean model per optional stage with only that stage on (its cost alone). Otherwise: defaults."""
     bases = {"openai": f"{upstream}/v1", "anthropic": upstream}
@@ -125,6 +151,8 @@ def gateway_config(upstream: str, port: int, core_only: bool) -> dict[str, Any]:
     }
     if core_only:
         config["policy"] = CORE_ONLY
+    if redis_url:
+        config["redis_url"] = redis_url
     return config
 
 
@@ -150,11 +178,16 @@ class Fleet:
     gateway_all: Server
     litellm: Server | None
     baseline: Server | None  # the core gateway run from another source tree (before a change)
+    gateway_workers: Server | None = None  # default stages, --workers N, state in a private redis-server
 
 
 @contextmanager
 def fleet(
-    workdir: Path, with_litellm: bool = True, baseline_tree: Path | None = None, upstream_delay_s: float = 0.0
+    workdir: Path,
+    with_litellm: bool = True,
+    baseline_tree: Path | None = None,
+    upstream_delay_s: float = 0.0,
+    workers: int = 1,
 ) -> Iterator[Fleet]:
     python = sys.executable
     offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_UPSTREAM_KEY": UPSTREAM_KEY}
@@ -170,15 +203,22 @@ def fleet(
             )
         )
 
-        def gateway(name: str, core_only: bool, tree: Path = REPO) -> Server:
+        def gateway(name: str, core_only: bool, tree: Path = REPO, redis_url: str | None = None) -> Server:
             port = free_port()
             config = workdir / f"{name}.yaml"
-            config.write_text(yaml.safe_dump(gateway_config(upstream.url, port, core_only)))
+            config.write_text(yaml.safe_dump(gateway_config(upstream.url, port, core_only, redis_url)))
             argv = [python, "-m", "gateway.cli", "serve", "--config", str(config)]
+            if redis_url:  # without one a gateway runs one process (and a baseline tree may predate --workers)
+                argv += ["--workers", str(workers)]
             return stack.enter_context(_process(name, argv, "/healthz", port, workdir, offline, cwd=tree))
 
         core, everything = gateway("gateway-core", True), gateway("gateway-all", False)
         baseline = gateway("gateway-baseline", True, baseline_tree) if baseline_tree else None
+        several = None
+        if workers > 1:
+            # Workers share state, so they need a Redis: a private one, never one the bench did not start.
+            _, redis_url = stack.enter_context(redis_server(workdir))
+            several = gateway("gateway-workers", False, redis_url=redis_url)
         litellm = None
         if with_litellm:
             port = free_port()
@@ -207,4 +247,4 @@ def fleet(
                     {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"},
                 )
             )
-        yield Fleet(upstream, core, everything, litellm, baseline)
+        yield Fleet(upstream, core, everything, litellm, baseline, several)

@@ -2,7 +2,8 @@
 provider direct, cachegate with its default stages, cachegate with the optional stages off, and
 (optionally) LiteLLM's proxy. Issue 15, item 1.
 
-    python -m bench.production_load [--rates 200 500] [--duration 20] [--delay 1.5] [--litellm] --out DIR
+    python -m bench.production_load [--rates 200 500] [--duration 20] [--delay 1.5] [--litellm]
+        [--workers N] [--targets NAME ...] --out DIR
 
 Processes: the bench upstream (bench/overhead/upstream.py, answering after --delay seconds), the two
 gateways of bench/overhead/servers.py (one with the default stages, one core only), LiteLLM's proxy with
@@ -35,12 +36,15 @@ WORKLOADS = [("openai", False), ("anthropic", True)]
 TURNS = 4
 
 
-def targets(servers: Fleet, wire: str) -> list[tuple[str, Server, str, str]]:
+def targets(servers: Fleet, wire: str, workers: int) -> list[tuple[str, Server, str, str]]:
     found = [
         ("provider direct", servers.upstream, MODELS[wire], UPSTREAM_KEY),
         ("cachegate, default stages", servers.gateway_all, f"{wire}-lean", TENANT_KEY),
         ("cachegate, optional stages off", servers.gateway_core, f"{wire}-lean", TENANT_KEY),
     ]
+    if servers.gateway_workers is not None:
+        found.append((f"cachegate, default stages, {workers} workers", servers.gateway_workers, f"{wire}-lean",
+                      TENANT_KEY))  # fmt: skip
     if servers.litellm is not None:
         found.append(("LiteLLM proxy", servers.litellm, MODELS[wire], LITELLM_KEY))
     return found
@@ -122,6 +126,12 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per measurement")
     parser.add_argument("--delay", type=float, default=1.5, help="the provider's fixed latency, seconds")
     parser.add_argument("--litellm", action="store_true", help="also LiteLLM's proxy (slow to start)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="N > 1: also cachegate with --workers N (state in a private Redis)"
+    )
+    parser.add_argument(
+        "--targets", nargs="+", help="only the targets whose name contains one of these (e.g. direct workers)"
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for production_load.{json,png}")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -129,10 +139,13 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as workdir:
         print("starting the provider stand-in and the gateways ...", flush=True)
-        with fleet(Path(workdir), with_litellm=args.litellm, upstream_delay_s=args.delay) as servers:
+        fleet_of = fleet(Path(workdir), args.litellm, upstream_delay_s=args.delay, workers=args.workers)
+        with fleet_of as servers:
             for rate in args.rates:
                 for wire, stream in WORKLOADS:
-                    for name, server, model, key in targets(servers, wire):
+                    for name, server, model, key in targets(servers, wire, args.workers):
+                        if args.targets and not any(part in name for part in args.targets):
+                            continue
                         rows.append(measure(name, server, model, key, wire, stream, rate, args))
     with_excess(rows)
     plot(rows, args.out / "production_load.png")

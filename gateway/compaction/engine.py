@@ -44,6 +44,7 @@ class Outcome:
     summary_cost_usd: float = 0.0
     summary_call: Written | None = None  # the summary written this turn: its usage is charged
     invalidated: int = 0  # tokens of the previous prefix this turn's changes took out of the cache
+    counted: bool = True  # False: surely under every threshold, so its tokens were not counted
 
     @property
     def action(self) -> str:
@@ -109,8 +110,12 @@ class Run:
         return await finish_paced(self.layout.tool_result_steps(self.messages, self.history.start), self.pacer)
 
     async def execute(self) -> Outcome:
+        if self._surely_small():
+            # Nothing recorded and nothing to do: counting its tokens would only fill two headers, and
+            # it is most of this stage's CPU on typical traffic.
+            return Outcome(0, 0, self.thresholds.window, counted=False)
         session = self.session()
-        record = SessionRecord() if self._surely_small() else await self.memo.record(session)
+        record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
         counts = await self.counter.count_messages(self.messages, self.pacer)

@@ -80,6 +80,9 @@ class CompactionStage(Stage):
     def _report(self, ctx: RequestContext, outcome: Outcome) -> None:
         model, m = ctx.model_label, self.metrics
         m.requests.labels(model, outcome.action).inc()
+        if not outcome.counted:
+            ctx.response_headers["x-cachegate-compaction"] = outcome.action
+            return
         m.tokens.labels(model, "before").inc(outcome.tokens_before)
         m.tokens.labels(model, "after").inc(outcome.tokens_after)
         if outcome.compacted:
@@ -103,12 +106,6 @@ class CompactionStage(Stage):
             headers["x-cachegate-compaction-summary"] = outcome.summary
             headers["x-cachegate-compaction-summary-cost-usd"] = format_usd(outcome.summary_cost_usd)
         ctx.response_headers.update(headers)
-        ctx.notes["compaction"] = {
-            "action": outcome.action,
-            "before": outcome.tokens_before,
-            "after": outcome.tokens_after,
-            "summary": outcome.summary,
-        }
 
     async def on_response(self, ctx: RequestContext) -> None:
         if not ctx.notes.get(TOOL_NOTE) or ctx.response_body is None or ctx.reply is None:
