@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from agent_runtime.types import Interrupt
@@ -49,3 +49,35 @@ class ParentCommand(Exception):
 class GuardStopped(Exception):
     """Raised at a task call (functional API) once the guard rails decided to stop the run; the run
     ends with the guard's stop reason, as a StateGraph run stopped at a barrier does."""
+
+
+class NodeTimeoutError(Exception):
+    """An attempt of a node exceeded its TimeoutPolicy (`kind`: which limit fired). Not a TimeoutError
+    (an OSError), so the default RetryPolicy retries it, as in LangGraph."""
+
+    def __init__(
+        self,
+        node: str,
+        elapsed: float,
+        *,
+        kind: Literal["idle", "run"],
+        idle_timeout: float | None = None,
+        run_timeout: float | None = None,
+    ) -> None:
+        timeout = idle_timeout if kind == "idle" else run_timeout
+        if timeout is None:
+            raise ValueError(f"{kind}_timeout is required when kind={kind!r}")
+        if kind == "idle":
+            message = (
+                f"Node '{node}' exceeded its idle timeout of {timeout:.3f}s without making progress "
+                f"(elapsed: {elapsed:.3f}s)."
+            )
+        else:
+            message = f"Node '{node}' exceeded its run timeout of {timeout:.3f}s (elapsed: {elapsed:.3f}s)."
+        super().__init__(message)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.timeout = timeout
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout

@@ -13,6 +13,7 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, overload
 
 from agent_runtime.channels import EphemeralValue, Topic
@@ -23,9 +24,10 @@ from agent_runtime.engine.calls import CallSpec, Future, call_settled, call_sett
 from agent_runtime.engine.guard_rails import GuardRails
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import TASKS, GraphSpec, NodeSpec, is_async_callable
+from agent_runtime.injection import injected_arguments, injected_parameters, with_timeout
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
 
 __all__ = ("entrypoint", "task")
 
@@ -49,9 +51,17 @@ def _policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple
 class _TaskFunction(Generic[P, T]):
     """A `@task` function: calling it (inside an entrypoint or a node) starts it and returns a future."""
 
-    def __init__(self, func: Callable[P, T], *, name: str | None, retry_policy: tuple[RetryPolicy, ...]) -> None:
+    def __init__(
+        self,
+        func: Callable[P, T],
+        *,
+        name: str | None,
+        retry_policy: tuple[RetryPolicy, ...],
+        timeout: TimeoutPolicy | None = None,
+    ) -> None:
         self.func = func
-        self.spec = CallSpec(name or func.__name__, func, retry_policy, is_async_callable(func))
+        name = name or func.__name__
+        self.spec = CallSpec(name, with_timeout(name, func, timeout), retry_policy, is_async_callable(func))
         functools.update_wrapper(self, func)
         self.__name__ = self.spec.name
 
@@ -65,6 +75,7 @@ def task(
     *,
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
 ) -> Callable[[Callable[P, T]], _TaskFunction[P, T]]: ...
 
 
@@ -77,11 +88,14 @@ def task(
     *,
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
 ) -> Callable[[Callable[P, T]], _TaskFunction[P, T]] | _TaskFunction[P, T]:
-    """Make a function a task: `@task` or `@task(name=..., retry_policy=...)`, sync or async."""
+    """Make a function a task: `@task` or `@task(name=..., retry_policy=..., timeout=...)`, sync or
+    async (a timeout: async only)."""
+    policy = TimeoutPolicy.coerce(timeout)
 
     def decorator(func: Callable[P, T]) -> _TaskFunction[P, T]:
-        return _TaskFunction(func, name=name, retry_policy=_policies(retry_policy))
+        return _TaskFunction(func, name=name, retry_policy=_policies(retry_policy), timeout=policy)
 
     return decorator(__func_or_none__) if __func_or_none__ is not None else decorator
 
@@ -135,11 +149,14 @@ class entrypoint:  # lowercase: LangGraph's name
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         *,
         guard_rails: GuardRails | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> None:
-        # `store` and `context_schema` are accepted for compatibility; this runtime has neither.
         self.checkpointer = checkpointer
+        self.store = store
+        self.context_schema = context_schema
         self.retry_policy = _policies(retry_policy)
         self.guard_rails = guard_rails
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     @dataclass(frozen=True, slots=True)
     class final(Generic[R, S]):  # lowercase: LangGraph's name
@@ -156,7 +173,7 @@ class entrypoint:  # lowercase: LangGraph's name
         name = func.__name__
         node = NodeSpec(
             name=name,
-            fn=_node_function(func),
+            fn=_node_function(func, self.timeout),
             triggers=(START,),
             retry=self.retry_policy,
             is_async=is_async_callable(func),
@@ -177,7 +194,7 @@ class entrypoint:  # lowercase: LangGraph's name
             finishable=(),
             step_sensitive=tuple(c for c, ch in channels.items() if ch.STEP_SENSITIVE),
         )
-        return Entrypoint(
+        compiled = Entrypoint(
             spec,
             checkpointer=self.checkpointer,
             interrupt_before=(),
@@ -185,6 +202,9 @@ class entrypoint:  # lowercase: LangGraph's name
             name="LangGraph",
             guard_rails=self.guard_rails,
         )
+        compiled.store = self.store
+        compiled.context_schema = self.context_schema
+        return compiled
 
 
 def _entry_writes(result: Any) -> list[tuple[str, Any]]:
@@ -194,19 +214,24 @@ def _entry_writes(result: Any) -> list[tuple[str, Any]]:
     return [(END, result), (PREVIOUS, result)]
 
 
-def _node_function(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The node calling `func`: the input first, then the injected parameters it declares. The node
-    waits for the task calls `func` did not wait for, as they belong to its superstep."""
-    params = inspect.signature(func).parameters
+def _node_function(func: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
+    """The node calling `func`: the input first, then the injected parameters it declares (`previous`,
+    `config`, `runtime`, `writer`, `store`). The node waits for the task calls `func` did not wait for,
+    as they belong to its superstep."""
+    has_previous = "previous" in inspect.signature(func).parameters
+    names = injected_parameters(func)
+    timed = with_timeout(func.__name__, func, timeout)
 
     def arguments(arg: EntryInput, config: dict[str, Any]) -> dict[str, Any]:
-        injected = {"previous": arg.previous, "config": config}
-        return {k: v for k, v in injected.items() if k in params}
+        injected = injected_arguments(names, config) if names else {}
+        if has_previous:
+            injected["previous"] = arg.previous
+        return injected
 
     if is_async_callable(func):
 
         async def run_async(arg: EntryInput, config: dict[str, Any]) -> Any:
-            return await call_settled_async(context.current(), func, arg.value, **arguments(arg, config))
+            return await call_settled_async(context.current(), timed, arg.value, **arguments(arg, config))
 
         return run_async
 

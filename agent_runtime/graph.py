@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from datetime import timedelta
+from typing import Any, Generic, Literal, Self, get_args, get_origin, get_type_hints
+
+from typing_extensions import TypeVar
 
 from agent_runtime.channels import (
     BaseChannel,
@@ -26,11 +29,19 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
+from agent_runtime.injection import node_callable
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy
+from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
 
 RESERVED_NAMES = frozenset({START, END})
+
+# LangGraph's type parameters of StateGraph (`StateGraph[State]` and `StateGraph[S, C, I, O]` both work).
+StateT = TypeVar("StateT")
+ContextT = TypeVar("ContextT", default=None)
+InputT = TypeVar("InputT", default=StateT)
+OutputT = TypeVar("OutputT", default=StateT)
+Timeout = float | timedelta | TimeoutPolicy | None
 
 
 def _literal_targets(annotation: Any) -> tuple[str, ...] | None:
@@ -92,36 +103,50 @@ def _mentions_command(annotation: Any) -> bool:
     return any(_mentions_command(a) for a in get_args(annotation))
 
 
+def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple[RetryPolicy, ...] | None:
+    if retry_policy is None:
+        return None
+    return (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
+
+
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph")
+    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout")
 
     def __init__(
         self,
         fn: Callable[..., Any] | None,
         subgraph: CompiledGraph | None,
         defer: bool,
-        retry: tuple[RetryPolicy, ...],
+        retry: tuple[RetryPolicy, ...] | None,
         destinations: tuple[str, ...] | None,
+        timeout: TimeoutPolicy | None,
     ) -> None:
         self.fn = fn
         self.subgraph = subgraph
         self.defer = defer
-        self.retry = retry
+        self.retry = retry  # None: the graph's default (set_node_defaults)
         self.destinations = destinations
+        self.timeout = timeout
 
 
-class StateGraph:
+class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     """Nodes read the shared state and return updates; edges decide which nodes run next."""
 
     def __init__(
         self,
-        state_schema: type[Any],
-        context_schema: type[Any] | None = None,
+        state_schema: type[StateT],
+        context_schema: type[ContextT] | None = None,
         *,
-        input_schema: type[Any] | None = None,
-        output_schema: type[Any] | None = None,
+        input_schema: type[InputT] | None = None,
+        output_schema: type[OutputT] | None = None,
     ) -> None:
         self.schema = StateSchema(state_schema)
+        self.state_schema = state_schema
+        self.input_schema: type[Any] = input_schema or state_schema
+        self.output_schema: type[Any] = output_schema or state_schema
+        self.context_schema = context_schema
+        self.default_retry: tuple[RetryPolicy, ...] = ()
+        self.default_timeout: TimeoutPolicy | None = None
         # As LangGraph: the input and output schemas' keys are state keys too; the graph takes only the
         # input schema's keys, and invoke returns only the output schema's (streams and get_state: all).
         self.input_keys = self._also_state(input_schema)
@@ -150,8 +175,9 @@ class StateGraph:
         defer: bool = False,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
+        timeout: Timeout = None,
         **_ignored: Any,
-    ) -> StateGraph:
+    ) -> Self:
         if not isinstance(node, str):
             action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
         if action is None:
@@ -160,21 +186,31 @@ class StateGraph:
             raise ValueError(f"Invalid node name {node!r}: empty, reserved ({START}, {END}) or containing ':'")
         if node in self.nodes:
             raise ValueError(f"Node '{node}' already present")
-        retry = (
-            ()
-            if retry_policy is None
-            else (retry_policy,)
-            if isinstance(retry_policy, RetryPolicy)
-            else tuple(retry_policy)
-        )
+        retry = _retry_policies(retry_policy)
+        policy = TimeoutPolicy.coerce(timeout)
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
-            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()))
+            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
             return self
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests)
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
         return self
 
-    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: Timeout = None,
+    ) -> Self:
+        """Retry policy and timeout of the nodes that `add_node` gives none (applied at compile)."""
+        retry = _retry_policies(retry_policy)
+        if retry is not None:
+            self.default_retry = retry
+        policy = TimeoutPolicy.coerce(timeout)
+        if policy is not None:
+            self.default_timeout = policy
+        return self
+
+    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> Self:
         if isinstance(start_key, str):
             if start_key == END:
                 raise ValueError("END cannot be a start node")
@@ -199,7 +235,7 @@ class StateGraph:
         source: str,
         path: Callable[..., Any],
         path_map: Mapping[Hashable, str] | Sequence[str] | None = None,
-    ) -> StateGraph:
+    ) -> Self:
         mapping: dict[Hashable, str] | None
         if path_map is None:
             mapping = None
@@ -213,7 +249,7 @@ class StateGraph:
         self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared))
         return self
 
-    def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph:
+    def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> Self:
         if not nodes:
             raise ValueError("add_sequence needs at least one node")
         previous: str | None = None
@@ -229,15 +265,15 @@ class StateGraph:
             previous = name
         return self
 
-    def set_entry_point(self, key: str) -> StateGraph:
+    def set_entry_point(self, key: str) -> Self:
         return self.add_edge(START, key)
 
     def set_conditional_entry_point(
         self, path: Callable[..., Any], path_map: Mapping[Hashable, str] | Sequence[str] | None = None
-    ) -> StateGraph:
+    ) -> Self:
         return self.add_conditional_edges(START, path, path_map)
 
-    def set_finish_point(self, key: str) -> StateGraph:
+    def set_finish_point(self, key: str) -> Self:
         return self.add_edge(key, END)
 
     # -- compiling ------------------------------------------------------------------------------
@@ -301,14 +337,15 @@ class StateGraph:
             START: NodeSpec(START, None, (START,), tuple(writes[START]), tuple(self.branches.get(START, ())))
         }
         for name, node in self.nodes.items():
-            fn = node.fn
+            timeout = node.timeout or self.default_timeout
+            fn = None if node.fn is None else node_callable(name, node.fn, timeout)
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
                 triggers=tuple(triggers[name]),
                 static_writes=tuple(writes[name]),
                 branches=tuple(self.branches.get(name, ())),
-                retry=node.retry,
+                retry=self.default_retry if node.retry is None else node.retry,
                 defer=node.defer,
                 subgraph=node.subgraph,
                 is_async=fn is not None and is_async_callable(fn),
@@ -346,6 +383,7 @@ class StateGraph:
         strict: bool = False,
         name: str | None = None,
         guard_rails: Any = None,
+        store: Any = None,
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
@@ -357,7 +395,7 @@ class StateGraph:
         self._validate((*before, *after))
         spec = self._build_spec()
         check_topology(spec, strict=strict)
-        return CompiledGraph(
+        compiled = CompiledGraph(
             spec,
             checkpointer=checkpointer,
             interrupt_before=before,
@@ -365,6 +403,10 @@ class StateGraph:
             name=name or "StateGraph",
             guard_rails=guard_rails,
         )
+        compiled.store = store
+        compiled.context_schema = self.context_schema
+        compiled.builder = self
+        return compiled
 
 
 def _subgraph_marker(state: Any) -> Any:

@@ -10,20 +10,26 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
-from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.loop import Run, with_interrupts
+from agent_runtime.compiled_api import GraphAPI
+from agent_runtime.engine import context as task_context
+from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.events import with_interrupts
+from agent_runtime.engine.loop import Run
+from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
-from agent_runtime.engine.tasks import node_writes_async
+from agent_runtime.engine.subgraphs import inherits, run_subgraph
 from agent_runtime.report import RunReport
-from agent_runtime.types import START, PregelTask, StateSnapshot
+from agent_runtime.runtime import bind_stream_writer
+from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
 
 if TYPE_CHECKING:
+    from agent_runtime.engine.context import TaskScratch
     from agent_runtime.engine.guard_rails import GuardRails
 
 T = TypeVar("T")
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
-STREAM_MODES = frozenset({"values", "updates", "debug"})
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom"})
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -76,7 +82,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return result[0]
 
 
-class CompiledGraph:
+class CompiledGraph(GraphAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
 
     def __init__(
@@ -116,7 +122,7 @@ class CompiledGraph:
         unknown = modes - STREAM_MODES
         if unknown:
             raise ValueError(f"Unsupported stream_mode {sorted(unknown)}; use one of {sorted(STREAM_MODES)}")
-        return self.run_class(
+        run = self.run_class(
             self,
             input,
             config,
@@ -127,6 +133,14 @@ class CompiledGraph:
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
             checkpointer=checkpointer or self.checkpointer,
         )
+        bind_stream_writer(run)
+        return run
+
+    def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
+        """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
+        if self.spec.output_keys is None:
+            return output
+        return {k: v for k, v in output.items() if k in self.spec.output_keys}
 
     async def ainvoke(
         self,
@@ -135,14 +149,32 @@ class CompiledGraph:
         *,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        context: Any = None,
         **_ignored: Any,
     ) -> dict[str, Any]:
+        config = self.entry_config(config, context)
+        return await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+
+    async def invoke_from(
+        self,
+        caller: TaskScratch | None,
+        input: Any,
+        config: dict[str, Any] | None,
+        durability: str | None = None,
+        guard_rails: GuardRails | None = None,
+    ) -> dict[str, Any]:
+        """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
+        is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
+        if (
+            caller is not None
+            and inherits(caller.run, self)
+            and "thread_id" not in (config or {}).get("configurable", {})
+        ):
+            return await run_subgraph(caller.run, caller.task, self, input)
         run = self._new_run(input, config, frozenset(), durability, guard_rails)
         async for _ in run.events_iter():
             pass
-        output = run.output()
-        if self.spec.output_keys is not None:  # StateGraph(output_schema=...): invoke returns its keys only
-            output = {k: v for k, v in output.items() if k in self.spec.output_keys}
+        output = self.shape_output(run.output())
         return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
     def invoke(
@@ -152,9 +184,12 @@ class CompiledGraph:
         *,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        context: Any = None,
         **_ignored: Any,
     ) -> dict[str, Any]:
-        return run_sync(self.ainvoke(input, config, durability=durability, guard_rails=guard_rails))
+        config = self.entry_config(config, context)
+        # the caller is looked up here: run_sync may go on in a thread that does not see this context
+        return run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
 
     async def astream(
         self,
@@ -164,13 +199,18 @@ class CompiledGraph:
         stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        context: Any = None,
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
-        run = self._new_run(input, config, modes, durability, guard_rails)
-        async for mode, payload in run.events_iter():
-            yield payload if single else (mode, payload)
+        run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
+        events = run.events_iter()
+        try:
+            async for mode, payload in events:
+                yield payload if single else (mode, payload)
+        finally:
+            await events.aclose()  # a reader that stopped early: the tasks still running are cancelled
 
     def stream(
         self,
@@ -180,9 +220,12 @@ class CompiledGraph:
         stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        context: Any = None,
         **_ignored: Any,
     ) -> Iterator[Any]:
-        agen = self.astream(input, config, stream_mode=stream_mode, durability=durability, guard_rails=guard_rails)
+        agen = self.astream(
+            input, config, stream_mode=stream_mode, durability=durability, guard_rails=guard_rails, context=context
+        )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over
             yield from run_sync(_collect(agen))
@@ -233,11 +276,22 @@ class CompiledGraph:
             # Every task of the step, those that finished before a failure or an interrupt included (with
             # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(
-                PregelTask(t.id, t.name, interrupts.get(t.id, ()), errors.get(t.id), t.writes if t.done else None)
+                PregelTask(t.id, t.name, interrupts.get(t.id, ()), errors.get(t.id), self._task_result(run, t, live))
                 for t in tasks
             ),
             interrupts=tuple(i for t in tasks for i in interrupts.get(t.id, ())),
         )
+
+    def _task_result(self, run: Run, task: Task, live: bool) -> dict[str, Any] | None:
+        """A finished task's state writes. The `__start__` task of an earlier checkpoint ran, and its
+        writes are the input it maps (kept on its channel; a lone task's writes are not saved apart)."""
+        keys = self.spec.schema.keys
+        if task.done:
+            return task_result(task.writes, keys)
+        start = run.state.channels[START]
+        if not live and task.name == START and start.is_available():
+            return task_result(start.get().items(), keys)
+        return None
 
     def get_state(self, config: dict[str, Any]) -> StateSnapshot:
         saved = self._require_checkpointer().get_tuple(config)
@@ -263,31 +317,7 @@ class CompiledGraph:
         return run_sync(self.aupdate_state(config, values, as_node))
 
     async def aupdate_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
-        self._require_checkpointer()
-        run = self._new_run(None, config, frozenset(), None, None)
-        run._load()
-        if values is None and as_node is None:  # as LangGraph: a copy of the checkpoint, a new branch point
-            run._save("update")
-            return run._cp_config()
-        node_name = as_node or self._last_writer(run) or START
-        if node_name not in self.spec.nodes:
-            raise ValueError(f"update_state(as_node={node_name!r}): no such node")
-        if node_name == START:
-            writes: list[tuple[str, Any]] = [(START, self.spec.schema.input_dict(values))]
-        else:
-            task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
-            writes = await node_writes_async(run, task, values)
-        run.updated = apply_writes(self.spec, run.state, [Task.pseudo(node_name, writes, (INTERRUPT,))])
-        run._save("update")
-        return run._cp_config()
-
-    def _last_writer(self, run: Run) -> str | None:
-        latest = [
-            (max(seen.values()), name)
-            for name, seen in run.state.seen.items()
-            if name in self.spec.nodes and name != START and seen
-        ]
-        return max(latest)[1] if latest else None
+        return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
 
 
 async def _collect(agen: AsyncIterator[Any]) -> list[Any]:

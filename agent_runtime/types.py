@@ -1,11 +1,12 @@
-"""Public value types: Send, Command, Interrupt, RetryPolicy, Terminate, StopReason, StateSnapshot."""
+"""Public value types: Send, Command, Interrupt, RetryPolicy, TimeoutPolicy, Terminate, StopReason, StateSnapshot."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Generic, TypeVar, cast
+from datetime import timedelta
+from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar, cast
 
 START = "__start__"
 END = "__end__"
@@ -96,6 +97,40 @@ class RetryPolicy:
         return min(self.max_interval, self.initial_interval * self.backoff_factor ** (attempts - 1))
 
 
+def _seconds(value: float | timedelta | None, field: str) -> float | None:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{field} must be greater than 0")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeoutPolicy:
+    """Time limits of one attempt of an async node: `run_timeout` (wall clock) and `idle_timeout`
+    (time without progress: a stream write or `runtime.heartbeat()`; with refresh_on="heartbeat" only
+    the latter). A timed-out attempt fails with NodeTimeoutError, which the node's RetryPolicy sees."""
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy in seconds (a number or timedelta is a `run_timeout`); None when there is no limit."""
+        if value is None:
+            return None
+        policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
+        if policy.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run_timeout = _seconds(policy.run_timeout, "run_timeout")
+        idle_timeout = _seconds(policy.idle_timeout, "idle_timeout")
+        if run_timeout is None and idle_timeout is None:
+            return None
+        return cls(run_timeout=run_timeout, idle_timeout=idle_timeout, refresh_on=policy.refresh_on)
+
+
 class RemainingStepsManager:
     """Marker for a managed value: the number of supersteps left before the recursion limit."""
 
@@ -153,3 +188,11 @@ class PregelTask:
     interrupts: tuple[Interrupt, ...] = ()
     error: str | None = None
     result: Any = None  # the saved writes of a task that already finished (history snapshots)
+
+
+class StateUpdate(NamedTuple):
+    """One update of `bulk_update_state`: `values` written as if node `as_node` had returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None

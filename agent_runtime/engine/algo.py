@@ -77,7 +77,7 @@ class Task:
         self.input = input  # the Send argument of a PUSH task
         self.writes: list[tuple[str, Any]] = writes if writes is not None else []
         self.done = False  # writes are final (the task ran, or its saved writes were re-applied)
-        self.interrupts: tuple[Interrupt, ...] = ()
+        self.interrupts: tuple[Interrupt, ...] | None = None  # set when it paused (maybe at a breakpoint)
         self.resume: list[Any] = []
         self.error: BaseException | None = None
         self.terminate: Any = None  # a Terminate returned by the node

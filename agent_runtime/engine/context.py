@@ -79,6 +79,11 @@ def current() -> TaskScratch:
     return scratch
 
 
+def running() -> TaskScratch | None:
+    """The task whose code is running here (a graph invoked inside a node runs as its subgraph)."""
+    return _CURRENT.get()
+
+
 def enter(scratch: TaskScratch) -> Any:
     return _CURRENT.set(scratch)
 

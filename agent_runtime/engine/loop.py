@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
@@ -16,17 +16,19 @@ from agent_runtime.checkpoint.base import (
     NULL_TASK_ID,
     BaseCheckpointer,
     Checkpoint,
+    CheckpointTuple,
     checkpoint_config,
     new_checkpoint_id,
     now_iso,
     thread_key,
 )
-from agent_runtime.engine import context
+from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME
-from agent_runtime.engine.tasks import execute, route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphInterrupt, GraphRecursionError
+from agent_runtime.engine.runner import StepRun
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
+from agent_runtime.engine.tasks import route, state_updates
+from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
@@ -48,12 +50,6 @@ def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
         return
     task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
     task.done = True
-
-
-def with_interrupts(output: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
-    """An interrupted run's output, as LangGraph shapes it: the interrupts added to a dict output,
-    or alone when the output is not a dict (an entrypoint's return value)."""
-    return {**output, INTERRUPT: interrupts} if isinstance(output, dict) else {INTERRUPT: interrupts}
 
 
 class Run:
@@ -101,6 +97,7 @@ class Run:
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
+        self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
         # which sync calls do on pool threads
@@ -171,36 +168,9 @@ class Run:
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
         return {**self.config, "configurable": configurable, "metadata": metadata}
 
-    async def run_subgraph(self, task: Task, arg: Any) -> Any:
-        """A compiled graph used as a node: its full output state is this task's update. Without a
-        checkpointer of its own it inherits this run's, under the namespace `<node>:<task id>`, so an
-        interrupt inside it pauses this run, and the resume continues the subgraph where it stopped."""
-        subgraph = task.node.subgraph  # type: ignore[union-attr]
-        assert subgraph is not None
-        configurable = {**self.config.get("configurable", {}), "checkpoint_ns": f"{task.name}:{task.id}"}
-        configurable.pop("checkpoint_id", None)
-        config = {"configurable": configurable, "recursion_limit": self.recursion_limit}
-        if self.checkpointer is None or subgraph.checkpointer is not None:
-            return await subgraph.ainvoke(arg, config)
-        saved = self.checkpointer.get_tuple(config)
-        if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
-            source = self.resume_source  # hand this run's answer down to the paused subgraph
-            if source.by_id:
-                arg = Command(resume=dict(source.by_id))
-            elif source.value is not MISSING:
-                arg, source.value = Command(resume=source.value), MISSING
-            else:
-                arg = None
-        run = subgraph._new_run(arg, config, frozenset(), self.durability, None, checkpointer=self.checkpointer)
-        async for _ in run.events_iter():
-            pass
-        if run.interrupts:
-            raise GraphInterrupt(tuple(run.interrupts))
-        return run.output()
-
     def task_update(self, task: Task, keys: frozenset[str]) -> Any:
         """What stream_mode="updates" shows for a finished task: its state updates."""
-        return {k: v for k, v in task.writes if k in keys} or None
+        return payloads.task_update(task.writes, keys)
 
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:
@@ -233,6 +203,7 @@ class Run:
             }
             self.state = ChannelState(channels, dict(checkpoint.channel_versions), checkpoint.versions_seen)
             self.checkpoint_id = self._persisted_id = checkpoint.id
+            self._loaded = saved
             if "checkpoint_id" in self.config.get("configurable", {}):
                 self._above_the_thread()
             self._saved_max = self.state.max_version
@@ -268,8 +239,24 @@ class Run:
             return
         self._fresh_input(value, has_checkpoint)
 
+    def _time_travels(self, command: Command | None) -> bool:
+        """A run from a named checkpoint that does not answer an interrupt replays that step (as
+        LangGraph): saved answers and finished tasks' writes are dropped, so its tasks run again and
+        their interrupts are asked again."""
+        if "checkpoint_id" not in self.config.get("configurable", {}):
+            return False
+        if command is not None and command.resume is not None:
+            return False
+        self._pending_writes = [w for w in self._pending_writes if w[0] == NULL_TASK_ID]
+        return True
+
     def _resume(self, command: Command | None) -> None:
         state = self.state
+        replay = self._time_travels(command)
+        # the replay starts a branch of its own (a "fork" checkpoint, whose id gives its tasks new ids),
+        # so later resumes of the thread continue it; a checkpoint saved as a branch point already is one
+        assert self._loaded is not None
+        forks = replay and self._loaded.metadata.get("source") not in ("update", "fork")
         null_writes = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
         if command is not None:
             if command.resume is not None:
@@ -277,12 +264,17 @@ class Run:
             writes, _ = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
             gotos = command.goto_targets()
             new_writes = writes + (route(self, START, gotos) if gotos else [])
-            if new_writes and self.checkpointer is not None:
+            if new_writes and self.checkpointer is not None and not forks:  # a fork carries them itself
                 self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
             null_writes += new_writes
         if null_writes:
             apply_writes(self.spec, state, [Task.pseudo("__input__", null_writes)])
         state.seen[INTERRUPT] = dict(state.versions)
+        if forks:
+            self.save_branch_point("fork")
+            self.step += 1
+        elif "debug" in self.modes:
+            events.checkpoint_loaded(self, self._loaded)
         if "values" in self.modes:
             self._emit("values", self.output())
 
@@ -347,10 +339,23 @@ class Run:
         if self.checkpointer is None:
             return
         self._last_step = self.step
+        parent = self._cp_config()
         if self.durability == "exit":
             self.checkpoint_id = new_checkpoint_id()
-            return
-        self._put(new_checkpoint_id(), source, self.step, self._cp_config())
+        else:
+            self._put(new_checkpoint_id(), source, self.step, parent)
+        if "debug" in self.modes:
+            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
+
+    def save_branch_point(self, source: str) -> None:
+        """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
+        thread's (on the Send topic, which triggers nothing), so it holds the thread's highest version
+        and runs continuing it, or forking the thread again, write above every stored version."""
+        state = self.state
+        state.max_version += 1
+        state.versions[TASKS] = state.max_version
+        state.seen[INTERRUPT] = dict(state.versions)
+        self._save(source)
 
     def _save_exit(self, tasks: Sequence[Task]) -> None:
         """durability="exit": persist the final state and the unfinished step's task writes."""
@@ -364,7 +369,7 @@ class Run:
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
             self._put(self.checkpoint_id, "loop", self._last_step, parent)
         for task in (*tasks, *self.calls):
-            if task.done or task.interrupts or task.error is not None:
+            if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
 
     def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
@@ -390,15 +395,13 @@ class Run:
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
-        if "debug" in self.modes:
-            self._debug("checkpoint", {"id": checkpoint_id, "source": source, "values": self.output()})
 
     def commit(self, task: Task, force: bool = False) -> None:
         """Persist a finished task's writes at once, so a resume after a crash skips it."""
         if self.checkpointer is None or (self.durability == "exit" and not force):
             return
         writes: list[tuple[str, Any]] = list(task.writes)
-        if task.interrupts:
+        if task.interrupts is not None:
             writes.append((INTERRUPT, list(task.interrupts)))
         elif task.error is not None:
             writes = [(ERROR, repr(task.error))]
@@ -415,31 +418,11 @@ class Run:
             saved = by_task.get(task.id)
             if saved:
                 restore_task(task, saved)
+        events.tasks_restored(self, tasks)
         self.saved_writes = by_task  # task calls look up theirs as the step runs
         self._pending_writes = []
 
     # -- running ----------------------------------------------------------------------------------------
-    async def _run_tasks(self, tasks: list[Task]) -> list[context.TaskScratch]:
-        todo = [t for t in tasks if not t.done]
-        if len(todo) == 1:
-            # A lone task's writes are saved with the step's checkpoint right after it, so they need
-            # no separate pending-write record (a crash in between loses no more than a crash in the
-            # task). Interrupted or failed tasks are still committed at once, for the resume.
-            return [await execute(self, todo[0], inline=True, commit=len(tasks) > 1)]
-        inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
-        # pooled and async tasks start first, so they progress while the inline ones run
-        futures = [asyncio.ensure_future(execute(self, t)) for t, here in zip(todo, inline, strict=True) if not here]
-        try:
-            scratches = [await execute(self, t, inline=True) for t, here in zip(todo, inline, strict=True) if here]
-            if futures:
-                scratches.extend(await asyncio.gather(*futures))
-            return scratches
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            await asyncio.gather(*futures, return_exceptions=True)
-            raise
-
     def _should_break(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         state = self.state
         seen = state.seen.get(INTERRUPT, {})
@@ -450,7 +433,7 @@ class Run:
             return True
         return False
 
-    async def events_iter(self) -> AsyncIterator[Event]:
+    async def events_iter(self) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
         try:
             self._first(self._load())
@@ -479,21 +462,28 @@ class Run:
                 if "debug" in self.modes:
                     for t in tasks:
                         if not t.hidden:
-                            self._debug("task", {"id": t.id, "name": t.name, "triggers": t.triggers})
+                            payload = {"id": t.id, "name": t.name, "input": self.task_input(t), "triggers": t.triggers}
+                            self._debug("task", payload)
                 if self.events:
                     for event in self._drain():
                         yield event
                 self._tasks = tasks
                 self.calls = []
-                scratches = await self._run_tasks(tasks)
-                if self.events:
-                    for event in self._drain():
-                        yield event
+                step = StepRun(self, tasks)
+                try:
+                    while not step.finished:
+                        await step.advance()
+                        if self.events:
+                            for event in self._drain():
+                                yield event
+                finally:
+                    await step.close()  # cancels what still runs if the step failed or the reader stopped
+                scratches = step.scratches
                 if self.status == "guard":
                     break  # stopped at a task call (functional API): the step is not applied
-                interrupted = [t for t in tasks if t.interrupts]
-                if interrupted:
-                    self.interrupts = [i for t in interrupted for i in t.interrupts]
+                interrupted = [t.interrupts for t in tasks if t.interrupts is not None]
+                if interrupted:  # () is a subgraph's static breakpoint: it pauses this run too
+                    self.interrupts = [i for found in interrupted for i in found]
                     self.status = "interrupted"
                     break
                 self._barrier(tasks, scratches)
@@ -515,6 +505,8 @@ class Run:
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
             self._save_exit(self._tasks)
+            for event in self._drain():  # the failed task's own events come before its error
+                yield event
             raise
         finally:
             self.report.elapsed_s = time.perf_counter() - started
@@ -524,11 +516,6 @@ class Run:
 
     def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
         ordered = sort_tasks(tasks)
-        if "updates" in self.modes:
-            keys = self.spec.schema.keys
-            for task in ordered:
-                if not task.hidden:
-                    self._emit("updates", {task.name: self.task_update(task, keys)})
         before = self.step_view()
         try:
             self.updated = apply_writes(self.spec, self.state, ordered)
@@ -556,10 +543,6 @@ class Run:
         if "values" in self.modes and not self.updated.isdisjoint(self.spec.schema.keys):
             self._emit("values", self.output())
         self._save("loop")
-        if "debug" in self.modes:
-            for t in ordered:
-                if not t.hidden:
-                    self._debug("task_result", {"id": t.id, "name": t.name, "result": t.writes})
 
     def _finish(self) -> None:
         report = self.report
@@ -574,15 +557,7 @@ class Run:
         elif self.status.startswith("interrupt"):
             report.stop_reason = StopReason.INTERRUPTED
             report.interrupts = list(self.interrupts)
-            self._emit("updates", {INTERRUPT: tuple(self.interrupts)})
-            if self.interrupts:
-                self._emit("values", with_interrupts(self.output(), tuple(self.interrupts)))  # a tuple, as LangGraph
-                # like LangGraph: one last "values" with the finished siblings' writes applied (not saved)
-                if any(t.writes for t in self._tasks) and not apply_writes(
-                    self.spec, self.state, sort_tasks(self._tasks)
-                ).isdisjoint(self.spec.schema.keys):
-                    self._view = None
-                    self._emit("values", self.output())
+            events.paused(self)
         elif self.status == "guard":
             pass  # the guard set the stop reason
         elif self.status == "out_of_steps":

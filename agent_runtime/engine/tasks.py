@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.events import task_finished
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
+from agent_runtime.engine.subgraphs import run_subgraph
 from agent_runtime.errors import GraphInterrupt, GuardStopped, InvalidUpdateError, ParentCommand
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, RetryPolicy, Send, Terminate
@@ -61,7 +63,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 if node.fn is None:  # the hidden __start__ task maps the graph input
                     result = arg
                 elif node.subgraph is not None:
-                    result = await run.run_subgraph(task, arg)
+                    result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
                     args = (arg, run.node_config(task)) if node.takes_config else (arg,)
                     if node.is_async:
@@ -87,6 +89,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             task.interrupts = exc.interrupts
             task.writes = [(RESUME, list(task.resume))] if task.resume else []
             run.commit(task)
+            if run.modes:
+                task_finished(run, task)
             return scratch
         except ParentCommand:
             raise  # this node's own Command(graph=PARENT): it leaves this graph, no retry
@@ -98,6 +102,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             if delay is None:
                 task.error = exc
                 run.commit(task)
+                if run.modes:
+                    task_finished(run, task)
                 raise
             run.report.retries += 1
             await asyncio.sleep(delay)
@@ -108,6 +114,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
         task.done = True
         if commit:
             run.commit(task)
+        if run.modes:
+            task_finished(run, task)
         return scratch
 
 

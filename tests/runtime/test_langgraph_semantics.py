@@ -125,7 +125,7 @@ def test_state_shows_the_tasks_that_finished_in_an_interrupted_step() -> None:
     state = app.get_state(cfg)
     assert state.next == ("ask",) and {t.name for t in state.tasks} == {"ask", "sibling"}
     sibling = next(t for t in state.tasks if t.name == "sibling")
-    assert sibling.result is not None and ("log", ["sibling"]) in list(sibling.result)
+    assert sibling.result == {"log": ["sibling"]}  # its state writes, shaped as LangGraph shows them
     assert [i.value for i in state.interrupts] == ["go on?"]
 
 

@@ -6,6 +6,7 @@ from agent_runtime.errors import (
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
+    NodeTimeoutError,
     ParentCommand,
 )
 from langgraph import _shim
@@ -16,6 +17,7 @@ __all__ = [
     "GraphInterrupt",
     "GraphRecursionError",
     "InvalidUpdateError",
+    "NodeTimeoutError",
     "ParentCommand",
 ]
 __getattr__ = _shim.module_getattr(__name__)

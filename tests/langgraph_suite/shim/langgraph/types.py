@@ -3,6 +3,7 @@
 from typing import Literal
 
 from agent_runtime.engine.context import interrupt
+from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
     Interrupt,
@@ -11,12 +12,14 @@ from agent_runtime.types import (
     RetryPolicy,
     Send,
     StateSnapshot,
+    StateUpdate,
+    TimeoutPolicy,
 )
 from langgraph import _shim
 
 # Pure type aliases (no behaviour): the values agent_runtime accepts.
 Durability = Literal["sync", "async", "exit"]
-StreamMode = Literal["values", "updates", "debug"]
+StreamMode = Literal["values", "updates", "debug", "custom"]
 
 __all__ = [
     "Command",
@@ -27,7 +30,10 @@ __all__ = [
     "RetryPolicy",
     "Send",
     "StateSnapshot",
+    "StateUpdate",
     "StreamMode",
+    "StreamWriter",
+    "TimeoutPolicy",
     "interrupt",
 ]
 __getattr__ = _shim.module_getattr(__name__)

@@ -1,0 +1,166 @@
+"""LangGraph's CompiledStateGraph API beyond running and reading state: a bound config
+(`with_config`), the run's `context=` and `store`, `nodes` / `channels`, the JSON schemas of the input
+and output, and `bulk_update_state` (several updates per superstep, one checkpoint each)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+from agent_runtime.channels import BaseChannel
+from agent_runtime.engine.algo import PULL, Task, apply_writes
+from agent_runtime.engine.spec import INTERRUPT, GraphSpec
+from agent_runtime.engine.tasks import node_writes_async
+from agent_runtime.runtime import coerce_context, with_runtime
+from agent_runtime.types import START, StateUpdate
+
+if TYPE_CHECKING:
+    from agent_runtime.checkpoint.base import BaseCheckpointer
+    from agent_runtime.engine.loop import Run
+    from agent_runtime.graph import StateGraph
+
+_MERGED = ("configurable", "metadata")
+
+
+def merge_configs(base: dict[str, Any] | None, config: dict[str, Any] | None) -> dict[str, Any]:
+    """`config` over `base` as LangGraph merges them: configurable and metadata key by key, tags
+    concatenated, any other key replaced."""
+    merged = dict(base or {})
+    for key, value in (config or {}).items():
+        if key in _MERGED and isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        elif key == "tags" and value:
+            merged[key] = [*merged.get(key, []), *value]
+        else:
+            merged[key] = value
+    return merged
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A compiled node as `compiled.nodes[name]` shows it (LangGraph's PregelNode, read-only)."""
+
+    name: str
+    bound: Callable[..., Any] | None
+    triggers: tuple[str, ...]
+    subgraphs: list[Any] = field(default_factory=list)
+
+
+class GraphAPI:
+    """Mixed into CompiledGraph."""
+
+    spec: GraphSpec
+    checkpointer: BaseCheckpointer | None
+    config: dict[str, Any] | None = None  # bound by with_config
+    store: Any = None  # compile(store=...): the runtime's store
+    context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
+    builder: StateGraph[Any, Any, Any, Any] | None = None
+
+    def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """A copy of the graph whose runs start from `config` (merged under the config of each call)."""
+        bound = copy.copy(self)
+        bound.config = merge_configs(self.config, {**(config or {}), **kwargs})
+        return bound
+
+    def entry_config(self, config: dict[str, Any] | None, context: Any = None) -> dict[str, Any] | None:
+        """The config a public call runs with: the bound config, the call's, and the run's Runtime."""
+        if self.config:
+            config = merge_configs(self.config, config)
+        return with_runtime(config, coerce_context(self.context_schema, context), self.store)
+
+    @property
+    def nodes(self) -> dict[str, NodeView]:
+        return {
+            name: NodeView(name, node.fn, node.triggers, [node.subgraph] if node.subgraph is not None else [])
+            for name, node in self.spec.nodes.items()
+        }
+
+    @property
+    def channels(self) -> dict[str, BaseChannel]:
+        return self.spec.channels
+
+    def get_input_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        return _json_schema(self.builder.input_schema if self.builder else None, "Input")
+
+    def get_output_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        return _json_schema(self.builder.output_schema if self.builder else None, "Output")
+
+    if TYPE_CHECKING:
+
+        def _new_run(self, *args: Any, **kwargs: Any) -> Run: ...  # CompiledGraph's
+
+    def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]) -> dict[str, Any]:
+        from agent_runtime.pregel import run_sync
+
+        return run_sync(self.abulk_update_state(config, supersteps))
+
+    async def abulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> dict[str, Any]:
+        """Apply each superstep's updates together, as if their nodes had run in one step (their edges
+        fire too), saving one checkpoint per superstep; returns the config of the last."""
+        if self.checkpointer is None:
+            raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
+        if not supersteps:
+            raise ValueError("No supersteps provided")
+        for updates in supersteps:
+            if not updates:
+                raise ValueError("No updates provided")
+            run = self._new_run(None, config, frozenset(), None, None)
+            run._load()
+            if len(updates) == 1 and updates[0].values is None and updates[0].as_node is None:
+                run.save_branch_point("update")  # as LangGraph: a copy of the checkpoint, a new branch point
+            else:
+                tasks = [await self._update_task(run, update, len(updates)) for update in updates]
+                run.updated = apply_writes(self.spec, run.state, tasks)
+                run._save("update")
+            config = run._cp_config()
+        return config
+
+    async def _update_task(self, run: Run, update: StateUpdate, count: int) -> Task:
+        """The update as the writes of a finished task of node `as_node` (the last writer by default)."""
+        node_name = update.as_node or (None if count > 1 else self._last_writer(run) or START)
+        if node_name is None:
+            raise ValueError("update_state: as_node is required when a superstep has several updates")
+        if node_name not in self.spec.nodes:
+            raise ValueError(f"update_state(as_node={node_name!r}): no such node")
+        if node_name == START:
+            writes: list[tuple[str, Any]] = [(START, self.spec.schema.input_dict(update.values))]
+        else:
+            task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
+            writes = await node_writes_async(run, task, update.values)
+        return Task.pseudo(node_name, writes, (INTERRUPT,))
+
+    def _last_writer(self, run: Run) -> str | None:
+        latest = [
+            (max(seen.values()), name)
+            for name, seen in run.state.seen.items()
+            if name in self.spec.nodes and name != START and seen
+        ]
+        return max(latest)[1] if latest else None
+
+
+def _json_schema(schema: type[Any] | None, title: str) -> dict[str, Any]:
+    """The JSON schema pydantic gives the state class (TypedDict, dataclass or model). As in LangGraph,
+    a dataclass field whose type admits None is optional even without a default."""
+    from pydantic import TypeAdapter
+
+    if schema is None:
+        return {"title": title, "type": "object"}
+    json_schema: dict[str, Any] = TypeAdapter(schema).json_schema()
+    if dataclasses.is_dataclass(schema) and "required" in json_schema:
+        hints = get_type_hints(schema, include_extras=True)
+        json_schema["required"] = [k for k in json_schema["required"] if not _admits_none(hints.get(k))]
+    return json_schema
+
+
+def _admits_none(hint: Any) -> bool:
+    if hint is None or hint is type(None):
+        return True
+    if get_origin(hint) is Annotated:
+        return _admits_none(get_args(hint)[0])
+    return get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)

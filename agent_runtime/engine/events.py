@@ -1,0 +1,110 @@
+"""Stream events shaped and ordered as LangGraph's: a task's "updates" (and "debug" task_result) as it
+finishes, the interrupts as they are raised, "debug" checkpoint events with the next tasks."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from agent_runtime.checkpoint.base import CheckpointTuple, checkpoint_config, now_iso
+from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.payloads import task_result
+from agent_runtime.engine.spec import ERROR, INTERRUPT
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.loop import Run
+
+CACHED = {"cached": True}  # marks the update of a task restored from the saved writes on a resume
+
+
+def with_interrupts(output: Any, interrupts: Any) -> dict[str, Any]:
+    """An interrupted run's output, as LangGraph shapes it: the interrupts added to a dict output,
+    or alone when the output is not a dict (an entrypoint's return value)."""
+    return {**output, INTERRUPT: interrupts} if isinstance(output, dict) else {INTERRUPT: interrupts}
+
+
+def task_finished(run: Run, task: Task) -> None:
+    """A task finished, paused or failed: its events, at once (LangGraph streams them as tasks end)."""
+    if task.hidden:
+        return
+    interrupts = task.interrupts
+    if interrupts:
+        run._emit("updates", {INTERRUPT: interrupts})
+        run._emit("values", with_interrupts(run.output(), interrupts))
+    elif task.done and "updates" in run.modes:
+        run._emit("updates", {task.name: run.task_update(task, run.spec.schema.keys)})
+    if "debug" in run.modes:
+        run._debug("task_result", _task_result_payload(run, task))
+
+
+def _task_result_payload(run: Run, task: Task) -> dict[str, Any]:
+    return {
+        "id": task.id,
+        "name": task.name,
+        "error": task.error,
+        "result": task_result(task.writes, run.spec.schema.keys) if task.done else {},
+        "interrupts": [asdict(i) for i in task.interrupts or ()],
+    }
+
+
+def tasks_restored(run: Run, tasks: list[Task]) -> None:
+    """On a resume, the updates of the tasks that had finished are shown again, marked as cached."""
+    if "updates" not in run.modes:
+        return
+    keys = run.spec.schema.keys
+    for task in tasks:
+        if task.done and not task.hidden:
+            run._emit("updates", {task.name: run.task_update(task, keys), "__metadata__": CACHED})
+
+
+def checkpoint_saved(run: Run, metadata: dict[str, Any], parent: dict[str, Any]) -> None:
+    """The "debug" checkpoint event of a checkpoint just saved: its state and the tasks it runs next."""
+    tasks = prepare_tasks(run.spec, run.state, run.step + 1, run.checkpoint_id, run.updated)
+    _checkpoint_event(run, metadata, parent["configurable"].get("checkpoint_id"), [_next_task(t) for t in tasks])
+
+
+def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
+    """A resumed run starts with the event of the checkpoint it resumes, with what its tasks saved
+    (LangGraph streams the checkpoint at the start of every step)."""
+    by_task: dict[str, dict[str, Any]] = {}
+    for task_id, chan, value in saved.pending_writes:
+        if chan == INTERRUPT:
+            by_task.setdefault(task_id, {})["interrupts"] = tuple(asdict(i) for i in value)
+        elif chan == ERROR:
+            by_task.setdefault(task_id, {})["error"] = value
+    tasks = prepare_tasks(run.spec, run.state, run.step, run.checkpoint_id, None)
+    entries = [{**_next_task(t), **by_task.get(t.id, {})} for t in tasks]
+    parent = saved.parent_config
+    _checkpoint_event(run, saved.metadata, parent["configurable"]["checkpoint_id"] if parent else None, entries)
+
+
+def _next_task(task: Task) -> dict[str, Any]:
+    return {"id": task.id, "name": task.name, "interrupts": (), "state": None}
+
+
+def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None, tasks: list[dict[str, Any]]) -> None:
+    payload = {
+        "config": checkpoint_config(run.thread_id, run.ns, run.checkpoint_id),
+        "parent_config": checkpoint_config(run.thread_id, run.ns, parent_id) if parent_id else None,
+        "values": run.output(),
+        "metadata": metadata,
+        "next": [t["name"] for t in tasks],
+        "tasks": tasks,
+    }
+    run.events.append(
+        ("debug", {"step": metadata["step"], "timestamp": now_iso(), "type": "checkpoint", "payload": payload})
+    )
+
+
+def paused(run: Run) -> None:
+    """The end of a paused run, as LangGraph's: after an interrupt, the state with the finished
+    siblings' writes applied (not saved); a pause without interrupts (a breakpoint) reported last."""
+    if (
+        run.status == "interrupted"
+        and any(t.writes for t in run._tasks)
+        and not apply_writes(run.spec, run.state, sort_tasks(run._tasks)).isdisjoint(run.spec.schema.keys)
+    ):
+        run._view = None
+        run._emit("values", run.output())
+    if not run.interrupts:
+        run._emit("updates", {INTERRUPT: ()})

@@ -1,0 +1,70 @@
+"""Running the tasks of a superstep concurrently on the run's event loop. When the run streams
+per-task events, the caller is woken as each task finishes, so its events go out at once and a
+consumer that stops early cancels the tasks still running."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from agent_runtime.engine.tasks import execute
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.algo import Task
+    from agent_runtime.engine.context import TaskScratch
+    from agent_runtime.engine.loop import Run
+
+PER_TASK_MODES = frozenset({"updates", "debug"})
+
+
+class StepRun:
+    """The unfinished tasks of one superstep: `advance()` until `finished`, then `close()`."""
+
+    def __init__(self, run: Run, tasks: list[Task]) -> None:
+        self.run = run
+        self.tasks = tasks
+        self.todo = [t for t in tasks if not t.done]
+        self.scratches: list[TaskScratch] = []
+        self.finished = not self.todo
+        self.streams = len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes)
+        self._futures: set[asyncio.Future[TaskScratch]] = set()
+
+    async def advance(self) -> None:
+        """Run until at least one more task finished (all of them, when nothing streams per task)."""
+        if not self.streams:
+            self.scratches = await self._all()
+            self.finished = True
+            return
+        if not self._futures:  # the first call: start every task
+            self._futures = {asyncio.ensure_future(self._execute(t)) for t in self.todo}
+        done, self._futures = await asyncio.wait(self._futures, return_when=asyncio.FIRST_COMPLETED)
+        self.scratches.extend(future.result() for future in done)  # a failed task raises here
+        self.finished = not self._futures
+
+    async def close(self) -> None:
+        """Cancel the tasks still running (the step failed, or the consumer stopped reading)."""
+        futures, self._futures = self._futures, set()
+        for future in futures:
+            future.cancel()
+        if futures:
+            await asyncio.gather(*futures, return_exceptions=True)
+
+    async def _execute(self, task: Task) -> TaskScratch:
+        return await execute(self.run, task, inline=task.node.runs_inline())  # type: ignore[union-attr]
+
+    async def _all(self) -> list[TaskScratch]:
+        run, todo = self.run, self.todo
+        if len(todo) == 1:
+            # A lone task's writes are saved with the step's checkpoint right after it, so they need
+            # no separate pending-write record (a crash in between loses no more than a crash in the
+            # task). Interrupted or failed tasks are still committed at once, for the resume.
+            return [await execute(run, todo[0], inline=True, commit=len(self.tasks) > 1)]
+        inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
+        # pooled and async tasks start first, so they progress while the inline ones run
+        futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]
+        self._futures = set(futures)  # for `close()`, should an inline task fail
+        scratches = [await execute(run, t, inline=True) for t, here in zip(todo, inline, strict=True) if here]
+        if futures:
+            scratches.extend(await asyncio.gather(*futures))
+        self._futures = set()
+        return scratches

@@ -1,0 +1,75 @@
+"""What a node function gets besides its state, as LangGraph injects it: parameters named `config`,
+`runtime`, `writer` and `store` (`previous` is the functional API's), and its TimeoutPolicy.
+
+A node that declares none of them and has no timeout is called as it is (the engine passes `config`
+itself); otherwise it is wrapped in a `(state, config)` function that builds its keyword arguments."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from agent_runtime.engine.spec import is_async_callable
+from agent_runtime.runtime import task_runtime
+from agent_runtime.timeouts import call_with_timeout
+from agent_runtime.types import TimeoutPolicy
+
+INJECTED = ("runtime", "writer", "store")
+_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The injectable parameters `fn` declares after its first (the state), `config` included."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.kind in _KINDS and p.name in ("config", *INJECTED))
+
+
+def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[str, Any]:
+    if names == ("config",):
+        return {"config": config}
+    runtime = task_runtime(config)
+    values = {"config": config, "runtime": runtime, "writer": runtime.stream_writer, "store": runtime.store}
+    return {name: values[name] for name in names}
+
+
+def _no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
+    if timeout is not None and not is_async_callable(fn):
+        raise ValueError(f"'{name}': a timeout is only supported for async nodes")
+
+
+def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
+    """`fn` (a task or entrypoint function) with each call under `timeout`."""
+    _no_sync_timeout(name, fn, timeout)
+    if timeout is None:
+        return fn
+
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        return await call_with_timeout(name, timeout, lambda: fn(*args, **kwargs))
+
+    return timed
+
+
+def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
+    """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
+    names = injected_parameters(fn)
+    if timeout is None and not set(names) & set(INJECTED):
+        return fn
+    _no_sync_timeout(name, fn, timeout)
+    if is_async_callable(fn):
+
+        async def acall(state: Any, config: dict[str, Any]) -> Any:
+            kwargs = injected_arguments(names, config)
+            if timeout is None:
+                return await fn(state, **kwargs)
+            return await call_with_timeout(name, timeout, lambda: fn(state, **kwargs))
+
+        return acall
+
+    def call(state: Any, config: dict[str, Any]) -> Any:
+        return fn(state, **injected_arguments(names, config))
+
+    return call
