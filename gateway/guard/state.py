@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,7 @@ import orjson
 
 from agent_runtime.guard import Action, Step, StopReason, Strike, canonical_json
 from gateway.guard.timeline import TURNS_KEPT, Turn, decode
-from gateway.state import StateStore
+from gateway.state import Op, StateStore
 
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
@@ -129,20 +128,20 @@ class GuardSessions:
         """Count this LLM call and read the session's state; usage only where a limit needs it (each read
         is a Redis round trip on the request path)."""
         s, ttl = self.store, self.ttl_s
-        reads: dict[str, Awaitable[Any]] = {
-            "strikes": s.range(prefix + "strikes"),
-            "calls": s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
-            "nudge": s.get(prefix + "nudge"),
-            "turns": s.range(prefix + "turns"),
+        reads: dict[str, Op] = {
+            "strikes": Op("range", prefix + "strikes"),
+            "calls": Op("incr", prefix + "calls", 1),  # its TTL is set below, on the session's first call
+            "nudge": Op("get", prefix + "nudge"),
+            "turns": Op("range", prefix + "turns"),
         }
         # Counters are read as an increment by 0: the store's get() only returns bytes values.
         if tokens:
-            reads["tokens"] = s.incr(prefix + "tokens", 0, ttl)
+            reads["tokens"] = Op("incr", prefix + "tokens", 0, ttl)
         if cost:
-            reads["cost"] = s.incr_float(prefix + "cost", 0.0, ttl)
+            reads["cost"] = Op("incr_float", prefix + "cost", 0.0, ttl)
         if clock:
-            reads["started"] = s.get(prefix + "started")
-        got = dict(zip(reads, await asyncio.gather(*reads.values()), strict=True))  # only the reads needed
+            reads["started"] = Op("get", prefix + "started")
+        got = dict(zip(reads, await s.batch(list(reads.values())), strict=True))  # one round trip
         calls, started = int(got["calls"]), got.get("started")
         strikes, nudge, used_tokens, used_cost = got["strikes"], got["nudge"], got.get("tokens"), got.get("cost")
         turns = got["turns"]
