@@ -182,14 +182,27 @@ class GuardSessions:
         item = orjson.dumps({"at": time.time(), **record})
         await self.store.push(prefix + "decisions", item, max_len=DECISIONS_KEPT, ttl_s=self.ttl_s)
 
-    async def turn(self, prefix: str, turn: Turn) -> None:
-        await self.store.push(prefix + "turns", turn.encode(), max_len=TURNS_KEPT, ttl_s=self.ttl_s)
-
     async def usage(self, prefix: str, tokens: int, cost_usd: float) -> None:
-        s, ttl = self.store, self.ttl_s
-        await asyncio.gather(s.incr(prefix + "tokens", tokens, ttl), s.incr_float(prefix + "cost", cost_usd, ttl))
+        await self.store.batch(self._usage(prefix, tokens, cost_usd))
 
-    async def steps(self, prefix: str, position: int, tool_calls: int, steps: list[Step]) -> None:
+    def _usage(self, prefix: str, tokens: int, cost_usd: float) -> list[Op]:
+        return [
+            Op("incr", prefix + "tokens", tokens, self.ttl_s),
+            Op("incr_float", prefix + "cost", cost_usd, self.ttl_s),
+        ]
+
+    async def answered(self, prefix: str, tokens: int, cost_usd: float, view: bytes, turn: Turn) -> None:
+        """After an answer, in one round trip: the session's usage, its steps view and the turn."""
+        await self.store.batch(
+            [
+                *self._usage(prefix, tokens, cost_usd),
+                Op("set", prefix + "steps", ttl_s=self.ttl_s, values=(view,)),
+                Op("push", prefix + "turns", ttl_s=self.ttl_s, values=(turn.encode(),), max_len=TURNS_KEPT),
+            ]
+        )
+
+    @staticmethod
+    def steps_view(position: int, tool_calls: int, steps: list[Step]) -> bytes:
         """The last steps (and the session's tool calls so far) for the admin view."""
         shown = [
             {
@@ -202,8 +215,7 @@ class GuardSessions:
             }
             for st in steps[-STEPS_SHOWN:]
         ]
-        view = {"position": position, "tool_calls": tool_calls, "steps": shown}
-        await self.store.set(prefix + "steps", orjson.dumps(view), self.ttl_s)
+        return orjson.dumps({"position": position, "tool_calls": tool_calls, "steps": shown})
 
     async def set_status(self, prefix: str, status: StopReason, reason: str) -> None:
         item = orjson.dumps({"status": status.name, "reason": reason, "at": time.time()})

@@ -56,13 +56,16 @@ class Held:
 
 @dataclass(frozen=True, slots=True)
 class Op:
-    """One operation of a `batch`: a read (get, range) or a counter step (incr, incr_float; an amount of
-    0 reads the counter, `ttl_s` set on its first write)."""
+    """One operation of a `batch`, as its single-op method takes it: a read (get, range), a counter step
+    (incr, incr_float: an amount of 0 reads the counter; `ttl_s` set on its first write), a set (`values`
+    holds the one value) or a push (of `values`, keeping the newest `max_len`)."""
 
-    kind: Literal["get", "range", "incr", "incr_float"]
+    kind: Literal["get", "range", "incr", "incr_float", "set", "push"]
     key: str
     amount: float = 0
     ttl_s: float | None = None
+    values: tuple[bytes, ...] = ()
+    max_len: int | None = None
 
 
 class StateStore(ABC):
@@ -80,7 +83,11 @@ class StateStore(ABC):
             return await self.range(op.key)
         if op.kind == "incr":
             return await self.incr(op.key, int(op.amount), op.ttl_s)
-        return await self.incr_float(op.key, op.amount, op.ttl_s)
+        if op.kind == "incr_float":
+            return await self.incr_float(op.key, op.amount, op.ttl_s)
+        if op.kind == "set":
+            return await self.set(op.key, op.values[0], op.ttl_s)
+        return await self.push(op.key, *op.values, max_len=op.max_len, ttl_s=op.ttl_s)
 
     @abstractmethod
     async def get(self, key: str) -> bytes | None: ...

@@ -210,11 +210,20 @@ class RedisStore(StateStore):
         return await self._call(run)
 
     def _queue(self, pipe: Any, op: Op) -> None:
+        """The op's commands: its own reply first, then those of its trim and expiry (skipped in _result)."""
         key = self.key(op.key)
         if op.kind == "get":
             pipe.get(key)
         elif op.kind == "range":
             pipe.lrange(key, 0, -1)
+        elif op.kind == "set":
+            pipe.set(key, op.values[0], px=_ttl_ms(op.ttl_s))
+        elif op.kind == "push":
+            pipe.rpush(key, *op.values)
+            if op.max_len is not None:
+                pipe.ltrim(key, -op.max_len, -1)
+            if op.ttl_s is not None:
+                pipe.pexpire(key, _ms(op.ttl_s))
         else:
             if op.kind == "incr":
                 pipe.incrby(key, int(op.amount))
@@ -226,12 +235,18 @@ class RedisStore(StateStore):
     @staticmethod
     def _result(op: Op, replies: Iterator[Any]) -> Any:
         reply = next(replies)
-        if op.kind in ("incr", "incr_float") and op.ttl_s is not None:
-            next(replies)  # the PEXPIRE's
+        followers = int(op.kind in ("incr", "incr_float", "push") and op.ttl_s is not None)
+        followers += int(op.kind == "push" and op.max_len is not None)
+        for _ in range(followers):
+            next(replies)
         if op.kind == "get":
             return bytes(reply) if reply is not None else None
         if op.kind == "range":
             return [bytes(v) for v in reply]
+        if op.kind == "set":
+            return bool(reply)
+        if op.kind == "push":
+            return min(int(reply), op.max_len) if op.max_len is not None else int(reply)
         return int(reply) if op.kind == "incr" else float(reply)
 
     async def get(self, key: str) -> bytes | None:

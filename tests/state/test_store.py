@@ -59,6 +59,12 @@ async def test_counters(store: StateStore) -> None:
     assert await store.incr("n", 4) == 5
     assert await store.incr_float("usd", 0.25) == pytest.approx(0.25)
     assert await store.incr_float("usd", 0.5) == pytest.approx(0.75)
+    writes = [
+        Op("set", "view", ttl_s=60, values=(b"x",)),
+        Op("push", "turns", ttl_s=60, values=(b"1", b"2"), max_len=3),
+    ]
+    assert await store.batch([*writes, Op("push", "turns", values=(b"3", b"4"), max_len=3)]) == [True, 2, 3]
+    assert await store.batch([Op("get", "view"), Op("range", "turns")]) == [b"x", [b"2", b"3", b"4"]]
 
 
 async def test_lists_keep_newest(store: StateStore) -> None:
@@ -96,6 +102,9 @@ async def test_a_batch_answers_as_its_ops_would_one_by_one(store: StateStore) ->
     await store.batch([Op("incr", "fresh", 1, ttl_s=0.05)])  # the TTL is the first write's, not renewed
     await asyncio.sleep(0.12)
     assert await store.batch([Op("incr", "fresh", 0)]) == [0], "the counter expired with its TTL"
+    writes = [Op("set", "view", ttl_s=60, values=(b"x",)), Op("push", "turns", ttl_s=60, values=(b"1", b"2"))]
+    assert await store.batch([*writes, Op("push", "turns", values=(b"3", b"4"), max_len=3)]) == [True, 2, 3]
+    assert await store.batch([Op("get", "view"), Op("range", "turns")]) == [b"x", [b"2", b"3", b"4"]]
     assert await store.incr_float("usd", 0.5) == pytest.approx(0.75)
 
 
