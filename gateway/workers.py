@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
     from gateway.config import Settings
 
+# Connections the kernel holds for the gateway before it accepts them (capped by net.core.somaxconn).
+# uvicorn's 2,048 overflowed in a burst of new connections at 1,000 req/s: the kernel then drops the
+# handshake's last packet, and a connection it never accepts is reset ~15 s later.
+LISTEN_BACKLOG = 16384
+
 # The worker factory reads its configuration from here (uvicorn starts workers by import string).
 CONFIG_ENV = "CACHEGATE_WORKER_CONFIG"
 
@@ -113,4 +118,6 @@ def run_workers(settings: Settings, config_path: str | None, workers: int) -> No
             port=settings.port,
             log_level="warning",
             access_log=False,
+            timeout_keep_alive=settings.keep_alive_s,
+            backlog=LISTEN_BACKLOG,
         )

@@ -34,6 +34,13 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(default=0.25, description="Per-operation Redis timeout before fallback")
     admin_keys: list[str] = Field(default_factory=list, description="Hashed admin keys: 'sha256:<hex>'")
     max_body_bytes: int = 8 * 1024 * 1024
+    keep_alive_s: int = Field(
+        default=75,
+        gt=0,
+        description="Seconds an idle client connection stays open. Longer than the balancer's or client's own "
+        "idle timeout (nginx: 60 s), so they close it first: a server closing a connection the client has just "
+        "reused resets that request",
+    )
     cors_origins: list[str] = Field(default_factory=list, description="Empty: CORS closed")
     embedded_simulator: bool = Field(default=False, description="Mount the provider simulator at /sim")
     simulator_latency: Literal["none", "realistic"] = "none"

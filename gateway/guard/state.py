@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,7 @@ import orjson
 
 from agent_runtime.guard import Action, Step, StopReason, Strike, canonical_json
 from gateway.guard.timeline import TURNS_KEPT, Turn, decode
-from gateway.state import StateStore
+from gateway.state import Op, StateStore
 
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
@@ -129,20 +128,20 @@ class GuardSessions:
         """Count this LLM call and read the session's state; usage only where a limit needs it (each read
         is a Redis round trip on the request path)."""
         s, ttl = self.store, self.ttl_s
-        reads: dict[str, Awaitable[Any]] = {
-            "strikes": s.range(prefix + "strikes"),
-            "calls": s.incr(prefix + "calls", 1),  # no TTL here: that would cost a MULTI on every request
-            "nudge": s.get(prefix + "nudge"),
-            "turns": s.range(prefix + "turns"),
+        reads: dict[str, Op] = {
+            "strikes": Op("range", prefix + "strikes"),
+            "calls": Op("incr", prefix + "calls", 1),  # its TTL is set below, on the session's first call
+            "nudge": Op("get", prefix + "nudge"),
+            "turns": Op("range", prefix + "turns"),
         }
         # Counters are read as an increment by 0: the store's get() only returns bytes values.
         if tokens:
-            reads["tokens"] = s.incr(prefix + "tokens", 0, ttl)
+            reads["tokens"] = Op("incr", prefix + "tokens", 0, ttl)
         if cost:
-            reads["cost"] = s.incr_float(prefix + "cost", 0.0, ttl)
+            reads["cost"] = Op("incr_float", prefix + "cost", 0.0, ttl)
         if clock:
-            reads["started"] = s.get(prefix + "started")
-        got = dict(zip(reads, await asyncio.gather(*reads.values()), strict=True))  # only the reads needed
+            reads["started"] = Op("get", prefix + "started")
+        got = dict(zip(reads, await s.batch(list(reads.values())), strict=True))  # one round trip
         calls, started = int(got["calls"]), got.get("started")
         strikes, nudge, used_tokens, used_cost = got["strikes"], got["nudge"], got.get("tokens"), got.get("cost")
         turns = got["turns"]
@@ -183,14 +182,27 @@ class GuardSessions:
         item = orjson.dumps({"at": time.time(), **record})
         await self.store.push(prefix + "decisions", item, max_len=DECISIONS_KEPT, ttl_s=self.ttl_s)
 
-    async def turn(self, prefix: str, turn: Turn) -> None:
-        await self.store.push(prefix + "turns", turn.encode(), max_len=TURNS_KEPT, ttl_s=self.ttl_s)
-
     async def usage(self, prefix: str, tokens: int, cost_usd: float) -> None:
-        s, ttl = self.store, self.ttl_s
-        await asyncio.gather(s.incr(prefix + "tokens", tokens, ttl), s.incr_float(prefix + "cost", cost_usd, ttl))
+        await self.store.batch(self._usage(prefix, tokens, cost_usd))
 
-    async def steps(self, prefix: str, position: int, tool_calls: int, steps: list[Step]) -> None:
+    def _usage(self, prefix: str, tokens: int, cost_usd: float) -> list[Op]:
+        return [
+            Op("incr", prefix + "tokens", tokens, self.ttl_s),
+            Op("incr_float", prefix + "cost", cost_usd, self.ttl_s),
+        ]
+
+    async def answered(self, prefix: str, tokens: int, cost_usd: float, view: bytes, turn: Turn) -> None:
+        """After an answer, in one round trip: the session's usage, its steps view and the turn."""
+        await self.store.batch(
+            [
+                *self._usage(prefix, tokens, cost_usd),
+                Op("set", prefix + "steps", ttl_s=self.ttl_s, values=(view,)),
+                Op("push", prefix + "turns", ttl_s=self.ttl_s, values=(turn.encode(),), max_len=TURNS_KEPT),
+            ]
+        )
+
+    @staticmethod
+    def steps_view(position: int, tool_calls: int, steps: list[Step]) -> bytes:
         """The last steps (and the session's tool calls so far) for the admin view."""
         shown = [
             {
@@ -203,8 +215,7 @@ class GuardSessions:
             }
             for st in steps[-STEPS_SHOWN:]
         ]
-        view = {"position": position, "tool_calls": tool_calls, "steps": shown}
-        await self.store.set(prefix + "steps", orjson.dumps(view), self.ttl_s)
+        return orjson.dumps({"position": position, "tool_calls": tool_calls, "steps": shown})
 
     async def set_status(self, prefix: str, status: StopReason, reason: str) -> None:
         item = orjson.dumps({"status": status.name, "reason": reason, "at": time.time()})

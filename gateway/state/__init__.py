@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from gateway.state.base import StateStore, StateUnavailable
+from gateway.state.base import Op, StateStore, StateUnavailable
 from gateway.state.memory import MemoryStore
 from gateway.state.redis import RedisStore
 from gateway.state.resilient import ResilientStore
@@ -21,4 +21,13 @@ def durable(store: StateStore) -> StateStore:
     return store.primary if isinstance(store, ResilientStore) else store
 
 
-__all__ = ["MemoryStore", "RedisStore", "ResilientStore", "StateStore", "StateUnavailable", "create_store", "durable"]
+__all__ = [
+    "MemoryStore",
+    "Op",
+    "RedisStore",
+    "ResilientStore",
+    "StateStore",
+    "StateUnavailable",
+    "create_store",
+    "durable",
+]

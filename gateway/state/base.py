@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 
 class StateUnavailable(Exception):
@@ -53,8 +54,40 @@ class Held:
     spent: list[float]
 
 
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One operation of a `batch`, as its single-op method takes it: a read (get, range), a counter step
+    (incr, incr_float: an amount of 0 reads the counter; `ttl_s` set on its first write), a set (`values`
+    holds the one value) or a push (of `values`, keeping the newest `max_len`)."""
+
+    kind: Literal["get", "range", "incr", "incr_float", "set", "push"]
+    key: str
+    amount: float = 0
+    ttl_s: float | None = None
+    values: tuple[bytes, ...] = ()
+    max_len: int | None = None
+
+
 class StateStore(ABC):
     backend: str
+
+    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+        """Each op's result, in order: what the single-op methods return. One round trip on Redis (not a
+        transaction: each op is atomic on its own, as when called alone)."""
+        return [await self._one(op) for op in ops]
+
+    async def _one(self, op: Op) -> Any:
+        if op.kind == "get":
+            return await self.get(op.key)
+        if op.kind == "range":
+            return await self.range(op.key)
+        if op.kind == "incr":
+            return await self.incr(op.key, int(op.amount), op.ttl_s)
+        if op.kind == "incr_float":
+            return await self.incr_float(op.key, op.amount, op.ttl_s)
+        if op.kind == "set":
+            return await self.set(op.key, op.values[0], op.ttl_s)
+        return await self.push(op.key, *op.values, max_len=op.max_len, ttl_s=op.ttl_s)
 
     @abstractmethod
     async def get(self, key: str) -> bytes | None: ...

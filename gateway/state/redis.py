@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from gateway.state.base import Held, Meter, StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Window
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -198,6 +198,56 @@ class RedisStore(StateStore):
             return await operation()
         except (RedisError, OSError, TimeoutError) as exc:
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
+
+    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for op in ops:
+                    self._queue(pipe, op)
+                replies = iter(await pipe.execute())
+            return [self._result(op, replies) for op in ops]
+
+        return await self._call(run)
+
+    def _queue(self, pipe: Any, op: Op) -> None:
+        """The op's commands: its own reply first, then those of its trim and expiry (skipped in _result)."""
+        key = self.key(op.key)
+        if op.kind == "get":
+            pipe.get(key)
+        elif op.kind == "range":
+            pipe.lrange(key, 0, -1)
+        elif op.kind == "set":
+            pipe.set(key, op.values[0], px=_ttl_ms(op.ttl_s))
+        elif op.kind == "push":
+            pipe.rpush(key, *op.values)
+            if op.max_len is not None:
+                pipe.ltrim(key, -op.max_len, -1)
+            if op.ttl_s is not None:
+                pipe.pexpire(key, _ms(op.ttl_s))
+        else:
+            if op.kind == "incr":
+                pipe.incrby(key, int(op.amount))
+            else:
+                pipe.incrbyfloat(key, op.amount)
+            if op.ttl_s is not None:
+                pipe.pexpire(key, _ms(op.ttl_s), nx=True)
+
+    @staticmethod
+    def _result(op: Op, replies: Iterator[Any]) -> Any:
+        reply = next(replies)
+        followers = int(op.kind in ("incr", "incr_float", "push") and op.ttl_s is not None)
+        followers += int(op.kind == "push" and op.max_len is not None)
+        for _ in range(followers):
+            next(replies)
+        if op.kind == "get":
+            return bytes(reply) if reply is not None else None
+        if op.kind == "range":
+            return [bytes(v) for v in reply]
+        if op.kind == "set":
+            return bool(reply)
+        if op.kind == "push":
+            return min(int(reply), op.max_len) if op.max_len is not None else int(reply)
+        return int(reply) if op.kind == "incr" else float(reply)
 
     async def get(self, key: str) -> bytes | None:
         value: Any = await self._call(lambda: self.client.get(self.key(key)))

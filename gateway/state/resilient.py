@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from gateway.state.base import Held, Meter, StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Window
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
@@ -48,6 +48,9 @@ class ResilientStore(StateStore):
                 self._down_until = time.monotonic() + self.cooldown_s
         self.on_fallback(operation)
         return await call(self.fallback)
+
+    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+        return await self._route("batch", lambda s: s.batch(ops))
 
     async def get(self, key: str) -> bytes | None:
         return await self._route("get", lambda s: s.get(key))

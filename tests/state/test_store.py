@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
-from gateway.state.base import Meter, Window
+from gateway.state.base import Meter, Op, Window
 from tests.deploy.processes import redis_cluster
 from tests.gateway_harness import REDIS_TEST_URL
 
@@ -59,6 +59,12 @@ async def test_counters(store: StateStore) -> None:
     assert await store.incr("n", 4) == 5
     assert await store.incr_float("usd", 0.25) == pytest.approx(0.25)
     assert await store.incr_float("usd", 0.5) == pytest.approx(0.75)
+    writes = [
+        Op("set", "view", ttl_s=60, values=(b"x",)),
+        Op("push", "turns", ttl_s=60, values=(b"1", b"2"), max_len=3),
+    ]
+    assert await store.batch([*writes, Op("push", "turns", values=(b"3", b"4"), max_len=3)]) == [True, 2, 3]
+    assert await store.batch([Op("get", "view"), Op("range", "turns")]) == [b"x", [b"2", b"3", b"4"]]
 
 
 async def test_lists_keep_newest(store: StateStore) -> None:
@@ -75,6 +81,31 @@ async def test_hashes_and_scan(store: StateStore) -> None:
     await store.set("globex:s1", b"y")
     assert await store.hgetall("acme:s1") == {"a": b"1", "b": b"2"}
     assert sorted([k async for k in store.scan("acme:")]) == ["acme:s1", "acme:s2"]
+
+
+async def test_a_batch_answers_as_its_ops_would_one_by_one(store: StateStore) -> None:
+    await store.set("seen", b"v")
+    await store.push("log", b"a", b"b")
+    await store.incr("calls", 2)
+    got = await store.batch(
+        [
+            Op("get", "seen"),
+            Op("get", "missing"),
+            Op("range", "log"),
+            Op("range", "no-list"),
+            Op("incr", "calls", 1),
+            Op("incr", "fresh", 0, ttl_s=0.05),
+            Op("incr_float", "usd", 0.25, ttl_s=60),
+        ]
+    )
+    assert got == [b"v", None, [b"a", b"b"], [], 3, 0, pytest.approx(0.25)]
+    await store.batch([Op("incr", "fresh", 1, ttl_s=0.05)])  # the TTL is the first write's, not renewed
+    await asyncio.sleep(0.12)
+    assert await store.batch([Op("incr", "fresh", 0)]) == [0], "the counter expired with its TTL"
+    writes = [Op("set", "view", ttl_s=60, values=(b"x",)), Op("push", "turns", ttl_s=60, values=(b"1", b"2"))]
+    assert await store.batch([*writes, Op("push", "turns", values=(b"3", b"4"), max_len=3)]) == [True, 2, 3]
+    assert await store.batch([Op("get", "view"), Op("range", "turns")]) == [b"x", [b"2", b"3", b"4"]]
+    assert await store.incr_float("usd", 0.5) == pytest.approx(0.75)
 
 
 async def test_redis_down_falls_back_and_counts() -> None:
