@@ -37,6 +37,12 @@ class ResponseCacheConfig(BaseModel):
         default=False, description="Semantic hits for requests carrying tool results"
     )
     cache_tool_calls: bool = Field(default=False, description="Store answers that call tools")
+    regenerated_window_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="A semantic hit re-asked with Cache-Control: no-cache/no-store within this many seconds counts "
+        "as a likely wrong answer (cachegate_response_cache_semantic_regenerated_total)",
+    )
     max_prompt_chars: int = Field(default=4000, gt=0, description="Longer last user turns skip the semantic tier")
     max_response_bytes: int = Field(default=1_000_000, gt=0, description="Larger answers are not stored")
     embed_timeout_s: float = Field(default=0.5, gt=0, description="Embedding slower than this is a miss")

@@ -42,6 +42,12 @@ class ResponseCacheMetrics:
             registry=r,
         )
         self.evictions = Counter("cachegate_response_cache_evictions", "Entries evicted by the size bound", registry=r)
+        self.semantic_regenerated = Counter(
+            "cachegate_response_cache_semantic_regenerated",
+            "Semantic hits the caller asked again with no-cache/no-store soon after: likely wrong answers",
+            ["tenant"],
+            registry=r,
+        )
 
     def rejected(self, reason: str) -> None:
         check = next((c for c in VERIFIER_CHECKS if reason.startswith(c)), "other")

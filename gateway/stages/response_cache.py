@@ -62,6 +62,11 @@ class Pending:
         return self.place.key(SEMANTIC_TIER, digest([self.scope_id, self.scope.prompt]))
 
 
+def _served_marker(pending: Pending) -> str:
+    """The state key that says this request (scope and prompt, tenant included) was answered semantically."""
+    return "rc-served:" + digest([pending.semantic_key])
+
+
 def _skip_reason(controls: Controls) -> str:
     return "no_store" if controls.no_store else "no_cache"
 
@@ -100,6 +105,7 @@ class ResponseCacheStage(Stage):
         ctx.response_headers[CACHE_HEADER] = "miss"
         if not decision.serve:
             self.metrics.skips.labels("all", _skip_reason(controls)).inc()
+            await self._count_regenerated(ctx, pending)
             return
         try:
             hit = await self._lookup(pending, policy)
@@ -108,6 +114,8 @@ class ResponseCacheStage(Stage):
             return
         if hit is not None:
             self._serve(ctx, *hit)
+            if hit[0] == "semantic":
+                await ctx.services.store.set(_served_marker(pending), b"1", policy.regenerated_window_s)
         elif decision.exact and decision.store and policy.coalesce:
             await self._coalesce(ctx, pending)
 
@@ -150,6 +158,14 @@ class ResponseCacheStage(Stage):
         )
         (metrics.hits if hit is not None else metrics.misses).labels("semantic").inc()
         return ("semantic", hit) if hit is not None else None
+
+    async def _count_regenerated(self, ctx: RequestContext, pending: Pending) -> None:
+        """A caller that refuses the cache for the very request a semantic hit just answered most likely
+        got a wrong answer: counted once, so an operator sees whether the tier pays off."""
+        if pending.scope is None:
+            return
+        if await ctx.services.store.delete(_served_marker(pending)):
+            self.metrics.semantic_regenerated.labels(ctx.tenant_label).inc()
 
     def _serve(self, ctx: RequestContext, tier: str, hit: Hit) -> None:
         entry = hit.entry

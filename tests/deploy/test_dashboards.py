@@ -267,10 +267,10 @@ def drive_cache_traffic(gw: RunningGateway) -> None:
         )
 
 
-def ask(gw: RunningGateway, prompt: str) -> str:
+def ask(gw: RunningGateway, prompt: str, headers: dict[str, str] | None = None) -> str:
     """One temperature-0 question (eligible for both response-cache tiers); returns the tier that answered."""
     raw = gw.openai().chat.completions.with_raw_response.create(
-        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": prompt}]
+        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": prompt}], extra_headers=headers
     )
     return raw.headers["x-cachegate-cache"]
 
@@ -283,11 +283,14 @@ def start_response_cache_traffic(gw: RunningGateway) -> None:
 
 
 def finish_response_cache_traffic(gw: RunningGateway) -> None:
-    """A semantic hit, once the model has loaded, and near-duplicates the verifier refuses."""
+    """A semantic hit, once the model has loaded, asked again without the cache; and near-duplicates the
+    verifier refuses."""
     deadline = time.monotonic() + EMBEDDER_LOAD_TIMEOUT_S
     # Each try is a new exact key (one more "?"), so only the semantic tier can answer it.
     for marks in itertools.count(1):
-        if ask(gw, "What's the capital of France" + "?" * marks) == "semantic":
+        question = "What's the capital of France" + "?" * marks
+        if ask(gw, question) == "semantic":
+            ask(gw, question, {"cache-control": "no-cache"})
             break
         assert time.monotonic() < deadline, "no semantic hit: did the embedding model load?"
         time.sleep(0.2)

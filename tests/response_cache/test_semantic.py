@@ -125,3 +125,21 @@ def test_anthropic_semantic_hit(replicas: Replicas, namespace: str) -> None:
 
     assert create(replicas.a, original)[0] == "miss"
     assert create(replicas.b, paraphrase) == ("semantic", original)
+
+
+def test_a_semantic_hit_asked_again_with_no_cache_counts_as_regenerated(replicas: Replicas, namespace: str) -> None:
+    """The operator's signal of wrong answers: counted once per served hit, on any replica, never for an
+    exact hit or a request the semantic tier did not answer."""
+    original, paraphrase = PARAPHRASE
+    name = "cachegate_response_cache_semantic_regenerated_total"
+    before = metric(replicas.a, name, tenant="acme")
+    no_cache = {"extra_headers": {"cache-control": "no-cache"}}
+    assert ask(replicas.a, original, namespace)[0] == "miss"
+    assert ask(replicas.a, original, namespace)[0] == "exact"
+    ask(replicas.a, original, namespace, **no_cache)
+    assert metric(replicas.a, name, tenant="acme") == before, "an exact hit re-asked is not a wrong answer"
+    assert ask(replicas.b, paraphrase, namespace)[0] == "semantic"
+    ask(replicas.a, paraphrase, namespace, **no_cache)
+    assert metric(replicas.a, name, tenant="acme") == before + 1
+    ask(replicas.a, paraphrase, namespace, **no_cache)
+    assert metric(replicas.a, name, tenant="acme") == before + 1, "one served hit counts once"
