@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Window
+from gateway.state.clients import redis_client
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -115,24 +115,6 @@ def _ms(seconds: float) -> int:
 def glob_escape(text: str) -> str:
     """Text matched literally by a Redis SCAN/KEYS pattern: ids and prefixes come from callers."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
-
-
-CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-
-
-def redis_client(url: str, timeout_s: float) -> aioredis.Redis:
-    """A client for `redis://` / `rediss://` (one server), or `redis+cluster://host:port` /
-    `rediss+cluster://` (a Redis Cluster, discovered from that node). Every operation that touches several
-    keys names them with one hash tag (`{tenant}`), so it runs on one slot in a cluster too."""
-    scheme, _, rest = url.partition("://")
-    if scheme in CLUSTER_SCHEMES:
-        cluster = RedisCluster.from_url(
-            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-        )
-        return cast(aioredis.Redis, cluster)  # the same command API, routed by key slot
-    return aioredis.Redis.from_url(
-        url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, health_check_interval=30
-    )
 
 
 class RedisStore(StateStore):

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -155,6 +156,55 @@ def redis_cluster(log_dir: Path, masters: int = 3) -> Iterator[str]:
             time.sleep(0.1)
         probe.close()
         yield f"redis+cluster://127.0.0.1:{ports[0]}"
+
+
+@dataclass
+class SentinelSet:
+    """A master, its replica and one Sentinel watching them as `SENTINEL_SERVICE` (quorum 1)."""
+
+    url: str  # the gateway's form: redis+sentinel://127.0.0.1:<sentinel port>/<service>
+    master: Spawned
+    master_port: int
+    replica_port: int
+    sentinel_port: int
+
+    def master_address(self) -> tuple[str, int]:
+        with redis.Redis(port=self.sentinel_port, socket_timeout=1.0) as sentinel:
+            host, port = sentinel.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", SENTINEL_SERVICE)
+        return host.decode(), int(port)
+
+
+SENTINEL_SERVICE = "cachegate"
+
+
+@contextmanager
+def redis_sentinel(log_dir: Path) -> Iterator[SentinelSet]:
+    """A plain replica set behind Sentinel on loopback, nothing on disk; a master down for 1 s is failed over."""
+    binary = shutil.which("redis-server")
+    assert binary, "the Sentinel tests need redis-server (.ci/run installs it)"
+    master_port, replica_port, sentinel_port = free_port(), free_port(), free_port()
+    common = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(log_dir)]
+    conf = log_dir / "sentinel.conf"  # Sentinel rewrites its file: a writable copy of its own
+    conf.write_text(
+        f"port {sentinel_port}\nbind 127.0.0.1\ndir {log_dir}\n"
+        f"sentinel monitor {SENTINEL_SERVICE} 127.0.0.1 {master_port} 1\n"
+        f"sentinel down-after-milliseconds {SENTINEL_SERVICE} 1000\n"
+        f"sentinel failover-timeout {SENTINEL_SERVICE} 5000\n"
+    )
+    with contextlib.ExitStack() as stack:
+        master = stack.enter_context(
+            spawned(f"redis-master-{master_port}", [binary, "--port", str(master_port), *common], log_dir)
+        )
+        master.wait_until(answers_redis(f"redis://127.0.0.1:{master_port}/0"))
+        replica_argv = [binary, "--port", str(replica_port), *common, "--replicaof", "127.0.0.1", str(master_port)]
+        replica = stack.enter_context(spawned(f"redis-replica-{replica_port}", replica_argv, log_dir))
+        replica.wait_until(answers_redis(f"redis://127.0.0.1:{replica_port}/0"))
+        sentinel = stack.enter_context(
+            spawned(f"redis-sentinel-{sentinel_port}", [binary, str(conf), "--sentinel"], log_dir)
+        )
+        sentinel.wait_until(answers_redis(f"redis://127.0.0.1:{sentinel_port}/0"))
+        url = f"redis+sentinel://127.0.0.1:{sentinel_port}/{SENTINEL_SERVICE}"
+        yield SentinelSet(url, master, master_port, replica_port, sentinel_port)
 
 
 def cachegate(*args: str) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
 from gateway.state.base import Meter, Op, Window
-from tests.deploy.processes import redis_cluster
+from tests.deploy.processes import redis_cluster, redis_sentinel
 from tests.gateway_harness import REDIS_TEST_URL
 
 
@@ -23,12 +23,19 @@ def cluster_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
+@pytest.fixture(scope="module")
+def sentinel_url() -> Iterator[str]:
+    """A master and its replica behind a real Sentinel (redis-server processes on loopback)."""
+    with tempfile.TemporaryDirectory() as logs, redis_sentinel(Path(logs)) as replica_set:
+        yield replica_set.url
+
+
+@pytest.fixture(params=["memory", "redis", "cluster", "sentinel"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[StateStore]:
     if request.param == "memory":
         yield MemoryStore()
         return
-    url = request.getfixturevalue("cluster_url") if request.param == "cluster" else REDIS_TEST_URL
+    url = request.getfixturevalue(f"{request.param}_url") if request.param != "redis" else REDIS_TEST_URL
     redis_store = RedisStore(url, prefix=f"test-{uuid.uuid4().hex[:8]}:")
     assert await redis_store.ping(), "tests need a Redis on 127.0.0.1:6379"
     yield redis_store
