@@ -15,6 +15,14 @@ from pydantic import BaseModel, Field
 from gateway.semantic import DEFAULT_SIMILARITY_THRESHOLD
 
 
+class JudgeConfig(BaseModel):
+    """The semantic tier's optional judge (gateway/semantic/judge.py): off while `model` is None."""
+
+    model: str | None = Field(default=None, description="Route that judges candidates below the threshold")
+    threshold: float = Field(default=0.90, ge=0, le=1, description="Cosine a candidate needs to be judged")
+    timeout_s: float = Field(default=3.0, gt=0, description="A slower judge counts as a refusal")
+
+
 class ResponseCacheConfig(BaseModel):
     enabled: bool = True
     exact: bool = Field(default=True, description="Serve byte-identical canonical requests")
@@ -29,6 +37,7 @@ class ResponseCacheConfig(BaseModel):
         default=DEFAULT_SIMILARITY_THRESHOLD, ge=0, le=1, description="Minimum cosine for a semantic candidate"
     )
     verify: bool = Field(default=True, description="Check numbers/negations/entities/identifiers agree")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
     semantic_max_temperature: float = Field(
         default=0.0, ge=0, description="Above it, semantic hits need the caller's opt-in"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,6 +28,8 @@ from gateway.state import RedisStore, ResilientStore, StateStore
 
 log = logging.getLogger("cachegate.response_cache")
 SEMANTIC_CANDIDATES = 3  # near neighbours checked before a semantic miss (each costs one entry read)
+SOFT_CHECK = "words"  # the verifier's word-pairing rule (its reason's first word): a judge overrules it
+Judge = Callable[[str, str], Awaitable[bool]]  # (cached prompt, asked prompt) -> serve?
 BACKGROUND_EMBED_TIMEOUT_S = 60.0  # an answer whose prompt was not embedded in time is embedded later
 
 
@@ -118,10 +121,19 @@ class ResponseCache:
         return vector
 
     async def find_semantic(
-        self, scope: str, prompt: str, vector: np.ndarray, policy: ResponseCacheConfig, max_age_s: float | None
+        self,
+        scope: str,
+        prompt: str,
+        vector: np.ndarray,
+        policy: ResponseCacheConfig,
+        max_age_s: float | None,
+        judge: Judge | None = None,
     ) -> Hit | None:
+        """The nearest stored answer that passes the verifier: at or above the similarity threshold, or,
+        with a judge, from the judge's threshold up if the judge says yes (one judge call at most)."""
         await self.sync.catch_up()
-        candidates = self.index.search(scope, vector, SEMANTIC_CANDIDATES, policy.similarity_threshold)
+        floor = min(policy.similarity_threshold, policy.judge.threshold) if judge else policy.similarity_threshold
+        candidates = self.index.search(scope, vector, SEMANTIC_CANDIDATES, floor)
         for candidate in candidates:
             entry = await self._read(candidate.key)
             if entry is None or entry.prompt is None or entry.expired():
@@ -129,14 +141,26 @@ class ResponseCache:
                 continue
             if max_age_s is not None and entry.age_s() > max_age_s:
                 continue
-            if policy.verify:
-                verdict = verify(entry.prompt, prompt)
-                if not verdict.ok:
-                    self.metrics.rejected(verdict.reason or "")
-                    continue
+            judged = candidate.similarity < policy.similarity_threshold
+            if policy.verify and not self._verified(entry.prompt, prompt, judged):
+                continue
+            if judged:
+                assert judge is not None
+                if not await judge(entry.prompt, prompt):
+                    return None
             self.index.touch(candidate.key)
             return Hit(entry, candidate.similarity)
         return None
+
+    def _verified(self, cached: str, asked: str, judged: bool) -> bool:
+        """The verifier's checks; for a judged candidate only its hard ones (identifiers, numbers,
+        negation, entities): the word-pairing rule is what the judge decides better."""
+        verdict = verify(cached, asked)
+        reason = verdict.reason or ""
+        if verdict.ok or (judged and reason.startswith(SOFT_CHECK)):
+            return True
+        self.metrics.rejected(reason)
+        return False
 
     def _warm_up(self) -> None:
         if self._warming is not None:

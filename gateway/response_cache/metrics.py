@@ -42,6 +42,15 @@ class ResponseCacheMetrics:
             registry=r,
         )
         self.evictions = Counter("cachegate_response_cache_evictions", "Entries evicted by the size bound", registry=r)
+        self.judge_verdicts = Counter(
+            "cachegate_response_cache_judge_verdicts",
+            "Semantic candidates below the threshold put to the judge model: yes, no, error, unknown_route",
+            ["verdict"],
+            registry=r,
+        )
+        self.judge_cost = Counter(
+            "cachegate_response_cache_judge_cost_usd", "USD spent on judge calls", ["tenant"], registry=r
+        )
         self.semantic_regenerated = Counter(
             "cachegate_response_cache_semantic_regenerated",
             "Semantic hits the caller asked again with no-cache/no-store soon after: likely wrong answers",

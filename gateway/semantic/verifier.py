@@ -223,7 +223,8 @@ def negation_count(text: str) -> int:
 
 def _is_entity(token: _Token) -> bool:
     word = token.text
-    return word[0].isupper() and not token.sentence_start and word.lower() not in _MONTHS
+    # "I" is capitalised everywhere: "How do I ..." and "How can one ..." name no different things.
+    return word[0].isupper() and not token.sentence_start and word.lower() not in _MONTHS and word != "I"
 
 
 def entities(text: str) -> list[str]:

@@ -17,7 +17,7 @@ from gateway.governance.budgets import Line, Metered, Standing, lines, metered, 
 from gateway.governance.estimate import worst_case
 from gateway.governance.holdings import Holding, hold
 from gateway.stages.base import Stage
-from gateway.stages.usage import summary_cost
+from gateway.stages.usage import side_cost
 
 log = logging.getLogger("cachegate.budget")
 HEADER = "x-cachegate-budget"
@@ -122,8 +122,8 @@ class BudgetStage(Stage):
         note = ctx.notes.get(self.name)
         if not isinstance(note, BudgetNote):
             return
-        summary = summary_cost(ctx)
-        usd = (ctx.cost.usd if ctx.cost is not None else 0.0) + (summary.usd if summary else 0.0)
+        side = side_cost(ctx)
+        usd = (ctx.cost.usd if ctx.cost is not None else 0.0) + (side.usd if side else 0.0)
         tokens = ctx.usage.total if ctx.usage is not None else 0
         await note.holding.settle(note.metered.amounts(usd, tokens))
         _show(ctx, note.metered.standings(note.spent_after(usd, tokens), utc_now()))

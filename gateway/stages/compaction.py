@@ -19,7 +19,7 @@ from gateway.guard.state import GuardSessions
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.guard import GuardNote
-from gateway.stages.usage import SUMMARY_COST_NOTE, format_usd
+from gateway.stages.usage import add_side_cost, format_usd
 from gateway.usage.spend import record_spend
 
 log = logging.getLogger("cachegate.compaction")
@@ -68,7 +68,7 @@ class CompactionStage(Stage):
         metrics, tenant, model = ctx.services.metrics, ctx.tenant_label, written.route.name
         record_spend(metrics, tenant, model, written.usage, written.cost, written.price)
         metrics.summary_cost.labels(tenant, model).inc(written.cost.usd)
-        ctx.notes[SUMMARY_COST_NOTE] = written.cost
+        add_side_cost(ctx, written.cost)
         note, sessions = ctx.notes.get("guard"), ctx.services.extras.get("guard")
         if isinstance(note, GuardNote) and note.prefix is not None and isinstance(sessions, GuardSessions):
             try:

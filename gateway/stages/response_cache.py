@@ -10,15 +10,16 @@ Response path (after usage): store the answer when it is a complete upstream suc
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import orjson
 
-from gateway.config.response_cache import ResponseCacheConfig
+from gateway.config.response_cache import JudgeConfig, ResponseCacheConfig
 from gateway.context import Reply, RequestContext
-from gateway.response_cache.cache import Hit, ResponseCache
+from gateway.response_cache.cache import Hit, Judge, ResponseCache
 from gateway.response_cache.coalesce import Coalescer, lease_s
 from gateway.response_cache.controls import Controls, parse_controls
 from gateway.response_cache.eligibility import Decision, decide, storable
@@ -36,13 +37,18 @@ from gateway.response_cache.keys import (
 )
 from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import CacheUnavailable
+from gateway.semantic.judge import judge_pair
 from gateway.services import Services
 from gateway.stages.base import Stage
+from gateway.stages.usage import add_side_cost
 from gateway.usage import Cost, Usage
+from gateway.usage.spend import record_spend
 
 CACHE_HEADER = "x-cachegate-cache"
 SIMILARITY_HEADER = "x-cachegate-similarity"
 AGE_HEADER = "x-cachegate-cache-age"
+JUDGE_HEADER = "x-cachegate-cache-judge"  # yes / no: the judge ruled on a candidate below the threshold
+log = logging.getLogger("cachegate.response_cache")
 
 
 @dataclass(eq=False)
@@ -108,7 +114,7 @@ class ResponseCacheStage(Stage):
             await self._count_regenerated(ctx, pending)
             return
         try:
-            hit = await self._lookup(pending, policy)
+            hit = await self._lookup(ctx, pending, policy)
         except CacheUnavailable:
             self.metrics.skips.labels("all", "backend_unavailable").inc()
             return
@@ -139,7 +145,33 @@ class ResponseCacheStage(Stage):
         self.coalescer.metrics.coalesced.inc()
         self._serve(ctx, "coalesced", Hit(entry, 1.0))
 
-    async def _lookup(self, pending: Pending, policy: ResponseCacheConfig) -> tuple[str, Hit] | None:
+    def _judge(self, ctx: RequestContext, config: JudgeConfig) -> Judge:
+        """The judge for this request: its call is charged to the request's tenant and cost header."""
+
+        async def judged(cached: str, asked: str) -> bool:
+            route = ctx.services.settings.model_by_name(config.model or "")
+            if route is None:
+                self.metrics.judge_verdicts.labels("unknown_route").inc()
+                return False
+            try:
+                verdict = await judge_pair(ctx.services.router, route, cached, asked, config.timeout_s)
+            except Exception:  # an upstream error or a timeout: not served, the request goes upstream
+                log.exception("semantic judge call failed")
+                self.metrics.judge_verdicts.labels("error").inc()
+                return False
+            tenant = ctx.tenant_label
+            record_spend(ctx.services.metrics, tenant, verdict.route.name, verdict.usage, verdict.cost, verdict.price)
+            self.metrics.judge_cost.labels(tenant).inc(verdict.cost.usd)
+            add_side_cost(ctx, verdict.cost)
+            self.metrics.judge_verdicts.labels("yes" if verdict.same else "no").inc()
+            ctx.response_headers[JUDGE_HEADER] = "yes" if verdict.same else "no"
+            return verdict.same
+
+        return judged
+
+    async def _lookup(
+        self, ctx: RequestContext, pending: Pending, policy: ResponseCacheConfig
+    ) -> tuple[str, Hit] | None:
         decision, metrics = pending.decision, self.metrics
         if decision.exact:
             entry = await self.cache.find_exact(pending.exact_key, decision.max_age_s)
@@ -153,8 +185,9 @@ class ResponseCacheStage(Stage):
         pending.vector = await self.cache.embed(pending.scope.prompt, policy.embed_timeout_s)
         if pending.vector is None:
             return None
+        judge = self._judge(ctx, policy.judge) if policy.judge.model else None
         hit = await self.cache.find_semantic(
-            pending.scope_id, pending.scope.prompt, pending.vector, policy, decision.max_age_s
+            pending.scope_id, pending.scope.prompt, pending.vector, policy, decision.max_age_s, judge
         )
         (metrics.hits if hit is not None else metrics.misses).labels("semantic").inc()
         return ("semantic", hit) if hit is not None else None

@@ -12,7 +12,7 @@ from gateway.stages.base import Stage
 from gateway.usage import Cost, price_for
 from gateway.usage.spend import record_spend
 
-SUMMARY_COST_NOTE = "summary_cost"  # ctx.notes: the Cost of the summary this request paid for
+SIDE_COST_NOTE = "side_cost"  # ctx.notes: what calls the gateway made for this request cost (summary, judge)
 
 
 def format_usd(value: float) -> str:
@@ -37,9 +37,17 @@ def stream_cost(ctx: RequestContext) -> dict[str, float | int]:
     return fields
 
 
-def summary_cost(ctx: RequestContext) -> Cost | None:
-    cost = ctx.notes.get(SUMMARY_COST_NOTE)
+def side_cost(ctx: RequestContext) -> Cost | None:
+    cost = ctx.notes.get(SIDE_COST_NOTE)
     return cost if isinstance(cost, Cost) else None
+
+
+def add_side_cost(ctx: RequestContext, cost: Cost) -> None:
+    """A call the gateway made for this request: in its x-cachegate-cost-usd and its budgets."""
+    earlier = side_cost(ctx)
+    if earlier is not None:
+        cost = Cost(usd=earlier.usd + cost.usd, uncached_usd=earlier.uncached_usd + cost.uncached_usd)
+    ctx.notes[SIDE_COST_NOTE] = cost
 
 
 class UsageStage(Stage):
@@ -53,15 +61,15 @@ class UsageStage(Stage):
             price = price_for(ctx.route.pricing_model or ctx.route.litellm_model)
             ctx.cost = Cost.of(ctx.usage, price)
             record_spend(ctx.services.metrics, ctx.tenant_label, ctx.model_label, ctx.usage, ctx.cost, price)
-        summary = summary_cost(ctx)
+        side = side_cost(ctx)
         if ctx.usage is not None and ctx.cost is not None:
             ctx.response_headers.update(
                 {
-                    "x-cachegate-cost-usd": format_usd(ctx.cost.usd + (summary.usd if summary else 0.0)),
+                    "x-cachegate-cost-usd": format_usd(ctx.cost.usd + (side.usd if side else 0.0)),
                     "x-cachegate-saved-usd": format_usd(ctx.cost.saved_usd),
                     "x-cachegate-cache-read-tokens": str(ctx.usage.cache_read),
                     "x-cachegate-cache-write-tokens": str(ctx.usage.cache_write),
                 }
             )
-        elif summary is not None:
-            ctx.response_headers["x-cachegate-cost-usd"] = format_usd(summary.usd)
+        elif side is not None:
+            ctx.response_headers["x-cachegate-cost-usd"] = format_usd(side.usd)

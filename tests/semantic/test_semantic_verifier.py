@@ -70,3 +70,11 @@ def test_extractors() -> None:
 
 def test_long_numbers_keep_every_digit() -> None:
     assert not verify("Serial 2056364173794800 please", "Serial 2056364173794802 please").ok
+
+
+def test_the_pronoun_i_is_no_entity() -> None:
+    assert entities("How do I reverse a list in Python?") == ["Python"]
+    assert verify("How do I reverse a list?", "How can a list be reversed?").ok
+    # Without the pronoun's veto only the word-pairing rule, which a judge model may overrule, remains.
+    reason = verify("How do I reverse a list in Python?", "How can a Python list be reversed?").reason or ""
+    assert reason.startswith("words")
