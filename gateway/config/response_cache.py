@@ -55,6 +55,12 @@ class ResponseCacheConfig(BaseModel):
     max_prompt_chars: int = Field(default=4000, gt=0, description="Longer last user turns skip the semantic tier")
     max_response_bytes: int = Field(default=1_000_000, gt=0, description="Larger answers are not stored")
     embed_timeout_s: float = Field(default=0.5, gt=0, description="Embedding slower than this is a miss")
+    embed_cpu_share: float = Field(
+        default=0.5,
+        gt=0,
+        description="Global only: share of a core each replica's embedder may use over 10 s; past it the "
+        "semantic tier sits requests out (skips{reason=embedder_overloaded}) instead of queueing them",
+    )
     max_entries: int = Field(default=100_000, gt=0, description="Stored entries before the oldest are evicted")
     sync_log_max_len: int = Field(
         default=10_000, gt=0, description="Index-sync log length in Redis; a replica further behind reloads"

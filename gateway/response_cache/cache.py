@@ -22,7 +22,7 @@ from gateway.response_cache.local_index import LocalIndex, index_caps
 from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, RedisBackend
 from gateway.response_cache.sync import IndexSync, RedisIndexSync
-from gateway.semantic.embedder import Embedder, EmbeddingTimeout
+from gateway.semantic.embedder import Embedder, EmbeddingOverloaded, EmbeddingTimeout
 from gateway.semantic.verifier import verify
 from gateway.state import RedisStore, ResilientStore, StateStore
 
@@ -74,12 +74,13 @@ class ResponseCache:
         primary = store.primary if isinstance(store, ResilientStore) else store
         on_evict = None if index_evictions is None else lambda r: index_evictions.labels("semantic_index", r).inc()
         index = LocalIndex(index_caps(config), on_evict)
+        embedder = Embedder(cpu_share=config.embed_cpu_share)
         if isinstance(primary, RedisStore):
             breaker = Breaker()
             backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker)
             sync: IndexSync = RedisIndexSync(backend, index, config.sync_log_max_len, breaker)
-            return cls(backend, index, sync, Embedder(), metrics)
-        return cls(MemoryBackend(config.max_entries), index, IndexSync(), Embedder(), metrics)
+            return cls(backend, index, sync, embedder, metrics)
+        return cls(MemoryBackend(config.max_entries), index, IndexSync(), embedder, metrics)
 
     # -- reads ------------------------------------------------------------------------------------------
 
@@ -116,6 +117,9 @@ class ResponseCache:
             vector = await self.embedder.embed(text, timeout=timeout_s)
         except EmbeddingTimeout:
             self.metrics.skips.labels("semantic", "embedding_timeout").inc()
+            return None
+        except EmbeddingOverloaded:
+            self.metrics.skips.labels("semantic", "embedder_overloaded").inc()
             return None
         self.metrics.embedding_seconds.observe(time.perf_counter() - started)
         return vector

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +28,11 @@ if TYPE_CHECKING:
 DEFAULT_BATCH_WINDOW = 0.002
 DEFAULT_MAX_BATCH = 32
 DEFAULT_TIMEOUT = 1.0
+BUSY_WINDOW_S = 10.0  # the window of the embedder's CPU share
+
+
+class EmbeddingOverloaded(Exception):
+    """The embedder has used its CPU share: the semantic tier sits this request out."""
 
 
 class EmbeddingTimeout(Exception):
@@ -68,12 +75,17 @@ class Embedder:
         batch_window: float = DEFAULT_BATCH_WINDOW,
         timeout: float = DEFAULT_TIMEOUT,
         torch_threads: int | None = None,
+        cpu_share: float = 1.0,
     ) -> None:
         self.model_path = model_path
         self.max_batch = max_batch
         self.batch_window = batch_window
         self.timeout = timeout
         self.torch_threads = torch_threads or default_torch_threads()
+        # Its worker may be busy at most this share of the last BUSY_WINDOW_S (1.0: one core, always):
+        # past it, embeds are refused at once, so overload costs semantic misses, not every request's latency.
+        self.cpu_share = cpu_share
+        self._busy: deque[tuple[float, float]] = deque()  # (when a batch ended, its seconds)
         self.model_calls = 0
         self._model: SentenceTransformer | None = None
         self._load_lock = threading.Lock()
@@ -122,6 +134,8 @@ class Embedder:
         Raises EmbeddingTimeout after ``timeout`` seconds (default: the instance's); the text is then
         dropped from its batch if that batch has not started yet.
         """
+        if self.busy_share() > self.cpu_share:
+            raise EmbeddingOverloaded(f"the embedder used more than {self.cpu_share:.0%} of a core")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[np.ndarray] = loop.create_future()
         self._ensure_worker(loop).put_nowait(_Request(text, future))
@@ -129,6 +143,13 @@ class Embedder:
             return await asyncio.wait_for(future, timeout if timeout is not None else self.timeout)
         except TimeoutError as exc:
             raise EmbeddingTimeout(f"embedding took longer than {timeout or self.timeout:.3f}s") from exc
+
+    def busy_share(self) -> float:
+        """The share of the last BUSY_WINDOW_S its worker spent encoding."""
+        horizon = time.monotonic() - BUSY_WINDOW_S
+        while self._busy and self._busy[0][0] < horizon:
+            self._busy.popleft()
+        return sum(seconds for _, seconds in self._busy) / BUSY_WINDOW_S
 
     async def aclose(self) -> None:
         """Stop the batching task and the worker thread."""
@@ -152,6 +173,7 @@ class Embedder:
             batch = await self._collect(queue)
             if not batch:
                 continue
+            started = time.monotonic()
             try:
                 vectors = await loop.run_in_executor(self._executor, self.embed_many, [r.text for r in batch])
             except Exception as exc:  # a broken model must fail the waiting requests, not hang them
@@ -159,6 +181,9 @@ class Embedder:
                     if not request.future.done():
                         request.future.set_exception(exc)
                 continue
+            finally:
+                ended = time.monotonic()
+                self._busy.append((ended, ended - started))
             for request, vector in zip(batch, vectors, strict=True):
                 if not request.future.done():
                     request.future.set_result(vector)

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from gateway.semantic.embedder import Embedder, EmbeddingTimeout
+from gateway.semantic.embedder import Embedder, EmbeddingOverloaded, EmbeddingTimeout
 
 PROMPTS = [f"How do I fix error number {i} in my build?" for i in range(12)]
 
@@ -46,3 +46,17 @@ async def test_timeout_raises_embedding_timeout(embedder: Embedder) -> None:
     # The embedder keeps working afterwards.
     vector = await embedder.embed("anything")
     assert vector.shape == (embedder.dimension,)
+
+
+async def test_an_embedder_past_its_cpu_share_refuses_at_once() -> None:
+    """Its share of the last 10 s: a tiny one is used up by one embed, and the next is refused without
+    queueing (the semantic tier then sits the request out)."""
+    frugal = Embedder(cpu_share=1e-4)
+    frugal.load()
+    await frugal.embed("the first one runs")
+    assert frugal.busy_share() > 1e-4
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingOverloaded):
+        await frugal.embed("the second is refused")
+    assert time.perf_counter() - started < 0.01
+    await frugal.aclose()
