@@ -183,8 +183,8 @@ class entrypoint:  # lowercase: LangGraph's name
         schema = StateSchema(_EntrypointState)
         channels = {
             **{k: ch.new() for k, ch in schema.channels.items()},
-            START: EphemeralValue(START),
-            TASKS: Topic(TASKS, accumulate=False),
+            START: EphemeralValue(key=START),
+            TASKS: Topic(key=TASKS),
         }
         spec = GraphSpec(
             schema=schema,

@@ -313,22 +313,22 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     def _build_spec(self) -> GraphSpec:
         channels: dict[str, BaseChannel] = {
             **{k: ch.new() for k, ch in self.schema.channels.items()},
-            START: EphemeralValue(START),
-            TASKS: Topic(TASKS, accumulate=False),
+            START: EphemeralValue(key=START),
+            TASKS: Topic(key=TASKS),
         }
         writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*self.nodes, START)}
         triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in self.nodes}
         joins: dict[str, tuple[frozenset[str], str]] = {}
         for name, node in self.nodes.items():
             chan = branch_channel(name)
-            channels[chan] = LastValueAfterFinish(chan) if node.defer else EphemeralValue(chan, guard=False)
+            channels[chan] = LastValueAfterFinish(key=chan) if node.defer else EphemeralValue(guard=False, key=chan)
         for src, dst in sorted(self.edges):
             if dst != END:
                 writes[src].append((branch_channel(dst), None))
         for starts, dst in sorted(self.waiting_edges):
             chan = join_channel(starts, dst)
             barrier = NamedBarrierValueAfterFinish if self.nodes[dst].defer else NamedBarrierValue
-            channels[chan] = barrier(chan, frozenset(starts))
+            channels[chan] = barrier(names=frozenset(starts), key=chan)
             joins[chan] = (frozenset(starts), dst)
             triggers[dst].append(chan)
             for src in starts:

@@ -79,3 +79,36 @@ def add_messages(left: Messages = None, right: Messages = None, **options: Any) 
 
 class MessagesState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
+
+
+def messages_delta_reducer(state: list[Any], writes: Sequence[Any]) -> list[BaseMessage]:
+    """The batch reducer of a messages `DeltaChannel` (LangGraph's `_messages_delta_reducer`): each write
+    is a list of messages or one message-like (a tuple is one message); a message whose id is known
+    replaces it, `RemoveMessage(id)` deletes it (an unknown id is ignored), `REMOVE_ALL_MESSAGES`
+    drops everything before it. Messages without an id are appended as they are."""
+    flat: list[Any] = []
+    for write in writes:
+        flat.extend(write) if isinstance(write, list) else flat.append(write)
+    current = list(state) if state and isinstance(state[0], BaseMessage) else convert_to_messages(state)
+    incoming = convert_to_messages(flat)
+    for index in range(len(incoming) - 1, -1, -1):
+        message = incoming[index]
+        if isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES:
+            current, incoming = [], incoming[index + 1 :]
+            break
+    position = {m.id: i for i, m in enumerate(current) if m.id is not None}
+    result: list[BaseMessage | None] = list(current)
+    for message in incoming:
+        found = position.get(message.id) if message.id is not None else None
+        if message.id is None:
+            result.append(message)
+        elif isinstance(message, RemoveMessage):
+            if found is not None:
+                result[found] = None
+                del position[message.id]
+        elif found is not None:
+            result[found] = message
+        else:
+            position[message.id] = len(result)
+            result.append(message)
+    return [m for m in result if m is not None]

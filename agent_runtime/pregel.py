@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
 from agent_runtime.compiled_api import GraphAPI
 from agent_runtime.engine import context as task_context
-from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
-from agent_runtime.engine.subgraphs import inherits, run_subgraph
+from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
 from agent_runtime.runtime import bind_stream_writer
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
-STREAM_MODES = frozenset({"values", "updates", "debug", "custom"})
+PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -167,13 +168,17 @@ class CompiledGraph(GraphAPI):
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
         if (
             caller is not None
-            and inherits(caller.run, self)
+            and (inherits(caller.run, self) or caller.run.subgraphs)
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
             return await run_subgraph(caller.run, caller.task, self, input)
         run = self._new_run(input, config, frozenset(), durability, guard_rails)
         async for _ in run.events_iter():
             pass
+        return self.result_of(run)
+
+    def result_of(self, run: Run) -> dict[str, Any]:
+        """What `invoke` returns once `run` ended: its output, with the interrupts it paused on."""
         output = self.shape_output(run.output())
         return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
@@ -197,18 +202,25 @@ class CompiledGraph(GraphAPI):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
+        subgraphs: bool = False,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
+        """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
+        the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`."""
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
+        run.subgraphs = subgraphs
         events = run.events_iter()
         try:
-            async for mode, payload in events:
-                yield payload if single else (mode, payload)
+            async for ns, mode, payload in events:
+                if subgraphs:
+                    yield (ns, payload) if single else (ns, mode, payload)
+                else:
+                    yield payload if single else (mode, payload)
         finally:
             await events.aclose()  # a reader that stopped early: the tasks still running are cancelled
 
@@ -218,13 +230,20 @@ class CompiledGraph(GraphAPI):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] = "updates",  # LangGraph's default for a StateGraph
+        subgraphs: bool = False,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
         **_ignored: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
-            input, config, stream_mode=stream_mode, durability=durability, guard_rails=guard_rails, context=context
+            input,
+            config,
+            stream_mode=stream_mode,
+            subgraphs=subgraphs,
+            durability=durability,
+            guard_rails=guard_rails,
+            context=context,
         )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over
@@ -247,10 +266,13 @@ class CompiledGraph(GraphAPI):
             raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
         return self.checkpointer
 
-    def _snapshot(self, saved: CheckpointTuple, *, live: bool) -> StateSnapshot:
+    def _snapshot(
+        self, saved: CheckpointTuple, checkpointer: BaseCheckpointer, *, live: bool, recurse: bool = False
+    ) -> StateSnapshot:
         """`live` (get_state of the latest checkpoint): finished tasks' writes applied and only the
-        tasks still to run in `next`. Otherwise (history): the step as recorded, values at its start."""
-        run = self._new_run(None, saved.config, frozenset(), None, None)
+        tasks still to run in `next`. Otherwise (history): the step as recorded, values at its start.
+        `recurse` (`subgraphs=True`): a subgraph node's task has its subgraph's state."""
+        run = self._new_run(None, saved.config, frozenset(), None, None, checkpointer=checkpointer)
         run._load()
         null_writes = [(c, v) for t, c, v in saved.pending_writes if t == NULL_TASK_ID and c not in RESERVED]
         if null_writes:
@@ -276,7 +298,15 @@ class CompiledGraph(GraphAPI):
             # Every task of the step, those that finished before a failure or an interrupt included (with
             # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(
-                PregelTask(t.id, t.name, interrupts.get(t.id, ()), errors.get(t.id), self._task_result(run, t, live))
+                PregelTask(
+                    t.id,
+                    t.name,
+                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index),
+                    errors.get(t.id),
+                    interrupts.get(t.id, ()),
+                    self._task_state(run, t, checkpointer, recurse),
+                    self._task_result(run, t, live),
+                )
                 for t in tasks
             ),
             interrupts=tuple(i for t in tasks for i in interrupts.get(t.id, ())),
@@ -288,23 +318,53 @@ class CompiledGraph(GraphAPI):
         keys = self.spec.schema.keys
         if task.done:
             return task_result(task.writes, keys)
-        start = run.state.channels[START]
-        if not live and task.name == START and start.is_available():
-            return task_result(start.get().items(), keys)
-        return None
+        if live or task.name != START or not run.state.channels[START].is_available():
+            return None
+        return task_result(run.state.channels[START].get().items(), keys)
 
-    def get_state(self, config: dict[str, Any]) -> StateSnapshot:
-        saved = self._require_checkpointer().get_tuple(config)
+    def _task_state(
+        self, run: Run, task: Task, checkpointer: BaseCheckpointer, recurse: bool
+    ) -> dict[str, Any] | StateSnapshot | None:
+        """A subgraph node's task: the config of the subgraph's checkpoints or (`recurse`) its state."""
+        config = subgraph_state(run.config, task)
+        if config is None or not recurse:
+            return config
+        subgraph = task.node.subgraph if task.node is not None else None
+        assert subgraph is not None  # subgraph_state gives a config to a subgraph node's task only
+        return subgraph._state(config, subgraph.checkpointer or checkpointer, recurse=True)
+
+    def _state(self, config: dict[str, Any], checkpointer: BaseCheckpointer, *, recurse: bool) -> StateSnapshot:
+        saved = checkpointer.get_tuple(config)
         if saved is None:
             return StateSnapshot({}, (), config, {}, "", None)
-        return self._snapshot(saved, live=not config.get("configurable", {}).get("checkpoint_id"))
+        live = not config.get("configurable", {}).get("checkpoint_id")
+        return self._snapshot(saved, checkpointer, live=live, recurse=recurse)
+
+    def _owner(self, config: dict[str, Any]) -> CompiledGraph:
+        """The graph whose checkpoints `config` names: for a subgraph node's namespace ("<node>:<task
+        id>|..."), that subgraph (as LangGraph reads them); otherwise this graph."""
+        ns = config.get("configurable", {}).get("checkpoint_ns", "")
+        graph = self
+        for part in ns.split("|") if ns else ():
+            node = graph.spec.nodes.get(part.split(":")[0])
+            if node is None or node.subgraph is None:
+                return self
+            graph = node.subgraph
+        return graph
+
+    def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
+        return self._owner(config)._state(config, self._require_checkpointer(), recurse=subgraphs)
 
     def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
-        for saved in self._require_checkpointer().list(config, limit=limit):
-            yield self._snapshot(saved, live=False)
+        checkpointer = self._require_checkpointer()
+        owner = self._owner(config)
+        for saved in checkpointer.list(config, limit=limit):
+            yield owner._snapshot(saved, checkpointer, live=False)
 
-    async def aget_state(self, config: dict[str, Any]) -> StateSnapshot:
-        return self.get_state(config)  # the checkpointers are synchronous and in-process or one round trip
+    async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        # the checkpointers are synchronous and in-process or one round trip
+        return self.get_state(config, subgraphs=subgraphs)
 
     async def aget_state_history(
         self, config: dict[str, Any], *, limit: int | None = None
@@ -322,3 +382,13 @@ class CompiledGraph(GraphAPI):
 
 async def _collect(agen: AsyncIterator[Any]) -> list[Any]:
     return [item async for item in agen]
+
+
+def __getattr__(name: str) -> Any:
+    """LangGraph's `langgraph.pregel` names `Pregel` and `NodeBuilder` (agent_runtime.pregel_api, which
+    builds on CompiledGraph, so it is imported on first use)."""
+    if name in ("Pregel", "NodeBuilder"):
+        from agent_runtime import pregel_api
+
+        return getattr(pregel_api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

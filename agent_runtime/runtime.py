@@ -3,8 +3,8 @@ receives as its `runtime` parameter or from `get_runtime()`.
 
 A run's Runtime travels in its config (`configurable["__pregel_runtime"]`, LangGraph's key), so a
 subgraph, which gets the parent's configurable, shares the parent's context and store. Its stream
-writer is the run's own: `stream_mode="custom"` shows the chunks of the graph's own nodes (LangGraph
-adds a subgraph's only with `subgraphs=True`, which agent_runtime does not have).
+writer is the run's own: `stream_mode="custom"` shows the chunks of the graph's own nodes, and a
+subgraph's only with `subgraphs=True` (as LangGraph).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agent_runtime.engine import context as task_context
+from agent_runtime.engine.subgraphs import task_namespace
 from agent_runtime.timeouts import progress
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def with_runtime(config: dict[str, Any] | None, runtime_context: Any, store: Any
 
 def bind_stream_writer(run: Run) -> None:
     """Give the run a Runtime whose stream writer feeds its `"custom"` stream. A subgraph's run has its
-    own (its chunks are not in the parent's stream: LangGraph shows them only with `subgraphs=True`)."""
+    own (its chunks reach the parent's stream only with `subgraphs=True`, as LangGraph's)."""
     configurable = dict(run.config.get("configurable", {}))
     runtime = _as_runtime(configurable.get(CONFIG_KEY_RUNTIME)) or DEFAULT_RUNTIME
     emit = run._emit
@@ -183,10 +184,9 @@ def task_runtime(config: Mapping[str, Any]) -> Runtime[Any]:
         return runtime
     task = scratch.task
     attempt = _attempt(scratch)
-    parent_ns = configurable.get("checkpoint_ns", "")
     info = ExecutionInfo(
         checkpoint_id=scratch.run.checkpoint_id,
-        checkpoint_ns=f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}",
+        checkpoint_ns=task_namespace(configurable, task),
         task_id=task.id,
         thread_id=configurable.get("thread_id"),
         run_id=config.get("run_id"),

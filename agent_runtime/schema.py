@@ -36,19 +36,22 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
 _QUALIFIERS = (NotRequired, Required, ReadOnly)
 
 
-def _channel_for(key: str, hint: Any) -> BaseChannel | Managed:
+def channel_for(key: str, hint: Any) -> BaseChannel | Managed:
+    """The channel (or managed value) of state key `key` typed `hint` (LangGraph's `_get_channel`)."""
     while get_origin(hint) in _QUALIFIERS:
         hint = get_args(hint)[0]
     if get_origin(hint) is not Annotated:
-        return LastValue(key)
+        return LastValue(hint, key)
     base, *meta = get_args(hint)
+    while get_origin(base) in _QUALIFIERS:
+        base = get_args(base)[0]
     for item in reversed(meta):
         if item is RemainingStepsManager or item is IsLastStepManager:
             return item  # type: ignore[no-any-return]
         if isinstance(item, BaseChannel):
-            return item.new()
+            return item.for_annotation(key, base)
         if isinstance(item, type) and issubclass(item, BaseChannel):
-            return item(key)  # type: ignore[call-arg]
+            return item(base).keyed(key)  # type: ignore[call-arg]  # LangGraph's: `EphemeralValue(int)`
         if callable(item):
             arity = _positional_arity(item)
             if arity is not None and arity != 2:
@@ -57,7 +60,7 @@ def _channel_for(key: str, hint: Any) -> BaseChannel | Managed:
                     f"arguments (current, update), {getattr(item, '__name__', item)!r} takes {arity}"
                 )
             return BinaryOperatorAggregate(base, item, key)
-    return LastValue(key)
+    return LastValue(base, key)
 
 
 class StateSchema:
@@ -73,7 +76,7 @@ class StateSchema:
         self.channels: dict[str, BaseChannel] = {}
         self.managed: dict[str, Managed] = {}
         for key, hint in hints.items():
-            spec = _channel_for(key, hint)
+            spec = channel_for(key, hint)
             if isinstance(spec, BaseChannel):
                 self.channels[key] = spec
             else:

@@ -41,9 +41,11 @@ class Command(Generic[N]):
 
 @dataclass(frozen=True, slots=True)
 class Overwrite:
-    """Write `value` to a reducer channel as is, bypassing the reducer for this superstep."""
+    """Write `value` to a reducer channel as is, bypassing the reducer for this superstep. `type` (as
+    LangGraph's) keeps it recognisable once JSON has turned it into a dict."""
 
     value: Any
+    type: Literal["__overwrite__"] = "__overwrite__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,15 +181,17 @@ class StateSnapshot:
     interrupts: tuple[Interrupt, ...] = ()
 
 
-@dataclass(frozen=True)
-class PregelTask:
-    """A task of the next superstep as shown by `get_state`."""
+class PregelTask(NamedTuple):
+    """A task of a superstep as `get_state` shows it (LangGraph's fields, in its order)."""
 
     id: str
     name: str
-    interrupts: tuple[Interrupt, ...] = ()
+    path: tuple[Any, ...]  # ("__pregel_pull", node) or ("__pregel_push", Send index)
     error: str | None = None
-    result: Any = None  # the saved writes of a task that already finished (history snapshots)
+    interrupts: tuple[Interrupt, ...] = ()
+    # a compiled-graph node's subgraph: the config of its checkpoints, or its state (`subgraphs=True`)
+    state: dict[str, Any] | StateSnapshot | None = None
+    result: Any = None  # the saved writes of a task that already finished
 
 
 class StateUpdate(NamedTuple):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any, Self
 
 from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
@@ -10,16 +10,17 @@ from agent_runtime.errors import InvalidUpdateError
 
 
 class NamedBarrierValue(BaseChannel):
-    __slots__ = ("key", "names", "seen")
+    __slots__ = ("names", "seen")
     STEP_SENSITIVE = False
 
-    def __init__(self, key: str = "", names: frozenset[str] = frozenset()) -> None:
+    def __init__(self, typ: Any = Any, names: Set[str] = frozenset(), *, key: str = "") -> None:
+        self.typ = typ
         self.key = key
-        self.names = names
+        self.names = frozenset(names)
         self.seen: set[str] = set()
 
     def new(self) -> Self:
-        return type(self)(self.key, self.names)
+        return type(self)(self.typ, self.names, key=self.key)
 
     def _restore(self, value: Any) -> None:
         self.seen = set(value)
@@ -58,8 +59,8 @@ class NamedBarrierValueAfterFinish(NamedBarrierValue):
 
     __slots__ = ("finished",)
 
-    def __init__(self, key: str = "", names: frozenset[str] = frozenset()) -> None:
-        super().__init__(key, names)
+    def __init__(self, typ: Any = Any, names: Set[str] = frozenset(), *, key: str = "") -> None:
+        super().__init__(typ, names, key=key)
         self.finished = False
 
     def _restore(self, value: Any) -> None:

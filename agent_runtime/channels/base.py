@@ -22,17 +22,43 @@ class EmptyChannelError(Exception):
 
 class BaseChannel:
     """Subclasses keep their state in slots; `checkpoint()` returns a snapshot that later updates
-    never mutate (LangGraph #8748 aliasing is avoided by construction)."""
+    never mutate (LangGraph #8748 aliasing is avoided by construction).
 
-    __slots__ = ()
+    Constructors take LangGraph's arguments (the value type first: `LastValue(int)`, `Topic(str,
+    accumulate=True)`); the key is set by the graph that owns the channel (`keyed`)."""
+
+    __slots__ = ("key", "typ")
+
+    key: str
+    typ: Any
 
     # False when `update([])` can never change the channel, so the barrier's new-step
     # notification can skip it (unknown channel kinds are notified, to be safe).
     STEP_SENSITIVE: ClassVar[bool] = True
 
+    @property
+    def ValueType(self) -> Any:
+        """The type of the channel's value."""
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:
+        """The type of one write to the channel."""
+        return self.typ
+
     def new(self) -> Self:
-        """An empty channel of the same kind and configuration."""
+        """An empty channel of the same kind, configuration and key."""
         raise NotImplementedError
+
+    def keyed(self, key: str) -> Self:
+        """An empty channel of the same kind, named `key` (a state key or a Pregel channel name)."""
+        channel = self.new()
+        channel.key = key
+        return channel
+
+    def for_annotation(self, key: str, base: Any) -> Self:
+        """The channel of state key `key` declared as `Annotated[base, <this channel>]`."""
+        return self.keyed(key)
 
     def from_checkpoint(self, value: Any) -> Self:
         channel = self.new()
@@ -40,11 +66,19 @@ class BaseChannel:
             channel._restore(value)
         return channel
 
+    def copy(self) -> Self:
+        """A channel holding the same value, which later updates of this one do not change."""
+        return self.from_checkpoint(self.checkpoint())
+
     def _restore(self, value: Any) -> None:
         raise NotImplementedError
 
     def checkpoint(self) -> Any:
         raise NotImplementedError
+
+    def stored(self) -> Any:
+        """What a checkpoint saves for this channel (MISSING: nothing); `from_checkpoint` reads it back."""
+        return self.checkpoint()
 
     def get(self) -> Any:
         raise NotImplementedError
@@ -59,7 +93,7 @@ class BaseChannel:
     def preview(self, values: Sequence[Any]) -> Any:
         """The value `update(values)` would produce, without changing this channel (MISSING if empty).
         Conditional edges see their own task's writes this way."""
-        channel = self.from_checkpoint(self.checkpoint())
+        channel = self.copy()
         channel.update(values)
         return channel.get() if channel.is_available() else MISSING
 
@@ -75,10 +109,17 @@ class BaseChannel:
 class SingleValueChannel(BaseChannel):
     """A channel that holds one value (MISSING while empty) and saves exactly that value."""
 
-    __slots__ = ("key", "value")
+    __slots__ = ("value",)
 
-    key: str
     value: Any
+
+    def __init__(self, typ: Any = Any, key: str = "") -> None:
+        self.typ = typ
+        self.key = key
+        self.value = MISSING
+
+    def new(self) -> Self:
+        return type(self)(self.typ, self.key)
 
     def _restore(self, value: Any) -> None:
         self.value = value

@@ -12,13 +12,12 @@ from agent_runtime.errors import InvalidUpdateError
 class EphemeralValue(SingleValueChannel):
     __slots__ = ("guard",)
 
-    def __init__(self, key: str = "", guard: bool = True) -> None:
-        self.key = key
+    def __init__(self, typ: Any = Any, guard: bool = True, *, key: str = "") -> None:
+        super().__init__(typ, key)
         self.guard = guard
-        self.value = MISSING
 
     def new(self) -> Self:
-        return type(self)(self.key, self.guard)
+        return type(self)(self.typ, self.guard, key=self.key)
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:

@@ -13,13 +13,6 @@ class LastValue(SingleValueChannel):
     __slots__ = ()
     STEP_SENSITIVE = False
 
-    def __init__(self, key: str = "") -> None:
-        self.key = key
-        self.value = MISSING
-
-    def new(self) -> Self:
-        return type(self)(self.key)
-
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
@@ -40,16 +33,17 @@ class LastValue(SingleValueChannel):
 class LastValueAfterFinish(BaseChannel):
     """Trigger of a deferred node: armed by writes, available only once the graph went quiet."""
 
-    __slots__ = ("finished", "key", "value")
+    __slots__ = ("finished", "value")
     STEP_SENSITIVE = False
 
-    def __init__(self, key: str = "") -> None:
+    def __init__(self, typ: Any = Any, key: str = "") -> None:
+        self.typ = typ
         self.key = key
         self.value: Any = MISSING
         self.finished = False
 
     def new(self) -> Self:
-        return type(self)(self.key)
+        return type(self)(self.typ, self.key)
 
     def _restore(self, value: Any) -> None:
         self.value, self.finished = value

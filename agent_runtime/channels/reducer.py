@@ -35,16 +35,21 @@ def _initial(typ: Any) -> Any:
         return MISSING
 
 
-def _overwrite_value(value: Any) -> tuple[bool, Any]:
+def get_overwrite(value: Any) -> tuple[bool, Any]:
+    """(is it an overwrite, the value to write): an `Overwrite`, `{"__overwrite__": value}`, or an
+    Overwrite that lost its class in JSON (`{"value": ..., "type": "__overwrite__"}`), as LangGraph."""
     if isinstance(value, Overwrite):
         return True, value.value
-    if isinstance(value, dict) and len(value) == 1 and OVERWRITE_KEY in value:
-        return True, value[OVERWRITE_KEY]
+    if isinstance(value, dict):
+        if len(value) == 1 and OVERWRITE_KEY in value:
+            return True, value[OVERWRITE_KEY]
+        if value.get("type") == OVERWRITE_KEY and "value" in value:
+            return True, value["value"]
     return False, None
 
 
 class BinaryOperatorAggregate(SingleValueChannel):
-    __slots__ = ("operator", "typ")
+    __slots__ = ("operator",)
     STEP_SENSITIVE = False
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
@@ -57,7 +62,7 @@ class BinaryOperatorAggregate(SingleValueChannel):
         return type(self)(self.typ, self.operator, self.key)
 
     def preview(self, values: Sequence[Any]) -> Any:
-        if any(_overwrite_value(v)[0] for v in values):
+        if any(get_overwrite(v)[0] for v in values):
             return super().preview(values)
         value = self.value
         for item in values:
@@ -69,7 +74,7 @@ class BinaryOperatorAggregate(SingleValueChannel):
             return False
         overwritten = False
         for value in values:
-            is_overwrite, replacement = _overwrite_value(value)
+            is_overwrite, replacement = get_overwrite(value)
             if is_overwrite:
                 if overwritten:
                     raise InvalidUpdateError(f"At key '{self.key}': can receive only one Overwrite per step")

@@ -9,15 +9,26 @@ from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
 
 
 class Topic(BaseChannel):
-    __slots__ = ("accumulate", "key", "values")
+    __slots__ = ("accumulate", "values")
 
-    def __init__(self, key: str = "", accumulate: bool = False) -> None:
+    def __init__(self, typ: Any = Any, accumulate: bool = False, *, key: str = "") -> None:
+        self.typ = typ
         self.key = key
         self.accumulate = accumulate
         self.values: list[Any] = []
 
+    @property
+    def ValueType(self) -> Any:
+        typ = self.typ
+        return Sequence[typ]  # type: ignore[valid-type]
+
+    @property
+    def UpdateType(self) -> Any:
+        typ = self.typ
+        return typ | list[typ]  # type: ignore[valid-type]
+
     def new(self) -> Self:
-        return type(self)(self.key, self.accumulate)
+        return type(self)(self.typ, self.accumulate, key=self.key)
 
     def _restore(self, value: Any) -> None:
         self.values = list(value)

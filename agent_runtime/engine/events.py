@@ -1,5 +1,7 @@
-"""Stream events shaped and ordered as LangGraph's: a task's "updates" (and "debug" task_result) as it
-finishes, the interrupts as they are raised, "debug" checkpoint events with the next tasks."""
+"""Stream events shaped and ordered as LangGraph's: a task's "updates" (and "tasks" / "debug" task_result)
+as it finishes, the interrupts as they are raised, "checkpoints" / "debug" checkpoint events with the
+next tasks. An event is (namespace, mode, payload): the namespace is () for the graph streamed and
+("<node>:<task id>", ...) for a subgraph's events (`subgraphs=True`)."""
 
 from __future__ import annotations
 
@@ -10,17 +12,41 @@ from agent_runtime.checkpoint.base import CheckpointTuple, checkpoint_config, no
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT
+from agent_runtime.engine.subgraphs import subgraph_state
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
 
 CACHED = {"cached": True}  # marks the update of a task restored from the saved writes on a resume
+# the stream mode of each kind of "debug" event: "debug" wraps the payloads of "checkpoints" and "tasks"
+MODE_OF = {"checkpoint": "checkpoints", "task": "tasks", "task_result": "tasks"}
+TASK_MODES = frozenset({"tasks", "debug"})
+CHECKPOINT_MODES = frozenset({"checkpoints", "debug"})
+
+
+def debug(run: Run, kind: str, step: int, payload: Any) -> None:
+    """A "checkpoint", "task" or "task_result" payload on its own stream mode and, wrapped, on "debug"
+    (as LangGraph); our own kinds ("diagnostic", "run_report") on "debug" only."""
+    mode = MODE_OF.get(kind)
+    if mode is not None and mode in run.modes:
+        run.events.append((run.stream_ns, mode, payload))
+    if "debug" in run.modes:
+        wrapped = {"step": step, "timestamp": now_iso(), "type": kind, "payload": payload}
+        run.events.append((run.stream_ns, "debug", wrapped))
 
 
 def with_interrupts(output: Any, interrupts: Any) -> dict[str, Any]:
     """An interrupted run's output, as LangGraph shapes it: the interrupts added to a dict output,
     or alone when the output is not a dict (an entrypoint's return value)."""
     return {**output, INTERRUPT: interrupts} if isinstance(output, dict) else {INTERRUPT: interrupts}
+
+
+def tasks_started(run: Run, tasks: list[Task]) -> None:
+    """The "task" events of a step's tasks, before they run."""
+    for task in tasks:
+        if not task.hidden:
+            payload = {"id": task.id, "name": task.name, "input": run.task_input(task), "triggers": task.triggers}
+            run._debug("task", payload)
 
 
 def task_finished(run: Run, task: Task) -> None:
@@ -33,7 +59,7 @@ def task_finished(run: Run, task: Task) -> None:
         run._emit("values", with_interrupts(run.output(), interrupts))
     elif task.done and "updates" in run.modes:
         run._emit("updates", {task.name: run.task_update(task, run.spec.schema.keys)})
-    if "debug" in run.modes:
+    if run.task_events:
         run._debug("task_result", _task_result_payload(run, task))
 
 
@@ -60,7 +86,7 @@ def tasks_restored(run: Run, tasks: list[Task]) -> None:
 def checkpoint_saved(run: Run, metadata: dict[str, Any], parent: dict[str, Any]) -> None:
     """The "debug" checkpoint event of a checkpoint just saved: its state and the tasks it runs next."""
     tasks = prepare_tasks(run.spec, run.state, run.step + 1, run.checkpoint_id, run.updated)
-    _checkpoint_event(run, metadata, parent["configurable"].get("checkpoint_id"), [_next_task(t) for t in tasks])
+    _checkpoint_event(run, metadata, parent["configurable"].get("checkpoint_id"), [_next_task(run, t) for t in tasks])
 
 
 def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
@@ -73,13 +99,13 @@ def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
         elif chan == ERROR:
             by_task.setdefault(task_id, {})["error"] = value
     tasks = prepare_tasks(run.spec, run.state, run.step, run.checkpoint_id, None)
-    entries = [{**_next_task(t), **by_task.get(t.id, {})} for t in tasks]
+    entries = [{**_next_task(run, t), **by_task.get(t.id, {})} for t in tasks]
     parent = saved.parent_config
     _checkpoint_event(run, saved.metadata, parent["configurable"]["checkpoint_id"] if parent else None, entries)
 
 
-def _next_task(task: Task) -> dict[str, Any]:
-    return {"id": task.id, "name": task.name, "interrupts": (), "state": None}
+def _next_task(run: Run, task: Task) -> dict[str, Any]:
+    return {"id": task.id, "name": task.name, "interrupts": (), "state": subgraph_state(run.config, task)}
 
 
 def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None, tasks: list[dict[str, Any]]) -> None:
@@ -91,14 +117,15 @@ def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None,
         "next": [t["name"] for t in tasks],
         "tasks": tasks,
     }
-    run.events.append(
-        ("debug", {"step": metadata["step"], "timestamp": now_iso(), "type": "checkpoint", "payload": payload})
-    )
+    debug(run, "checkpoint", metadata["step"], payload)
 
 
 def paused(run: Run) -> None:
     """The end of a paused run, as LangGraph's: after an interrupt, the state with the finished
-    siblings' writes applied (not saved); a pause without interrupts (a breakpoint) reported last."""
+    siblings' writes applied (not saved); a pause without interrupts (a breakpoint) reported last.
+    A subgraph's pause is reported by the graph streamed (the root), as LangGraph does."""
+    if run.stream_ns:
+        return
     if (
         run.status == "interrupted"
         and any(t.writes for t in run._tasks)

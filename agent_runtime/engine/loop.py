@@ -19,13 +19,12 @@ from agent_runtime.checkpoint.base import (
     CheckpointTuple,
     checkpoint_config,
     new_checkpoint_id,
-    now_iso,
     thread_key,
 )
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
-from agent_runtime.engine.runner import StepRun
+from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
     from agent_runtime.pregel import CompiledGraph
 
-Event = tuple[str, Any]
+Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
 
 
 def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
@@ -79,6 +78,12 @@ class Run:
         self.checkpointer = checkpointer
         self.checkpointing = self.checkpointer is not None
         self.events: list[Event] = []
+        self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
+        self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
+        self.subgraphs = False  # stream the subgraphs' events too (stream(subgraphs=True))
+        self.waker: Waker | None = None
+        self.task_events = not events.TASK_MODES.isdisjoint(modes)
+        self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
         self.report = RunReport()
         self.resume_source = context.ResumeSource()
         self.grace = False
@@ -175,15 +180,15 @@ class Run:
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:
         if mode in self.modes:
-            self.events.append((mode, payload))
+            self.events.append((self.stream_ns, mode, payload))
 
     def _debug(self, kind: str, payload: Any) -> None:
-        if "debug" in self.modes:
-            self.events.append(("debug", {"step": self.step, "timestamp": now_iso(), "type": kind, "payload": payload}))
+        events.debug(self, kind, self.step, payload)
 
     def _drain(self) -> list[Event]:
-        events, self.events = self.events, []
-        return events
+        with self.events_lock:
+            drained, self.events = self.events, []
+        return drained
 
     # -- loading and input ----------------------------------------------------------------------------
     def _load(self) -> bool:
@@ -273,7 +278,7 @@ class Run:
         if forks:
             self.save_branch_point("fork")
             self.step += 1
-        elif "debug" in self.modes:
+        elif self.checkpoint_events:
             events.checkpoint_loaded(self, self._loaded)
         if "values" in self.modes:
             self._emit("values", self.output())
@@ -344,7 +349,7 @@ class Run:
             self.checkpoint_id = new_checkpoint_id()
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
-        if "debug" in self.modes:
+        if self.checkpoint_events:
             events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
 
     def save_branch_point(self, source: str) -> None:
@@ -380,7 +385,7 @@ class Run:
         new_versions = {c: v for c, v in state.versions.items() if v > saved_max}
         values = {}
         for chan in new_versions:
-            snapshot = state.channels[chan].checkpoint()
+            snapshot = state.channels[chan].stored()
             if snapshot is not MISSING:
                 values[chan] = snapshot
         checkpoint = Checkpoint(
@@ -435,6 +440,8 @@ class Run:
 
     async def events_iter(self) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
+        if self.subgraphs:
+            self.waker = Waker()
         try:
             self._first(self._load())
             for event in self._drain():
@@ -459,11 +466,8 @@ class Run:
                 if len(self.lineage.duplicates) > known:
                     for duplicate in self.lineage.duplicates[known:]:
                         self._debug("diagnostic", {"kind": "duplicate_run", "message": str(duplicate)})
-                if "debug" in self.modes:
-                    for t in tasks:
-                        if not t.hidden:
-                            payload = {"id": t.id, "name": t.name, "input": self.task_input(t), "triggers": t.triggers}
-                            self._debug("task", payload)
+                if self.task_events:
+                    events.tasks_started(self, tasks)
                 if self.events:
                     for event in self._drain():
                         yield event

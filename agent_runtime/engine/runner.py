@@ -1,11 +1,13 @@
 """Running the tasks of a superstep concurrently on the run's event loop. When the run streams
-per-task events, the caller is woken as each task finishes, so its events go out at once and a
-consumer that stops early cancels the tasks still running."""
+per-task events, the caller is woken as each task finishes (and, with `subgraphs=True`, as a subgraph's
+event arrives), so its events go out at once and a consumer that stops early cancels the tasks still
+running."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.tasks import execute
 
@@ -14,7 +16,23 @@ if TYPE_CHECKING:
     from agent_runtime.engine.context import TaskScratch
     from agent_runtime.engine.loop import Run
 
-PER_TASK_MODES = frozenset({"updates", "debug"})
+PER_TASK_MODES = frozenset({"updates", "debug", "tasks"})
+
+
+class Waker:
+    """Wakes the step of a run streaming its subgraphs when one of their events arrives (from any
+    thread: a graph invoked inside a sync node runs on a pool thread)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+        self.event = asyncio.Event()
+
+    def wake(self) -> None:
+        if threading.get_ident() == self.thread:
+            self.event.set()
+        else:
+            self.loop.call_soon_threadsafe(self.event.set)
 
 
 class StepRun:
@@ -26,7 +44,7 @@ class StepRun:
         self.todo = [t for t in tasks if not t.done]
         self.scratches: list[TaskScratch] = []
         self.finished = not self.todo
-        self.streams = len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes)
+        self.streams = run.waker is not None or (len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes))
         self._futures: set[asyncio.Future[TaskScratch]] = set()
 
     async def advance(self) -> None:
@@ -37,7 +55,17 @@ class StepRun:
             return
         if not self._futures:  # the first call: start every task
             self._futures = {asyncio.ensure_future(self._execute(t)) for t in self.todo}
-        done, self._futures = await asyncio.wait(self._futures, return_when=asyncio.FIRST_COMPLETED)
+        waker = self.run.waker
+        if waker is None:
+            done, self._futures = await asyncio.wait(self._futures, return_when=asyncio.FIRST_COMPLETED)
+        else:  # a subgraph's event also ends the wait
+            waker.event.clear()
+            woken = asyncio.ensure_future(waker.event.wait())
+            waiting: set[asyncio.Future[Any]] = {*self._futures, woken}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            woken.cancel()
+            done.discard(woken)
+            self._futures -= done
         self.scratches.extend(future.result() for future in done)  # a failed task raises here
         self.finished = not self._futures
 
@@ -50,7 +78,9 @@ class StepRun:
             await asyncio.gather(*futures, return_exceptions=True)
 
     async def _execute(self, task: Task) -> TaskScratch:
-        return await execute(self.run, task, inline=task.node.runs_inline())  # type: ignore[union-attr]
+        # a lone task's writes go with the step's checkpoint (see `_all`)
+        commit = len(self.tasks) > 1
+        return await execute(self.run, task, inline=task.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
 
     async def _all(self) -> list[TaskScratch]:
         run, todo = self.run, self.todo

@@ -83,7 +83,7 @@ def test_failed_step_applies_nothing() -> None:
 
 
 def test_channel_rules() -> None:
-    barrier = NamedBarrierValue("j", frozenset({"a", "b"}))
+    barrier = NamedBarrierValue(str, {"a", "b"}, key="j")
     assert barrier.update(["a"]) and not barrier.is_available()
     assert not barrier.update(["a"])
     assert barrier.update(["b"]) and barrier.is_available()
@@ -93,12 +93,12 @@ def test_channel_rules() -> None:
     with pytest.raises(ar.InvalidUpdateError):
         barrier.update(["c"])
 
-    deferred = LastValueAfterFinish("d")
+    deferred = LastValueAfterFinish(key="d")
     assert deferred.update([None]) and not deferred.is_available()
     assert deferred.finish() and deferred.is_available()
     assert deferred.consume() and not deferred.is_available()
 
-    topic = Topic("t")
+    topic = Topic(int, key="t")
     topic.update([1, [2, 3]])
     assert topic.get() == [1, 2, 3]
     assert topic.update([]) and not topic.is_available()

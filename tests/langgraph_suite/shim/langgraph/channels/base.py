@@ -1,7 +1,7 @@
 """`langgraph.channels.base` -> agent_runtime.channels."""
 
-from agent_runtime.channels import BaseChannel
+from agent_runtime.channels import BaseChannel, EmptyChannelError
 from langgraph import _shim
 
-__all__ = ["BaseChannel"]
+__all__ = ["BaseChannel", "EmptyChannelError"]
 __getattr__ = _shim.module_getattr(__name__)

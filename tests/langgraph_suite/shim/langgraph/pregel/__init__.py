@@ -1,5 +1,7 @@
-"""`langgraph.pregel`: agent_runtime has no low-level Pregel / NodeBuilder API (all names are stubs)."""
+"""`langgraph.pregel` -> agent_runtime.pregel_api (the low-level `Pregel` / `NodeBuilder` API)."""
 
+from agent_runtime.pregel_api import NodeBuilder, Pregel
 from langgraph import _shim
 
+__all__ = ["NodeBuilder", "Pregel"]
 __getattr__ = _shim.module_getattr(__name__)

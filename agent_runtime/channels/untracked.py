@@ -1,0 +1,59 @@
+"""UntrackedValue and AnyValue: LangGraph's last-write channels without its one-write rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+from agent_runtime.channels.base import MISSING, SingleValueChannel
+from agent_runtime.errors import InvalidUpdateError
+
+
+class UntrackedValue(SingleValueChannel):
+    """The last value written, never saved in a checkpoint (a resumed run starts without it).
+    `guard=True`: at most one write per superstep."""
+
+    __slots__ = ("guard",)
+    STEP_SENSITIVE = False
+
+    def __init__(self, typ: Any = Any, guard: bool = True, *, key: str = "") -> None:
+        super().__init__(typ, key)
+        self.guard = guard
+
+    def new(self) -> Self:
+        return type(self)(self.typ, self.guard, key=self.key)
+
+    def checkpoint(self) -> Any:
+        return MISSING
+
+    def copy(self) -> Self:
+        channel = self.new()
+        channel.value = self.value
+        return channel
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if len(values) > 1 and self.guard:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': UntrackedValue(guard=True) can receive only one value per step. "
+                "Use guard=False if you want to store any one of multiple values."
+            )
+        self.value = values[-1]
+        return True
+
+
+class AnyValue(SingleValueChannel):
+    """The last of any number of writes per superstep (they are assumed equal); a superstep
+    without writes clears it."""
+
+    __slots__ = ()
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            if self.value is MISSING:
+                return False
+            self.value = MISSING
+            return True
+        self.value = values[-1]
+        return True
