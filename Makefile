@@ -17,7 +17,7 @@ $(CLIS)/node_modules/.installed-lock.json: $(CLIS)/package-lock.json
 	npm ci --prefix $(CLIS) --no-fund --no-audit --loglevel=error
 	cp $< $@
 
-.PHONY: setup serve test lint
+.PHONY: setup serve test test-cluster lint
 setup: $(VENV)/.installed
 
 serve: setup
@@ -25,6 +25,10 @@ serve: setup
 
 test: setup $(CLIS)/node_modules/.installed-lock.json
 	$(PY) -m pytest -q
+
+# The same suite with every test's Redis on a fresh 3-master Redis Cluster (tests/run_on_cluster.py).
+test-cluster: setup $(CLIS)/node_modules/.installed-lock.json
+	$(PY) tests/run_on_cluster.py
 
 lint: setup
 	$(VENV)/bin/ruff check gateway agent_runtime tests bench

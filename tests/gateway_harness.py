@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -16,12 +14,13 @@ import openai
 from gateway.app import create_app
 from gateway.config import Settings, hash_key
 from gateway.services import Services
+from tests.redis_target import empty_redis, redis_url
 from tests.servers import free_socket, serve_on_socket
 
 TENANT_KEYS = {"acme": "sk-acme-test", "globex": "sk-globex-test"}
 ADMIN_KEY = "sk-admin-test"
 ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN_KEY}"}  # the simulator's controls and /metrics need it
-REDIS_TEST_URL = "redis://127.0.0.1:6379/15"
+REDIS_TEST_URL = redis_url(15)
 
 
 def gateway_settings(path: str = "auto", **overrides: Any) -> dict[str, Any]:
@@ -126,10 +125,8 @@ def running_gateway(**settings: Any) -> Iterator[RunningGateway]:
 
 @contextmanager
 def replicas_on_one_redis(**overrides: Any) -> Iterator[tuple[RunningGateway, RunningGateway]]:
-    """Two gateways (replicas) sharing a private Redis server started for them."""
-    from tests.deploy.processes import redis_server  # not at import time: most tests need no Redis process
-
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    """Two gateways (replicas) sharing an empty Redis (tests.redis_target.empty_redis)."""
+    with empty_redis() as url:
         settings = gateway_settings(**{**overrides, "redis_url": url})
         with running_gateway(**settings) as a, running_gateway(**settings) as b:
             yield a, b

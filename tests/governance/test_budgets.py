@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import anthropic
 import httpx
 import openai
 import pytest
 
-from tests.deploy.processes import redis_server
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, running_gateway
 from tests.governance.test_rate_limits import chat, limited
+from tests.redis_target import empty_redis
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 COST = 3.45e-06  # about one short answer of gpt-4o-mini on the simulator, as the headers report it
@@ -71,7 +69,7 @@ def test_a_session_budget_stops_that_session_only() -> None:
 
 def test_two_replicas_on_one_redis_share_one_budget() -> None:
     budget = {"budgets": [{"window": "month", "usd": 5.5 * COST}]}
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    with empty_redis() as url:
         with running_gateway(**limited(budget)) as alone:
             single, _ = spend_until_refused([alone])
         settings = limited(budget, redis_url=url)
@@ -91,7 +89,7 @@ def test_concurrent_requests_on_two_replicas_overshoot_a_budget_by_at_most_one_r
         prompt = {"role": "user", "content": f"[[sim:tokens 12]] {uuid.uuid4()} {i}"}
         return httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json={**body, "messages": [prompt]})
 
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    with empty_redis() as url:
         settings = limited({"budgets": [{"window": "day", "usd": budget_usd}]}, redis_url=url)
         settings["simulator_latency"] = "realistic"
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(16) as pool:
@@ -112,7 +110,7 @@ def test_spend_against_budget_per_tenant_and_key_on_any_replica() -> None:
     """GET /admin/budgets (and the dashboard) reads the shared counters: any replica shows every replica's
     spend, for the tenant and for each managed key with a budget; /metrics has it as gauges."""
     limits = {"budgets": [{"window": "month", "usd": 1.0}]}
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    with empty_redis() as url:
         settings = limited(limits, redis_url=url)
         with running_gateway(**settings) as a, running_gateway(**settings) as b:
             key_budget = {"budgets": [{"window": "day", "tokens": 10_000}]}

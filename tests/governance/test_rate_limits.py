@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -14,8 +12,8 @@ import httpx
 import openai
 import pytest
 
-from tests.deploy.processes import redis_server
 from tests.gateway_harness import TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+from tests.redis_target import empty_redis
 
 
 def limited(limits: dict[str, Any], **overrides: Any) -> dict[str, Any]:
@@ -89,7 +87,7 @@ def test_concurrent_requests_hold_their_place_until_they_end() -> None:
 
 
 def test_two_replicas_on_one_redis_hold_one_limit_exactly() -> None:
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    with empty_redis() as url:
         settings = limited({"requests_per_minute": 7}, redis_url=url)
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
             codes = list(pool.map(lambda i: chat(a if i % 2 else b).status_code, range(20)))
@@ -106,7 +104,7 @@ def test_tokens_per_minute_hold_the_worst_case_then_count_the_tokens_used() -> N
     """In flight, a request counts its input and its output cap (about 340 tokens here: a second request
     still finds the window under 600, a third does not), on two replicas sharing one Redis; once answered,
     the tokens it used."""
-    with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
+    with empty_redis() as url:
         settings = limited({"tokens_per_minute": 600}, redis_url=url, simulator_latency="realistic")
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(6) as pool:
             slow = "[[sim:tokens 40]]"

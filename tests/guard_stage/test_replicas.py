@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from tests.gateway_harness import RunningGateway, running_gateway
 from tests.guard_stage.agents import OpenAIAgent
 from tests.guard_stage.conftest import admin, guard_settings, metric
+from tests.redis_target import flush, redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/12"
+REDIS_URL = redis_url(12)
 LS = {"command": "ls"}
 
 
@@ -30,13 +30,11 @@ def ladder(agent: OpenAIAgent, replicas: list[RunningGateway], session: str) -> 
 
 @pytest.fixture(scope="module")
 def redis_pair() -> Iterator[list[RunningGateway]]:
-    client = redis.Redis.from_url(REDIS_URL)
-    client.flushdb()
+    flush(REDIS_URL)
     settings = guard_settings(redis_url=REDIS_URL)
     with running_gateway(**settings) as first, running_gateway(**settings) as second:
         yield [first, second]
-    client.flushdb()
-    client.close()
+    flush(REDIS_URL)
 
 
 def test_two_replicas_stop_at_the_same_step_as_one(gw: RunningGateway, redis_pair: list[RunningGateway]) -> None:

@@ -1,4 +1,5 @@
-"""Two gateway replicas sharing one real Redis (db 11, flushed at start), with warm embedders."""
+"""Two gateway replicas sharing one real Redis (db 11, or the cluster target; flushed at start), with warm
+embedders."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
 from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
+from tests.redis_target import flush, redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/11"
+REDIS_URL = redis_url(11)
 
 
 @dataclass
@@ -61,13 +62,13 @@ def metric(gw: RunningGateway, name: str, **labels: str) -> float:
 
 @pytest.fixture(scope="session")
 def replicas() -> Iterator[Replicas]:
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    flush(REDIS_URL)
     # Generous embedding timeout: the machine is shared, and a timed-out embedding would turn a hit into a miss.
     settings: dict[str, Any] = {"redis_url": REDIS_URL, "policy": {"response_cache": {"embed_timeout_s": 10.0}}}
     with running_gateway(**settings) as a, running_gateway(**settings) as b:
         warm_embedders(a, b)
         yield Replicas(a, b)
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    flush(REDIS_URL)
 
 
 @pytest.fixture

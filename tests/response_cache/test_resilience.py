@@ -12,18 +12,19 @@ import pytest
 import redis
 
 from tests.gateway_harness import running_gateway
+from tests.redis_target import redis_client
 from tests.response_cache.conftest import REDIS_URL, Replicas, metric
 from tests.response_cache.test_exact import ask
 from tests.servers import free_socket
 
 
 def entry_keys(namespace: str) -> list[bytes]:
-    return list(redis.Redis.from_url(REDIS_URL).scan_iter(match=f"cg:rc:acme:{namespace}:*"))
+    return list(redis_client(REDIS_URL).scan_iter(match=f"cg:rc:acme:{namespace}:*"))
 
 
 @pytest.mark.parametrize("damage", ["garbage", "flipped_byte", "other_key"])
 def test_corrupt_entry_is_dropped(replicas: Replicas, namespace: str, damage: str) -> None:
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis_client(REDIS_URL)
     prompt = f"Corruptible {uuid.uuid4().hex}"
     assert ask(replicas.a, prompt, namespace)[0] == "miss"
     [key] = entry_keys(namespace)

@@ -10,9 +10,10 @@ import pytest
 
 from tests.core.conftest import CORE_POLICY
 from tests.gateway_harness import RunningGateway, gateway_settings, running_gateway
+from tests.redis_target import redis_url
 from tests.responses.test_responses_api import MODELS, TOOLS
 
-REDIS_URL = "redis://127.0.0.1:6379/2"
+REDIS_URL = redis_url(2)
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -13,6 +13,7 @@ import pytest
 import redis
 
 import agent_runtime as ar
+from tests.redis_target import redis_url, skip_on_cluster
 
 
 class State(TypedDict, total=False):
@@ -20,7 +21,7 @@ class State(TypedDict, total=False):
     items: list[str]
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=skip_on_cluster("redis_checkpointer"))])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ar.BaseCheckpointer]:
     if request.param == "memory":
         yield ar.InMemoryCheckpointer()
@@ -29,7 +30,7 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ar.BaseChe
         yield sqlite_saver
         sqlite_saver.close()
     else:
-        client = redis.Redis(host="127.0.0.1", port=6379, db=0)
+        client = redis.Redis.from_url(redis_url(0))
         prefix = f"test-agent-runtime-{uuid.uuid4().hex}"
         yield ar.RedisCheckpointer(client, prefix=prefix)
         keys = list(client.scan_iter(match=f"{prefix}:*"))

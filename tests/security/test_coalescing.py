@@ -17,8 +17,9 @@ import openai
 import pytest
 
 from tests.gateway_harness import RunningGateway, running_gateway
+from tests.redis_target import redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/6"  # a db of its own: no other suite flushes it
+REDIS_URL = redis_url(6)  # a db of its own: no other suite flushes it (on a cluster, none while this runs)
 CALLERS = 20
 ANSWER = " ".join(["coalesced"] * 60)  # ~60 output tokens: the simulated answer takes well over half a second
 BRITTLE = {  # no retries: an injected fault reaches the caller

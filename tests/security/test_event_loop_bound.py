@@ -29,9 +29,10 @@ import pytest
 
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 from tests.guard_stage.agents import OpenAIAgent
+from tests.redis_target import redis_url
 from tests.servers import free_socket
 
-REDIS_URL = "redis://127.0.0.1:6379/14"  # never flushed here: every key this test makes is new
+REDIS_URL = redis_url(14)  # never flushed here: every key this test makes is new
 MAX_MESSAGES = 100_000  # Anthropic's documented limit: the most messages any provider takes in one request
 # Bounds: the unfixed gateway stalls 7+ s. What remains is parsing the 4 MB body (orjson, one C call:
 # 50-120 ms on a loaded 2-core box) plus its depth check; every stage after it works in short slices. The

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 
 import httpx
-import redis
 
 from gateway.state import RedisStore
 from tests.gateway_harness import ADMIN_KEY, running_gateway
+from tests.redis_target import flush, redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/13"
+REDIS_URL = redis_url(13)
 
 
 async def test_store_scan_matches_prefix_literally() -> None:
@@ -30,7 +30,7 @@ async def test_store_scan_matches_prefix_literally() -> None:
 
 
 def test_admin_session_listing_cannot_glob_across_tenants() -> None:
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    flush(REDIS_URL)
     admin = {"authorization": f"Bearer {ADMIN_KEY}"}
     with running_gateway(redis_url=REDIS_URL) as gw:
         for tenant in ("acme", "globex"):
@@ -46,4 +46,4 @@ def test_admin_session_listing_cannot_glob_across_tenants() -> None:
             assert listed["sessions"] == [], tenant
         stats = httpx.get(f"{gw.url}/admin/state/stats", params={"prefix": "*"}, headers=admin).json()
         assert stats["keys"] == 0
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    flush(REDIS_URL)

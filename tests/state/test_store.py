@@ -37,7 +37,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[StateStore]:
         return
     url = request.getfixturevalue(f"{request.param}_url") if request.param != "redis" else REDIS_TEST_URL
     redis_store = RedisStore(url, prefix=f"test-{uuid.uuid4().hex[:8]}:")
-    assert await redis_store.ping(), "tests need a Redis on 127.0.0.1:6379"
+    assert await redis_store.ping(), f"tests need a Redis at {url}"
     yield redis_store
     keys = [k async for k in redis_store.scan("")]
     await redis_store.delete(*keys)
