@@ -11,6 +11,7 @@ Latency is the time to the last byte.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ async def run(spec: Spec) -> dict[str, Any]:
 def main() -> None:
     spec = Spec(**orjson.loads(sys.argv[1]))
     result = uvloop.run(run(spec))
+    # libuv leaves stdout non-blocking: a result larger than the pipe's buffer would be cut short.
+    os.set_blocking(sys.stdout.fileno(), True)
     sys.stdout.buffer.write(orjson.dumps(result) + b"\n")
 
 
