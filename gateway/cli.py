@@ -19,7 +19,7 @@ def serve(args: argparse.Namespace) -> None:
 
     from gateway.app import create_app
     from gateway.config import load_settings
-    from gateway.workers import LISTEN_BACKLOG, WorkersRefused, freeze_startup_heap, run_workers, worker_count
+    from gateway.workers import WorkersRefused, freeze_startup_heap, run_workers, server_options, worker_count
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
@@ -43,15 +43,7 @@ def serve(args: argparse.Namespace) -> None:
         return
     app = create_app(settings)
     freeze_startup_heap()
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        access_log=False,
-        timeout_keep_alive=settings.keep_alive_s,
-        backlog=LISTEN_BACKLOG,
-    )
+    uvicorn.run(app, **server_options(settings))
 
 
 def refuse_or_warn_exposure(settings: Settings, *, insecure: bool) -> None:

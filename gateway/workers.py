@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.metrics import MULTIPROCESS_DIR_ENV
 
@@ -110,14 +110,16 @@ def run_workers(settings: Settings, config_path: str | None, workers: int) -> No
     os.environ["CACHEGATE_HOST"] = settings.host
     os.environ["CACHEGATE_PORT"] = str(settings.port)
     with metrics_directory():
-        uvicorn.run(
-            "gateway.workers:worker_app",
-            factory=True,
-            workers=workers,
-            host=settings.host,
-            port=settings.port,
-            log_level="warning",
-            access_log=False,
-            timeout_keep_alive=settings.keep_alive_s,
-            backlog=LISTEN_BACKLOG,
-        )
+        uvicorn.run("gateway.workers:worker_app", factory=True, workers=workers, **server_options(settings))
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options for one process or several."""
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "warning",
+        "access_log": False,
+        "timeout_keep_alive": settings.keep_alive_s,
+        "backlog": LISTEN_BACKLOG,
+    }

@@ -19,15 +19,13 @@ import httpx
 import openai
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
-from tests.deploy.topology import REPLICAS, replica_config
+from tests.deploy.topology import ADMIN, REPLICAS, answered, replica_config
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
 
-ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 MAX_LOOP_TURNS = 16
 
 
@@ -188,18 +186,6 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
         url = f"http://127.0.0.1:{port}"
         process.wait_until(answers_http(f"{url}/nginx-health"))
         yield url
-
-
-def answered(replica_url: str) -> float:
-    """Requests a replica answered, from its own /metrics."""
-    text = httpx.get(f"{replica_url}/metrics", headers=ADMIN).text
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "cachegate_requests"
-        for sample in family.samples
-        if sample.name == "cachegate_requests_total"
-    )
 
 
 def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, balancer: str) -> None:

@@ -17,16 +17,14 @@ import httpx
 import openai
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config import load_settings
 from gateway.workers import available_cores, worker_count
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import Spawned, answers_http, cachegate, free_port, redis_server, spawned
-from tests.deploy.topology import replica_config
+from tests.deploy.topology import answered, replica_config
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
 
-ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 MAX_LOOP_TURNS = 16
 
 
@@ -74,17 +72,6 @@ def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateways]:
         for gateway in served:
             gateway.process.wait_until(answers_http(f"{gateway.url}/readyz"))
         yield Gateways(*served)
-
-
-def answered(url: str) -> float:
-    text = httpx.get(f"{url}/metrics", headers=ADMIN).text
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "cachegate_requests"
-        for sample in family.samples
-        if sample.name == "cachegate_requests_total"
-    )
 
 
 def parent_of(pid: int) -> int:

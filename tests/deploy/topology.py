@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config import hash_key
 from tests.deploy.processes import REPO
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
+
+ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 
 REPLICAS = ["gateway-1", "gateway-2"]
 
@@ -27,3 +31,15 @@ def replica_config(sim_url: str, redis_url: str) -> dict[str, Any]:
     config["tenants"] = [{"name": name, "keys": [hash_key(key)]} for name, key in TENANT_KEYS.items()]
     config["admin_keys"] = [hash_key(ADMIN_KEY)]
     return config
+
+
+def answered(replica_url: str) -> float:
+    """Requests a replica answered, from its own /metrics (all its workers' under --workers)."""
+    text = httpx.get(f"{replica_url}/metrics", headers=ADMIN).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "cachegate_requests"
+        for sample in family.samples
+        if sample.name == "cachegate_requests_total"
+    )
