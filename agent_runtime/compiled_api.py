@@ -15,6 +15,7 @@ from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
+from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from agent_runtime.graph import StateGraph
 
 _MERGED = ("configurable", "metadata")
+INPUT = "__input__"  # update_state's as_node for writing a graph input
 
 
 def merge_configs(base: dict[str, Any] | None, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -114,12 +116,25 @@ class GraphAPI:
             run._load()
             if len(updates) == 1 and updates[0].values is None and updates[0].as_node is None:
                 run.save_branch_point("update")  # as LangGraph: a copy of the checkpoint, a new branch point
+            elif any(update.as_node == INPUT for update in updates):
+                self._update_as_input(run, updates)
             else:
                 tasks = [await self._update_task(run, update, len(updates)) for update in updates]
                 run.updated = apply_writes(self.spec, run.state, tasks)
                 run._save("update")
             config = run._cp_config()
         return config
+
+    def _update_as_input(self, run: Run, updates: Sequence[StateUpdate]) -> None:
+        """as_node="__input__" (LangGraph's INPUT): the values as a new graph input, an "input"
+        checkpoint whose next task is __start__. Unlike invoke's input, pending tasks stay pending."""
+        if len(updates) > 1:
+            raise InvalidUpdateError("Cannot apply multiple updates when updating as input")
+        writes = run.input_writes(updates[0].values)
+        if not any(values for _, values in writes):
+            raise InvalidUpdateError(f"Received no input writes for {START}")
+        run.updated = apply_writes(self.spec, run.state, [Task.pseudo(INPUT, writes)])
+        run._save("input")
 
     async def _update_task(self, run: Run, update: StateUpdate, count: int) -> Task:
         """The update as the writes of a finished task of node `as_node` (the last writer by default)."""
@@ -128,11 +143,8 @@ class GraphAPI:
             raise ValueError("update_state: as_node is required when a superstep has several updates")
         if node_name not in self.spec.nodes:
             raise ValueError(f"update_state(as_node={node_name!r}): no such node")
-        if node_name == START:
-            writes: list[tuple[str, Any]] = [(START, self.spec.schema.input_dict(update.values))]
-        else:
-            task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
-            writes = await node_writes_async(run, task, update.values)
+        task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
+        writes = await node_writes_async(run, task, update.values)
         return Task.pseudo(node_name, writes, (INTERRUPT,))
 
     def _last_writer(self, run: Run) -> str | None:

@@ -81,3 +81,15 @@ class NodeTimeoutError(Exception):
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.run_timeout = run_timeout
+
+
+_INVALID_RESUME = "_langgraph_invalid_resume"  # LangGraph's attribute name
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    setattr(error, _INVALID_RESUME, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` was raised because a resume value did not match interrupt()'s `response_schema`."""
+    return getattr(error, _INVALID_RESUME, False) is True

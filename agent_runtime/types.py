@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar, cast
 
@@ -50,10 +50,12 @@ class Overwrite:
 
 @dataclass(frozen=True, slots=True)
 class Interrupt:
-    """A pause requested by `interrupt(value)`; `id` is stable across resumes of the same task."""
+    """A pause requested by `interrupt(value)`; `id` is stable across resumes of the same task;
+    `response_schema` the JSON schema of the expected resume value, if interrupt() was given one."""
 
     value: Any
     id: str
+    response_schema: Any = field(default=None, kw_only=True)
 
 
 def default_retry_on(exc: Exception) -> bool:

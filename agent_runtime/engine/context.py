@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.engine.algo import Task
-from agent_runtime.errors import GraphInterrupt
+from agent_runtime.errors import GraphInterrupt, mark_invalid_resume
 from agent_runtime.types import Interrupt
 
 if TYPE_CHECKING:
@@ -96,18 +96,26 @@ def interrupt_id(task_id: str, index: int) -> str:
     return hashlib.sha1(f"{task_id}|{index}".encode(), usedforsecurity=False).hexdigest()[:32]
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: type[Any] | dict[str, Any] | None = None) -> Any:
     """Pause the run and surface `value`; after `invoke(Command(resume=v), cfg)` this returns `v`.
 
     The node re-runs from its first line on resume, so code before `interrupt()` runs again. Without a
     checkpointer the run still pauses and returns `__interrupt__` (as LangGraph does), but cannot resume.
+    `response_schema` (as LangGraph): a type (pydantic model, TypedDict, dataclass, ...) validates and
+    converts the resume value (an invalid one raises pydantic's ValidationError, the interrupt stays
+    pending) and reaches the Interrupt as JSON schema; a dict is passed on as is, unchecked.
     """
+    adapter = None
+    if response_schema is not None and not isinstance(response_schema, dict):
+        from pydantic import TypeAdapter
+
+        adapter = TypeAdapter(response_schema)
     scratch = current()
     index = scratch.counter
     scratch.counter += 1
     task = scratch.task
     if index < len(task.resume):
-        return task.resume[index]
+        return _validate_resume(adapter, task.resume[index])
     iid = interrupt_id(task.id, index)
     source = scratch.resume
     if iid in source.by_id:
@@ -115,9 +123,21 @@ def interrupt(value: Any) -> Any:
     elif source.value is not MISSING:
         answer, source.value = source.value, MISSING
     else:
-        raise GraphInterrupt((Interrupt(value, iid),))
+        schema = adapter.json_schema() if adapter is not None else response_schema
+        raise GraphInterrupt((Interrupt(value, iid, response_schema=schema),))
+    validated = _validate_resume(adapter, answer)
     task.resume.append(answer)
-    return answer
+    return validated
+
+
+def _validate_resume(adapter: Any, answer: Any) -> Any:
+    if adapter is None:
+        return answer
+    try:
+        return adapter.validate_python(answer)
+    except Exception as exc:
+        mark_invalid_resume(exc)
+        raise
 
 
 def report_usage(tokens: int = 0, cost: float = 0.0) -> None:

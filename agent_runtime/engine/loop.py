@@ -409,7 +409,10 @@ class Run:
         if task.interrupts is not None:
             writes.append((INTERRUPT, list(task.interrupts)))
         elif task.error is not None:
-            writes = [(ERROR, repr(task.error))]
+            # its answered interrupts and the one it was asking stay (as LangGraph's writes, which the
+            # error does not replace), so an invalid resume value can be answered again
+            asked = [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
+            writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
         elif not writes:
             writes = [(NO_WRITES, None)]
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)

@@ -10,6 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.tasks import execute
+from agent_runtime.errors import is_invalid_resume
 
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task
@@ -46,6 +47,7 @@ class StepRun:
         self.finished = not self.todo
         self.streams = run.waker is not None or (len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes))
         self._futures: set[asyncio.Future[TaskScratch]] = set()
+        self._deferred: BaseException | None = None  # an invalid resume value's error, see `_collect`
 
     async def advance(self) -> None:
         """Run until at least one more task finished (all of them, when nothing streams per task)."""
@@ -66,8 +68,21 @@ class StepRun:
             woken.cancel()
             done.discard(woken)
             self._futures -= done
-        self.scratches.extend(future.result() for future in done)  # a failed task raises here
+        for future in done:
+            self._collect(future)  # a failed task raises here
         self.finished = not self._futures
+        if self.finished and self._deferred is not None:
+            raise self._deferred
+
+    def _collect(self, future: asyncio.Future[TaskScratch]) -> None:
+        """A finished task's scratch; its error is raised, but an invalid resume value (as LangGraph)
+        only once the step's other tasks finished, so a task answered in the same resume is not cut
+        off after its side effects (to run them again with its saved answer)."""
+        exc = None if future.cancelled() else future.exception()
+        if exc is not None and is_invalid_resume(exc):
+            self._deferred = self._deferred or exc
+            return
+        self.scratches.append(future.result())
 
     async def close(self) -> None:
         """Cancel the tasks still running (the step failed, or the consumer stopped reading)."""
@@ -93,8 +108,24 @@ class StepRun:
         # pooled and async tasks start first, so they progress while the inline ones run
         futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]
         self._futures = set(futures)  # for `close()`, should an inline task fail
-        scratches = [await execute(run, t, inline=True) for t, here in zip(todo, inline, strict=True) if here]
-        if futures:
-            scratches.extend(await asyncio.gather(*futures))
+        for t, here in zip(todo, inline, strict=True):
+            if here:
+                try:
+                    self.scratches.append(await execute(run, t, inline=True))
+                except Exception as exc:
+                    if not is_invalid_resume(exc):
+                        raise
+                    self._deferred = self._deferred or exc
+        pending = set(futures)
+        while pending:  # the first failure ends the step (but see `_collect`)
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+            for future in done:
+                error = None if future.cancelled() else future.exception()
+                if error is not None and not is_invalid_resume(error):
+                    raise error
+        for future in futures:
+            self._collect(future)
         self._futures = set()
-        return scratches
+        if self._deferred is not None:
+            raise self._deferred
+        return self.scratches

@@ -1,7 +1,8 @@
 """Differential tests of LangGraph API agent_runtime added: the same program runs on LangGraph and on
 agent_runtime (LangGraph's names, each from its own module path) and the results must be equal.
 Covered: `StateGraph[...]` subscripting, `Runtime` / `get_runtime` / `context=`, `TimeoutPolicy` and
-node / task timeouts, `set_node_defaults`, `with_config`, `nodes`, `bulk_update_state`, the JSON
+node / task timeouts, `set_node_defaults`, `with_config`, `nodes`, `bulk_update_state` (incl. as_node
+"__input__" / "__start__"), `interrupt(response_schema=)`, the JSON
 schemas, and `stream_mode="custom"` with `get_stream_writer()` / a `writer` parameter."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import operator
 import types
 from typing import Annotated, Any
 
+import pydantic
 import pytest
 from typing_extensions import TypedDict
 
@@ -26,6 +28,7 @@ MODULES = {
         "errors": "langgraph.errors",
         "func": "langgraph.func",
         "memory": "langgraph.checkpoint.memory",
+        "interrupt": "langgraph.types",
     },
     "agent_runtime": {
         "graph": "agent_runtime",
@@ -35,6 +38,7 @@ MODULES = {
         "errors": "agent_runtime.errors",
         "func": "agent_runtime.func",
         "memory": "agent_runtime",
+        "interrupt": "agent_runtime",
     },
 }
 NAMES = {
@@ -42,8 +46,9 @@ NAMES = {
     "runtime": ("Runtime", "get_runtime"),
     "config": ("get_stream_writer",),
     "types": ("TimeoutPolicy", "StateUpdate", "RetryPolicy"),
-    "errors": ("NodeTimeoutError",),
+    "errors": ("NodeTimeoutError", "InvalidUpdateError"),
     "func": ("task", "entrypoint"),
+    "interrupt": ("interrupt", "Interrupt", "Command"),
 }
 
 
@@ -227,6 +232,110 @@ def test_bulk_update_state() -> None:
         with pytest.raises(ValueError):
             app.bulk_update_state(config, [])
         return state.values, state.next, len(list(app.get_state_history(config)))
+
+    both(program)
+
+
+def test_bulk_update_state_as_input() -> None:
+    """as_node="__input__" writes the values as a graph input (a "input" checkpoint whose next task
+    is __start__), then "__start__" runs that input into the state; the history matches a real run."""
+
+    def program(lib: types.SimpleNamespace) -> Any:
+        builder = lib.StateGraph(Log)
+        builder.add_node("a", lambda state: {"log": ["a"]})
+        builder.add_edge(lib.START, "a")
+        app = builder.compile(checkpointer=lib.Saver())
+        config = {"configurable": {"thread_id": "1"}}
+        turn = [
+            [lib.StateUpdate({"log": ["in"]}, "__input__")],
+            [lib.StateUpdate({"log": ["in"]}, "__start__")],
+            [lib.StateUpdate({"log": ["a"]}, "a")],
+        ]
+        app.bulk_update_state(config, turn + turn)
+        history = [(s.values, s.next, s.metadata["source"], s.metadata["step"]) for s in app.get_state_history(config)]
+        app.update_state(config, {"log": ["more"]}, as_node="__input__")
+        after = app.get_state(config)
+        with pytest.raises(lib.InvalidUpdateError):
+            app.bulk_update_state(config, [[lib.StateUpdate({}, "__input__"), lib.StateUpdate({}, "a")]])
+        return history, after.values, after.next, app.invoke(None, config)
+
+    both(program)
+
+
+class Decision(pydantic.BaseModel):
+    approved: bool
+
+
+def test_interrupt_response_schema() -> None:
+    """interrupt(value, response_schema=...): the Interrupt carries the JSON schema; the resume value
+    is validated (and converted) by it, and an invalid one fails the run, leaving the interrupt pending."""
+
+    def program(lib: types.SimpleNamespace) -> Any:
+        class State(TypedDict):
+            answer: Any
+
+        def node(state: State) -> dict[str, Any]:
+            first = lib.interrupt("first", response_schema={"type": "string"})  # a dict: not validated
+            return {"answer": [first, lib.interrupt("approve?", response_schema=Decision)]}
+
+        builder = lib.StateGraph(State)
+        builder.add_node("node", node)
+        builder.add_edge(lib.START, "node")
+        app = builder.compile(checkpointer=lib.Saver())
+        config = {"configurable": {"thread_id": "1"}}
+        first = app.invoke({"answer": None}, config)["__interrupt__"]
+        second = app.invoke(lib.Command(resume=1), config)["__interrupt__"]
+        with pytest.raises(pydantic.ValidationError):
+            app.invoke(lib.Command(resume={"approved": "nope"}), config)
+        pending = [(i.value, i.response_schema) for i in app.get_state(config).interrupts]
+        done = app.invoke(lib.Command(resume={"approved": True}), config)
+        made = lib.Interrupt("v", "id", response_schema={"type": "object"})
+        return (
+            [(i.value, i.response_schema) for i in (*first, *second)],
+            pending,
+            done,
+            (made.value, made.id, made.response_schema, lib.Interrupt("v", "id").response_schema),
+        )
+
+    both(program)
+
+
+def test_invalid_resume_lets_other_answered_tasks_finish() -> None:
+    """An invalid resume value fails the run only once the step's other tasks finished: a task answered
+    in the same resume keeps its writes (its side effect does not run again)."""
+
+    def program(lib: types.SimpleNamespace) -> Any:
+        sent: list[str] = []
+
+        async def send(state: Log) -> dict[str, Any]:
+            lib.interrupt("send?", response_schema=Decision)
+            sent.append("email")
+            await asyncio.sleep(0.02)
+            return {"log": ["sent"]}
+
+        async def check(state: Log) -> dict[str, Any]:
+            lib.interrupt("check?", response_schema=Decision)
+            return {"log": ["checked"]}
+
+        builder = lib.StateGraph(Log)
+        builder.add_node("send", send)
+        builder.add_node("check", check)
+        builder.add_edge(lib.START, "send")
+        builder.add_edge(lib.START, "check")
+        app = builder.compile(checkpointer=lib.Saver())
+        config = {"configurable": {"thread_id": "1"}}
+
+        async def run() -> Any:
+            await app.ainvoke({"log": []}, config)
+            ids = {i.value: i.id for i in (await app.aget_state(config)).interrupts}
+            answers = {ids["send?"]: {"approved": True}, ids["check?"]: {"approved": "nope"}}
+            with pytest.raises(pydantic.ValidationError):
+                await app.ainvoke(lib.Command(resume=answers), config)
+            pending = [i.value for i in (await app.aget_state(config)).interrupts]
+            done = await app.ainvoke(lib.Command(resume={ids["check?"]: {"approved": True}}), config)
+            return pending, sorted(done["log"]), list(sent)
+
+        return asyncio.run(run())
 
     both(program)
 

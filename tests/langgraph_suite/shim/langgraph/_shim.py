@@ -88,6 +88,12 @@ class Missing:
     def __enter__(self) -> Any:
         raise _fail(self._shim_name)
 
+    def __instancecheck__(self, obj: Any) -> bool:  # `isinstance(x, MissingClass)`: name what is missing
+        raise _fail(self._shim_name)
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        raise _fail(self._shim_name)
+
     def __exit__(self, *exc: Any) -> None:
         return None
 

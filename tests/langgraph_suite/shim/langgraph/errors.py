@@ -8,6 +8,7 @@ from agent_runtime.errors import (
     InvalidUpdateError,
     NodeTimeoutError,
     ParentCommand,
+    is_invalid_resume,
 )
 from langgraph import _shim
 
@@ -19,5 +20,6 @@ __all__ = [
     "InvalidUpdateError",
     "NodeTimeoutError",
     "ParentCommand",
+    "is_invalid_resume",
 ]
 __getattr__ = _shim.module_getattr(__name__)
