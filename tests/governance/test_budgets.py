@@ -90,7 +90,8 @@ def test_concurrent_requests_on_two_replicas_overshoot_a_budget_by_at_most_one_r
         return httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json={**body, "messages": [prompt]})
 
     with empty_redis() as url:
-        settings = limited({"budgets": [{"window": "day", "usd": budget_usd}]}, redis_url=url)
+        # 2 s, not 0.25 s: a cold replica's embedding-model load stalls its loop (see test_rate_limits.py).
+        settings = limited({"budgets": [{"window": "day", "usd": budget_usd}]}, redis_url=url, redis_timeout_s=2.0)
         settings["simulator_latency"] = "realistic"
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(16) as pool:
             burst = list(pool.map(lambda i: send(a if i % 2 else b, i), range(48)))

@@ -88,7 +88,10 @@ def test_concurrent_requests_hold_their_place_until_they_end() -> None:
 
 def test_two_replicas_on_one_redis_hold_one_limit_exactly() -> None:
     with empty_redis() as url:
-        settings = limited({"requests_per_minute": 7}, redis_url=url)
+        # A generous Redis timeout: a cold replica's first requests start the embedding model's load, whose
+        # imports hold the GIL for ~1 s; a 0.25 s timeout would then send `admit` to each replica's own
+        # fallback (counted), which is the outage behaviour, not the shared limit under test.
+        settings = limited({"requests_per_minute": 7}, redis_url=url, redis_timeout_s=2.0)
         with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
             codes = list(pool.map(lambda i: chat(a if i % 2 else b).status_code, range(20)))
         assert codes.count(200) == 7 and codes.count(429) == 13
