@@ -144,6 +144,16 @@ class Embedder:
         except TimeoutError as exc:
             raise EmbeddingTimeout(f"embedding took longer than {timeout or self.timeout:.3f}s") from exc
 
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """`embed_many` in the worker thread, timed there: waiting for the thread (the model's load, a
+        warm-up) is not encoding and must not count against the CPU share."""
+        started = time.monotonic()
+        try:
+            return self.embed_many(texts)
+        finally:
+            ended = time.monotonic()
+            self._busy.append((ended, ended - started))
+
     def busy_share(self) -> float:
         """The share of the last BUSY_WINDOW_S its worker spent encoding."""
         horizon = time.monotonic() - BUSY_WINDOW_S
@@ -173,17 +183,13 @@ class Embedder:
             batch = await self._collect(queue)
             if not batch:
                 continue
-            started = time.monotonic()
             try:
-                vectors = await loop.run_in_executor(self._executor, self.embed_many, [r.text for r in batch])
+                vectors = await loop.run_in_executor(self._executor, self._encode, [r.text for r in batch])
             except Exception as exc:  # a broken model must fail the waiting requests, not hang them
                 for request in batch:
                     if not request.future.done():
                         request.future.set_exception(exc)
                 continue
-            finally:
-                ended = time.monotonic()
-                self._busy.append((ended, ended - started))
             for request, vector in zip(batch, vectors, strict=True):
                 if not request.future.done():
                     request.future.set_result(vector)

@@ -60,3 +60,16 @@ async def test_an_embedder_past_its_cpu_share_refuses_at_once() -> None:
         await frugal.embed("the second is refused")
     assert time.perf_counter() - started < 0.01
     await frugal.aclose()
+
+
+async def test_waiting_for_the_worker_thread_does_not_count_against_the_share() -> None:
+    """The model's load or a warm-up occupying the thread is not encoding: a request that waited behind
+    it must leave the embedder under a small share."""
+    patient = Embedder(cpu_share=0.02)  # 0.2 s of encoding per 10 s
+    patient.load()
+    busy = asyncio.get_running_loop().run_in_executor(patient._executor, time.sleep, 0.5)
+    await patient.embed("waits half a second for the thread")
+    await busy
+    assert patient.busy_share() < 0.02
+    await patient.embed("is not refused")
+    await patient.aclose()
