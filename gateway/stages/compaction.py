@@ -19,8 +19,7 @@ from gateway.guard.state import GuardSessions
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.guard import GuardNote
-from gateway.stages.usage import add_side_cost, format_usd
-from gateway.usage.spend import record_spend
+from gateway.stages.usage import charge_side_call, format_usd
 
 log = logging.getLogger("cachegate.compaction")
 TOOL_NOTE = "compaction_retrieval_tool"
@@ -65,10 +64,9 @@ class CompactionStage(Stage):
         summarizer's route), the guard's session cost (so max_cost_usd budgets count it) and this
         request's x-cachegate-cost-usd (usage stage). Charged now: the summary is paid even if the
         request fails later."""
-        metrics, tenant, model = ctx.services.metrics, ctx.tenant_label, written.route.name
-        record_spend(metrics, tenant, model, written.usage, written.cost, written.price)
-        metrics.summary_cost.labels(tenant, model).inc(written.cost.usd)
-        add_side_cost(ctx, written.cost)
+        model = written.route.name
+        charge_side_call(ctx, model, written.usage, written.cost, written.price)
+        ctx.services.metrics.summary_cost.labels(ctx.tenant_label, model).inc(written.cost.usd)
         note, sessions = ctx.notes.get("guard"), ctx.services.extras.get("guard")
         if isinstance(note, GuardNote) and note.prefix is not None and isinstance(sessions, GuardSessions):
             try:

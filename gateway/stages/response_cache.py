@@ -40,9 +40,8 @@ from gateway.response_cache.store import CacheUnavailable
 from gateway.semantic.judge import judge_pair
 from gateway.services import Services
 from gateway.stages.base import Stage
-from gateway.stages.usage import add_side_cost
+from gateway.stages.usage import charge_side_call
 from gateway.usage import Cost, Usage
-from gateway.usage.spend import record_spend
 
 CACHE_HEADER = "x-cachegate-cache"
 SIMILARITY_HEADER = "x-cachegate-similarity"
@@ -159,10 +158,8 @@ class ResponseCacheStage(Stage):
                 log.exception("semantic judge call failed")
                 self.metrics.judge_verdicts.labels("error").inc()
                 return False
-            tenant = ctx.tenant_label
-            record_spend(ctx.services.metrics, tenant, verdict.route.name, verdict.usage, verdict.cost, verdict.price)
-            self.metrics.judge_cost.labels(tenant).inc(verdict.cost.usd)
-            add_side_cost(ctx, verdict.cost)
+            charge_side_call(ctx, verdict.route.name, verdict.usage, verdict.cost, verdict.price)
+            self.metrics.judge_cost.labels(ctx.tenant_label).inc(verdict.cost.usd)
             self.metrics.judge_verdicts.labels("yes" if verdict.same else "no").inc()
             ctx.response_headers[JUDGE_HEADER] = "yes" if verdict.same else "no"
             return verdict.same

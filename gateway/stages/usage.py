@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gateway.context import RequestContext
 from gateway.stages.base import Stage
-from gateway.usage import Cost, price_for
+from gateway.usage import Cost, Price, Usage, price_for
 from gateway.usage.spend import record_spend
 
 SIDE_COST_NOTE = "side_cost"  # ctx.notes: what calls the gateway made for this request cost (summary, judge)
@@ -42,8 +42,10 @@ def side_cost(ctx: RequestContext) -> Cost | None:
     return cost if isinstance(cost, Cost) else None
 
 
-def add_side_cost(ctx: RequestContext, cost: Cost) -> None:
-    """A call the gateway made for this request: in its x-cachegate-cost-usd and its budgets."""
+def charge_side_call(ctx: RequestContext, model: str, usage: Usage, cost: Cost, price: Price) -> None:
+    """A call the gateway made for this request (a compaction summary, a semantic judge): in the tenant's
+    spend metrics under the route that answered, this request's x-cachegate-cost-usd and its budgets."""
+    record_spend(ctx.services.metrics, ctx.tenant_label, model, usage, cost, price)
     earlier = side_cost(ctx)
     if earlier is not None:
         cost = Cost(usd=earlier.usd + cost.usd, uncached_usd=earlier.uncached_usd + cost.uncached_usd)
