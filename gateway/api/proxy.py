@@ -218,11 +218,13 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
 
     The final usage event (and the one or two events after it: `[DONE]`, `message_stop`) is held back
     until the response stages have run, then sent with the cost fields in its usage (`usage.cachegate`):
-    the cost is known only once the provider's last usage is. Nothing else is buffered."""
+    the cost is known only once the provider's last usage is. Nothing else is buffered: events that
+    arrived in one read go on in one write (a write per event was a tenth of a stream's CPU)."""
     assert ctx.reply is not None and ctx.reply.events is not None
     services, wire, events = ctx.services, ctx.wire, ctx.reply.events
     accumulator, keep_usage = wire.accumulator(), _wants_usage(ctx)
     held: list[SSEEvent] = []
+    out: list[bytes] = []  # events to send in the next write
     closing: list[bytes] = []  # the end of a stream the gateway cut, sent after the response stages too
     opened = time.perf_counter()
     try:
@@ -237,34 +239,37 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
             elif held or wire.is_final_usage(event):
                 held.append(event)
                 if len(held) > MAX_HELD:  # not the stream's end after all: never buffer a stream
-                    for passed in held:
-                        yield passed.raw
+                    out += (passed.raw for passed in held)
                     held = []
             else:
-                yield event.raw
+                out.append(event.raw)
             if cut:
                 # Held back like a stream's own end: a client that hangs up at `[DONE]` must not keep the
                 # response stages (usage, the guard's strike, budgets) from running.
                 closing = [*(e.raw for e in held), *wire.closing_events(accumulator.result())]
                 held = []
                 break
+            if out and not event.followed:
+                yield b"".join(out)
+                out = []
+        if out:
+            yield b"".join(out)
+            out = []
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
         extra = stream_cost(ctx)
-        for event in held:
-            yield wire.with_usage_extra(event, extra) if extra and wire.is_final_usage(event) else event.raw
+        out = [wire.with_usage_extra(e, extra) if extra and wire.is_final_usage(e) else e.raw for e in held]
         held = []
-        for raw in closing:
-            yield raw
+        out += closing
         if wire.sse_comments:
-            yield comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode())
+            out.append(comment("cachegate " + orjson.dumps(sendable(ctx.response_headers)).decode()))
+        if out:
+            yield b"".join(out)
     except Exception as exc:  # the stream has started: the error can only travel as an event
         error = _stream_error(exc)
         services.metrics.errors.labels(wire.name, error.kind.value).inc()
         record(ctx, error)
-        for event in held:
-            yield event.raw
-        yield wire.stream_error_event(error)
+        yield b"".join([*out, *(event.raw for event in held), wire.stream_error_event(error)])
     finally:
         await slot.release()
 

@@ -147,7 +147,9 @@ class GuardSessions:
         turns = got["turns"]
         now = time.time()
         if calls == 1:  # the session's first request: its TTL starts here
-            await asyncio.gather(s.incr(prefix + "calls", 0, ttl), s.set(prefix + "started", repr(now).encode(), ttl))
+            await s.batch(
+                [Op("incr", prefix + "calls", 0, ttl), Op("set", prefix + "started", 0, ttl, (repr(now).encode(),))]
+            )
         elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         keyed = keyed_strikes(strikes)

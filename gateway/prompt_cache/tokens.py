@@ -42,13 +42,31 @@ def _block_tokens(text: str, needed: int) -> int:
 class PrefixTokens:
     """Tokens of the prefix ending at each block, fed one block at a time; counting stops once `enough`
     is reached (later prefixes are only known to be at least that long, which is all a minimum check
-    needs)."""
+    needs).
+
+    Blocks are encoded only once their prefix could reach `enough`: before that, the prefix's UTF-8 size
+    stands in for its count (every token is at least one byte, so a prefix under `enough` bytes is under
+    `enough` tokens: the same answer to the minimum check). Most agent requests are below the minimum,
+    or reach it in their first blocks."""
 
     enough: int
-    total: int = 0
+    total: int = 0  # tokens of the prefix so far (its byte size while `bounded`)
     ends: list[int] = field(default_factory=list)
+    bounded: bool = True
+    _texts: list[str] = field(default_factory=list)  # the bounded blocks, encoded if the bound gives out
 
     def add(self, block: Block) -> None:
         if self.total < self.enough:
-            self.total += _block_tokens(block.text(), self.enough - self.total)
+            text = block.text()
+            if self.bounded:
+                size = self.total + len(text.encode())
+                if size < self.enough:
+                    self.total = size
+                    self._texts.append(text)
+                    self.ends.append(size)
+                    return
+                self.bounded = False  # earlier ends stay: their bound is under `enough`, as their count
+                self.total = sum(count_tokens(earlier) for earlier in self._texts)
+                self._texts.clear()
+            self.total += _block_tokens(text, self.enough - self.total)
         self.ends.append(self.total)

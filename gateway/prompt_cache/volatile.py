@@ -10,7 +10,9 @@ OVERLAP characters across a window's end (no timestamp, date, UUID or request id
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -72,11 +74,28 @@ def _windows(text: str) -> Iterator[list[Span]]:
         yield found
 
 
+# System prompts and tool lists come back on every request of every session (an agent CLI's are tens of
+# kilobytes: ~10 ms of scanning each time); their spans are remembered by the text's digest. Bounded:
+# entries, and only texts with few spans (a text of thousands of timestamps is scanned each time).
+KNOWN_TEXTS = 1024
+KNOWN_MAX_SPANS = 64
+_known: OrderedDict[bytes, tuple[Span, ...]] = OrderedDict()
+
+
 def spans_steps(text: str) -> Steps[list[Span]]:
+    key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    known = _known.get(key)
+    if known is not None:
+        _known.move_to_end(key)
+        return list(known)
     spans: list[Span] = []
     for found in _windows(text):
         spans += found
         yield
+    if len(spans) <= KNOWN_MAX_SPANS:
+        _known[key] = tuple(spans)
+        if len(_known) > KNOWN_TEXTS:
+            _known.popitem(last=False)
     return spans
 
 

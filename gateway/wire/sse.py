@@ -18,12 +18,14 @@ class SSEEvent:
     raw: bytes  # the event exactly as received, terminator included, for pass-through
     event: str | None
     data: str
+    # More complete events arrived in the same read: a relay can send them on together, in one write.
+    followed: bool = False
 
     def json(self) -> Any:
         return orjson.loads(self.data)
 
 
-def parse_event(raw: bytes) -> SSEEvent:
+def parse_event(raw: bytes, followed: bool = False) -> SSEEvent:
     event: str | None = None
     data_lines: list[str] = []
     for line in raw.decode("utf-8").splitlines():
@@ -31,7 +33,7 @@ def parse_event(raw: bytes) -> SSEEvent:
             data_lines.append(line[5:].lstrip(" "))
         elif line.startswith("event:"):
             event = line[6:].strip()
-    return SSEEvent(raw=raw, event=event, data="\n".join(data_lines))
+    return SSEEvent(raw=raw, event=event, data="\n".join(data_lines), followed=followed)
 
 
 async def iter_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SSEEvent]:
@@ -42,7 +44,7 @@ async def iter_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SSEEvent]:
         while (end := buffer.find(b"\n\n")) >= 0:
             raw, buffer = buffer[: end + 2], buffer[end + 2 :]
             if raw.strip() and not raw.startswith(b":"):
-                yield parse_event(raw)
+                yield parse_event(raw, followed=b"\n\n" in buffer)
     if buffer.strip() and not buffer.startswith(b":"):
         yield parse_event(buffer + b"\n\n")
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from gateway.prompt_cache.volatile import find_spans, mask
+from gateway.prompt_cache import volatile
+from gateway.prompt_cache.volatile import KNOWN_MAX_SPANS, KNOWN_TEXTS, find_spans, mask
 from gateway.traces import default_traces, read_sessions
 from tests.gateway_harness import RunningGateway
 from tests.prompt_cache.conftest import anthropic_client, last_sim_body, long_text, new_session, openai_client
@@ -29,6 +30,19 @@ from tests.prompt_cache.conftest import anthropic_client, last_sim_body, long_te
 def test_detects_each_kind(text: str, kind: str) -> None:
     assert [span.kind for span in find_spans(text)] == [kind]
     assert mask(text) == mask(text.replace("2", "3"))  # the masked form ignores the changing value
+
+
+def test_a_text_seen_before_gets_its_spans_back_and_the_memory_stays_bounded() -> None:
+    prompt = "You are an agent. Current time: 2026-11-22T18:58:44Z. Session 123e4567-e89b-12d3-a456-426614174000."
+    first = find_spans(prompt)
+    assert find_spans(prompt) == first and [s.kind for s in first] == ["timestamp", "uuid"]
+    assert find_spans(prompt.replace("18:58", "18:59"))[0].value == "2026-11-22T18:59:44Z"  # not the old one
+    crowded = " ".join(f"12:00:{n % 60:02d}" for n in range(KNOWN_MAX_SPANS + 1))
+    assert len(find_spans(crowded)) == KNOWN_MAX_SPANS + 1
+    for n in range(KNOWN_TEXTS + 10):
+        find_spans(f"prompt {n} at 2026-11-22")
+    assert len(volatile._known) == KNOWN_TEXTS
+    assert all(len(spans) <= KNOWN_MAX_SPANS for spans in volatile._known.values())
 
 
 @pytest.mark.parametrize("text", ["Use the run_pipeline tool.", "Python 3.11, version 2.4.1", "Line 42: x = 1"])
