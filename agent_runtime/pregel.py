@@ -257,6 +257,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
@@ -266,12 +268,18 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
         run.subgraphs = subgraphs
+        if interrupt_before is not None:
+            run.interrupt_before = self._breakpoint_nodes(interrupt_before)
+        if interrupt_after is not None:
+            run.interrupt_after = self._breakpoint_nodes(interrupt_after)
         shaper = self.part_shaper() if version == "v2" else None
         events = run.events_iter()
         try:
             async for ns, mode, payload in events:
                 if shaper is not None:
-                    yield shaper.part(ns, mode, payload)
+                    part = shaper.part(ns, mode, payload)
+                    if part is not None:
+                        yield part
                 elif subgraphs:
                     yield (ns, payload) if single else (ns, mode, payload)
                 else:
@@ -290,6 +298,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
@@ -301,6 +311,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             guard_rails=guard_rails,
             context=context,
             version=version,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
         )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over
@@ -316,6 +328,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                 yield item
         finally:
             loop.run_until_complete(agen.aclose())
+
+    def _breakpoint_nodes(self, nodes: Sequence[str] | str) -> tuple[str, ...]:
+        """A call's `interrupt_before=` / `interrupt_after=`: node names, or "*" for every node."""
+        return tuple(self.spec.nodes) if nodes == "*" else tuple(nodes)
 
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:

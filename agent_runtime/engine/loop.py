@@ -81,6 +81,9 @@ class Run:
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
         self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
         self.subgraphs = False  # stream the subgraphs' events too (stream(subgraphs=True))
+        # static breakpoints: the compiled graph's, or the call's (stream(interrupt_before=...))
+        self.interrupt_before: tuple[str, ...] = graph.interrupt_before
+        self.interrupt_after: tuple[str, ...] = graph.interrupt_after
         self.waker: Waker | None = None
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
@@ -459,7 +462,7 @@ class Run:
                     break
                 if self._pending_writes:
                     self._reapply_pending(tasks)
-                if self.graph.interrupt_before and self._should_break(self.graph.interrupt_before, tasks):
+                if self.interrupt_before and self._should_break(self.interrupt_before, tasks):
                     self.status = "interrupt_before"
                     break
                 if self.guard is not None and self.guard.before_step(tasks):
@@ -499,7 +502,7 @@ class Run:
                         yield event
                 if self.status != "running":
                     break
-                if self.graph.interrupt_after and self._should_break(self.graph.interrupt_after, tasks):
+                if self.interrupt_after and self._should_break(self.interrupt_after, tasks):
                     self.step += 1
                     self.status = "interrupt_after"
                     break

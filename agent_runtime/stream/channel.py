@@ -92,9 +92,8 @@ class StreamChannel(Generic[T]):
                 if self._error is not None:
                     raise self._error
                 return
-            elif self._request_more is None or not self._request_more():
-                if not self._items and not self._closed:
-                    return
+            elif (self._request_more is None or not self._request_more()) and not self._items and not self._closed:
+                return  # the run has nothing more for now
 
     def __aiter__(self) -> AsyncIterator[T]:
         self._subscribe(is_async=True)
@@ -108,9 +107,12 @@ class StreamChannel(Generic[T]):
                 if self._error is not None:
                     raise self._error
                 return
-            elif self._arequest_more is None or not await self._arequest_more():
-                if not self._items and not self._closed:
-                    return
+            elif (
+                (self._arequest_more is None or not await self._arequest_more())
+                and not self._items
+                and not self._closed
+            ):
+                return
 
     def tee(self, n: int = 2) -> tuple[Iterator[T], ...]:
         """`n` independent iterators over this channel (each item copied into every branch)."""

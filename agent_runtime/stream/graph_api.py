@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 TransformerSpec = Callable[[tuple[str, ...]], "_Transformer"]
 # v3 owns these: the stream modes come from the transformers, subgraphs are always streamed
 _V3_OWNED_KWARGS = ("stream_mode", "subgraphs")
+# passed to the inner stream even when not given, as LangGraph's v3 does (a stream() override sees them)
+_V3_DEFAULTS: dict[str, Any] = {"interrupt_before": None, "interrupt_after": None, "control": None}
 
 
 def normalize_stream_transformer_factories(specs: Sequence[Any] | None) -> list[TransformerFactory]:
@@ -33,7 +35,9 @@ def normalize_stream_transformer_factories(specs: Sequence[Any] | None) -> list[
                 "`lambda scope: MyTransformer(scope, ...)`."
             )
         if not callable(spec):
-            raise TypeError(f"stream_events(version='v3') transformers must be scope-aware callables, got {type(spec).__name__}.")
+            raise TypeError(
+                f"stream_events(version='v3') transformers must be scope-aware callables, got {type(spec).__name__}."
+            )
         factories.append(spec)
     return factories
 
@@ -107,6 +111,7 @@ class StreamEventsAPI:
         """The run as a v3 run stream; iterating its projections runs the graph. `kwargs` go to
         `stream(...)` (context, durability, ...)."""
         _check_v3_kwargs(version, kwargs)
+        kwargs = {**_V3_DEFAULTS, **kwargs}
         mux = self._v3_mux(config, transformers, is_async=False)
         parts = self.stream(input, config, stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs)
         return GraphRunStream(iter(parts), mux)
@@ -122,7 +127,7 @@ class StreamEventsAPI:
     ) -> Any:
         """`await graph.astream_events(input, version="v3")`: the async run stream."""
         _check_v3_kwargs(version, kwargs)
-        return self._astream_v3(input, config, transformers, kwargs)
+        return self._astream_v3(input, config, transformers, {**_V3_DEFAULTS, **kwargs})
 
     async def _astream_v3(
         self, input: Any, config: dict[str, Any] | None, transformers: Sequence[Any] | None, kwargs: dict[str, Any]

@@ -4,6 +4,7 @@ owns the projections they build (LangGraph's `langgraph.stream._mux.StreamMux`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -167,10 +168,9 @@ class StreamMux:
 
     def fail(self, err: BaseException) -> None:
         for transformer in self._transformers:
-            try:
+            # the run already failed with `err`: a transformer's own failure would hide it
+            with contextlib.suppress(BaseException):
                 transformer.fail(err)
-            except BaseException:
-                pass  # the run already failed with `err`: a transformer's own failure would hide it
         self._fail_channels(err)
 
     # -- async lane ------------------------------------------------------------------------------------
@@ -208,10 +208,8 @@ class StreamMux:
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
         for transformer in self._transformers:
-            try:
+            with contextlib.suppress(BaseException):
                 await transformer.afail(err)
-            except BaseException:
-                pass
         self._fail_channels(err)
 
     def _scheduled_tasks(self) -> list[asyncio.Task[Any]]:

@@ -9,9 +9,9 @@ import asyncio
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 _logger = logging.getLogger(__name__)
 _ASYNC_HOOKS = ("aprocess", "afinalize", "afail")
@@ -61,7 +61,7 @@ class StreamTransformer(ABC):
     def init(self) -> dict[str, Any]:
         """The projection: its keys become `run.extensions` (and attributes, for `_native` ones)."""
 
-    def _on_register(self, mux: Any) -> None:
+    def _on_register(self, mux: Any) -> None:  # noqa: B027 (an optional hook)
         """Called once the mux has wired the projection in (SubgraphTransformer keeps the mux)."""
 
     def process(self, event: ProtocolEvent) -> bool:
@@ -72,14 +72,14 @@ class StreamTransformer(ABC):
         """Observe an event (async lane); the next transformer waits for it."""
         return self.process(event)
 
-    def finalize(self) -> None:
+    def finalize(self) -> None:  # noqa: B027 (an optional hook)
         """The run ended normally."""
 
     async def afinalize(self) -> None:
         """The run ended normally (async lane, after every scheduled task finished)."""
         self.finalize()
 
-    def fail(self, err: BaseException) -> None:
+    def fail(self, err: BaseException) -> None:  # noqa: B027 (an optional hook)
         """The run ended with `err`."""
 
     async def afail(self, err: BaseException) -> None:

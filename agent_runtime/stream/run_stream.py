@@ -6,6 +6,7 @@ every projection is in `run.extensions`. As LangGraph's `langgraph.stream.run_st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -108,14 +109,10 @@ class GraphRunStream(_RunState):
         graph_iter, self._graph_iter = self._graph_iter, None
         close = getattr(graph_iter, "close", None)
         if close is not None:
-            try:
+            with contextlib.suppress(Exception):
                 close()
-            except Exception:
-                pass
-        try:
+        with contextlib.suppress(Exception):
             self._mux.close()
-        except Exception:
-            pass
 
     def __enter__(self) -> GraphRunStream:
         return self
@@ -192,7 +189,9 @@ def _lock_for_interleave(name: str, channel: Any) -> StreamChannel[Any]:
             f"StreamChannel {name!r} has not been bound yet. Register the transformer with a StreamMux first."
         )
     if channel._is_async:
-        raise TypeError(f"StreamChannel {name!r} is bound to async mode — sync interleave() cannot consume async channels.")
+        raise TypeError(
+            f"StreamChannel {name!r} is bound to async mode — sync interleave() cannot consume async channels."
+        )
     if channel._subscribed:
         raise RuntimeError(f"StreamChannel {name!r} already has a subscriber; use .tee(n) for fan-out.")
     channel._subscribed = True
@@ -281,20 +280,14 @@ class AsyncGraphRunStream(_RunState):
             self._pump_cond.notify_all()
         if anext_task is not None and not anext_task.done():
             anext_task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await anext_task
-            except (asyncio.CancelledError, Exception):
-                pass
         aclose = getattr(graph_aiter, "aclose", None)
         if aclose is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await aclose()
-            except Exception:
-                pass
-        try:
+        with contextlib.suppress(Exception):
             await self._mux.aclose()
-        except Exception:
-            pass
 
     async def __aenter__(self) -> AsyncGraphRunStream:
         return self

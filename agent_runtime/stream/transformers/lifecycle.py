@@ -5,9 +5,9 @@ bookkeeping (`TasksLifecycleBase`) drives two surfaces: LifecycleTransformer's `
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from agent_runtime.errors import GraphInterrupt
 from agent_runtime.stream.channel import StreamChannel
@@ -87,7 +87,9 @@ class TasksLifecycleBase(StreamTransformer):
             candidate = payload["tool_call"].get("id")
             tool_call_id = candidate if isinstance(candidate, str) else None
         elif isinstance(payload, list):
-            tool_call_id = next((c["id"] for c in payload if isinstance(c, dict) and isinstance(c.get("id"), str)), None)
+            tool_call_id = next(
+                (c["id"] for c in payload if isinstance(c, dict) and isinstance(c.get("id"), str)), None
+            )
         if tool_call_id is not None:
             self._pending_tool_calls[task_id] = tool_call_id
 

@@ -21,6 +21,8 @@ from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
 from agent_runtime.stream.channel import StreamChannel
 from agent_runtime.stream.protocol import ProtocolEvent, StreamTransformer
 
+AnyChatModelStream = ChatModelStream | AsyncChatModelStream
+
 
 class MessagesTransformer(StreamTransformer):
     _native = True
@@ -28,8 +30,8 @@ class MessagesTransformer(StreamTransformer):
 
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
-        self._log: StreamChannel[ChatModelStream] = StreamChannel()
-        self._by_run: dict[str, ChatModelStream] = {}  # open streams by the chat model's run id
+        self._log: StreamChannel[AnyChatModelStream] = StreamChannel()
+        self._by_run: dict[str, AnyChatModelStream] = {}  # open streams by the chat model's run id
         self._ignored_runs: set[str] = set()  # tool-result messages, until their message-finish
         self._pump_fn: Callable[[], bool] | None = None
         self._apump_fn: Callable[[], Awaitable[bool]] | None = None
@@ -45,7 +47,7 @@ class MessagesTransformer(StreamTransformer):
     def _bind_apump(self, fn: Callable[[], Awaitable[bool]]) -> None:
         self._apump_fn = fn
 
-    def _make_stream(self, *, node: str | None, message_id: str | None) -> ChatModelStream:
+    def _make_stream(self, *, node: str | None, message_id: str | None) -> AnyChatModelStream:
         """An async stream under an async run (or when no pump is bound), a sync one under a sync run."""
         if self._apump_fn is None and self._pump_fn is not None:
             stream = ChatModelStream(namespace=[], node=node, message_id=message_id)

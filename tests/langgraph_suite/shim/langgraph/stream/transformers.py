@@ -8,12 +8,16 @@ from agent_runtime.stream.transformers import (
     LifecycleTransformer,
     SubgraphStatus,
     SubgraphTransformer,
+    TasksLifecycleBase,
     TasksTransformer,
     UpdatesTransformer,
     ValuesTransformer,
 )
 from agent_runtime.stream.transformers.messages import MessagesTransformer
 from langgraph import _shim
+
+# LangGraph's private base of the two lifecycle transformers (tests subclass it)
+_TasksLifecycleBase = TasksLifecycleBase
 
 __all__ = [
     "CheckpointsTransformer",
@@ -27,5 +31,6 @@ __all__ = [
     "TasksTransformer",
     "UpdatesTransformer",
     "ValuesTransformer",
+    "_TasksLifecycleBase",
 ]
 __getattr__ = _shim.module_getattr(__name__)
