@@ -50,6 +50,8 @@ def _builtin_factories() -> list[TransformerFactory]:
 
 def _check_v3_kwargs(version: str, kwargs: dict[str, Any]) -> None:
     if version != "v3":
+        # LangChain's v1/v2 events come from callbacks (on_chain_start of the run and of each node):
+        # langchain-core's event stream over an astream that fires none stops the run at its first chunk
         raise NotImplementedError(
             f"stream_events(version={version!r}): agent_runtime has no LangChain callback events; use version='v3'"
         )
