@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent_runtime.engine.spec import config_namespace
 from agent_runtime.stream.mux import StreamMux, TransformerFactory
 from agent_runtime.stream.protocol import StreamTransformer
 from agent_runtime.stream.run_stream import AsyncGraphRunStream, GraphRunStream
@@ -64,13 +65,10 @@ def _check_v3_kwargs(version: str, kwargs: dict[str, Any]) -> None:
         )
 
 
-def _parent_ns(*configs: dict[str, Any] | None) -> tuple[str, ...]:
-    """The checkpoint namespace the caller runs under (a v3 stream opened inside a node scopes its
-    projections to its own graph's events): the last config that names one."""
-    ns = ""
-    for config in configs:
-        ns = (config or {}).get("configurable", {}).get("checkpoint_ns", ns)
-    return tuple(ns.split("|")) if ns else ()
+def _parent_ns(graph_config: dict[str, Any] | None, config: dict[str, Any] | None) -> tuple[str, ...]:
+    """The checkpoint namespace the run streams under (the call's config over the graph's bound one):
+    the projections take the events of that level as the run's own."""
+    return config_namespace(config) or config_namespace(graph_config)
 
 
 def _graph_modes(mux: StreamMux) -> list[str]:
