@@ -5,7 +5,7 @@ transformers need, each part pumped through a StreamMux of the built-in transfor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.spec import config_namespace
@@ -14,10 +14,6 @@ from agent_runtime.stream.protocol import StreamTransformer
 from agent_runtime.stream.run_stream import AsyncGraphRunStream, GraphRunStream
 from agent_runtime.stream.transformers import LifecycleTransformer, SubgraphTransformer, ValuesTransformer
 
-if TYPE_CHECKING:
-    from agent_runtime.stream.protocol import StreamTransformer as _Transformer
-
-TransformerSpec = Callable[[tuple[str, ...]], "_Transformer"]
 # v3 owns these: the stream modes come from the transformers, subgraphs are always streamed
 _V3_OWNED_KWARGS = ("stream_mode", "subgraphs")
 # passed to the inner stream even when not given, as LangGraph's v3 does (a stream() override sees them)
@@ -49,7 +45,7 @@ def _builtin_factories() -> list[TransformerFactory]:
     return [ValuesTransformer, MessagesTransformer, LifecycleTransformer, SubgraphTransformer]
 
 
-def _check_v3_kwargs(version: str, kwargs: dict[str, Any]) -> None:
+def _check_v3_call(version: str, kwargs: dict[str, Any]) -> None:
     if version != "v3":
         # LangChain's v1/v2 events come from callbacks (on_chain_start of the run and of each node):
         # langchain-core's event stream over an astream that fires none stops the run at its first chunk
@@ -76,15 +72,14 @@ def _graph_modes(mux: StreamMux) -> list[str]:
     have yet, such as "messages", leaves its projection empty)."""
     from agent_runtime.pregel import STREAM_MODES
 
-    modes = {mode for t in mux._transformers for mode in getattr(t, "required_stream_modes", ())}
-    return sorted(modes & STREAM_MODES)
+    return sorted(mux.required_stream_modes() & STREAM_MODES)
 
 
 class StreamEventsAPI:
     """Mixed into CompiledGraph."""
 
     config: dict[str, Any] | None = None
-    stream_transformers: tuple[TransformerSpec, ...] = ()  # compile(transformers=...)
+    stream_transformers: tuple[TransformerFactory, ...] = ()  # compile(transformers=...)
 
     if TYPE_CHECKING:
 
@@ -110,7 +105,7 @@ class StreamEventsAPI:
     ) -> GraphRunStream:
         """The run as a v3 run stream; iterating its projections runs the graph. `kwargs` go to
         `stream(...)` (context, durability, ...)."""
-        _check_v3_kwargs(version, kwargs)
+        _check_v3_call(version, kwargs)
         kwargs = {**_V3_DEFAULTS, **kwargs}
         mux = self._v3_mux(config, transformers, is_async=False)
         parts = self.stream(input, config, stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs)
@@ -126,7 +121,7 @@ class StreamEventsAPI:
         **kwargs: Any,
     ) -> Any:
         """`await graph.astream_events(input, version="v3")`: the async run stream."""
-        _check_v3_kwargs(version, kwargs)
+        _check_v3_call(version, kwargs)
         return self._astream_v3(input, config, transformers, {**_V3_DEFAULTS, **kwargs})
 
     async def _astream_v3(

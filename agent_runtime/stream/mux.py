@@ -63,6 +63,10 @@ class StreamMux:
         """The transformer whose projection has `key`."""
         return self._transformer_by_key.get(key)
 
+    def required_stream_modes(self) -> set[str]:
+        """The graph stream modes the registered transformers consume (what a v3 run asks for)."""
+        return {mode for t in self._transformers for mode in getattr(t, "required_stream_modes", ())}
+
     def _next_push_seq(self) -> int:
         self._push_seq += 1
         return self._push_seq
