@@ -327,7 +327,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                     return
                 yield item
         finally:
-            loop.run_until_complete(agen.aclose())
+            _close_on(loop, agen)
 
     def _breakpoint_nodes(self, nodes: Sequence[str] | str) -> tuple[str, ...]:
         """A call's `interrupt_before=` / `interrupt_after=`: node names, or "*" for every node."""
@@ -451,6 +451,18 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
 
     async def aupdate_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
         return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
+
+
+def _close_on(loop: asyncio.AbstractEventLoop, agen: AsyncGenerator[Any, None]) -> None:
+    """Close a sync stream's generator on the loop it ran on. A stream dropped unfinished inside
+    async code (a `stream_events` run stream, collected while another loop runs on this thread) is
+    closed from a helper thread: this thread cannot run a second loop."""
+    if not _in_running_loop():
+        loop.run_until_complete(agen.aclose())
+        return
+    closer = threading.Thread(target=loop.run_until_complete, args=(agen.aclose(),))
+    closer.start()
+    closer.join()
 
 
 async def _collect(agen: AsyncIterator[Any]) -> list[Any]:

@@ -185,3 +185,24 @@ def _v3_user_transformer(lib: Lib) -> Any:
 def test_v3_user_transformer_and_interleave() -> None:
     theirs, ours = _both(_v3_user_transformer)
     assert ours == theirs
+
+
+def test_sync_run_stream_dropped_inside_async_code_closes_cleanly(monkeypatch: Any) -> None:
+    """A sync v3 run stream left unfinished and collected while an event loop runs on the thread: its
+    graph generator is still closed (on its own loop, from a helper thread), without an error."""
+    import gc
+    import sys
+
+    unraisable: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: unraisable.append(info.exc_value))
+    run = _nested(LIBS["agent_runtime"]()).stream_events({"log": []}, version="v3")
+    cursor = iter(run.values)
+    assert next(cursor) == {"log": []}
+
+    async def drop() -> None:
+        nonlocal run, cursor
+        del run, cursor
+        gc.collect()
+
+    asyncio.run(drop())
+    assert unraisable == []
