@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from agent_runtime.stream.channel import StreamChannel
 from agent_runtime.stream.convert import convert_to_protocol_event
 from agent_runtime.stream.mux import StreamMux
+from agent_runtime.stream.outcome import ValuesOutcome
 from agent_runtime.stream.protocol import ProtocolEvent
 
 if TYPE_CHECKING:
     from agent_runtime.stream.transformers.lifecycle import SubgraphStatus
 
 
-class _RunState:
-    """What both lanes track from the run's own values events: `output`, `interrupted`,
-    `interrupts` work whichever transformers are registered."""
+class _RunState(ValuesOutcome):
+    """What both lanes share: the projections, and the run's outcome from its own values events."""
 
     _mux: StreamMux
     _exhausted: bool
@@ -31,9 +31,7 @@ class _RunState:
         self._mux = mux
         self.extensions: Mapping[str, Any] = MappingProxyType(mux.extensions)
         self._exhausted = False
-        self._latest: dict[str, Any] | None = None
-        self._interrupted = False
-        self._interrupts: list[Any] = []
+        self._reset_outcome()
         self._scope_list = list(mux.scope)
         for key in mux.native_keys:
             setattr(self, key, mux.extensions[key])
@@ -44,16 +42,8 @@ class _RunState:
         _raise_missing_projection(self, name)
 
     def _observe_event(self, event: ProtocolEvent) -> None:
-        if event["method"] != "values":
-            return
-        params = event["params"]
-        if params["namespace"] != self._scope_list:
-            return
-        self._latest = params["data"]
-        interrupts = params.get("interrupts", ())
-        if interrupts:
-            self._interrupted = True
-            self._interrupts.extend(interrupts)
+        if event["method"] == "values" and event["params"]["namespace"] == self._scope_list:
+            self._track_values(event["params"])
 
     def _raise_run_error(self) -> None:
         if (err := self._mux._events._error) is not None:

@@ -3,20 +3,17 @@ is the caller's checkpoint namespace, so a v3 stream opened inside a node sees i
 
 from __future__ import annotations
 
-from typing import Any
-
+from agent_runtime.stream.outcome import ValuesOutcome
 from agent_runtime.stream.protocol import ProtocolEvent
 from agent_runtime.stream.transformers.scoped import ScopedModeTransformer
 
 
-class ValuesTransformer(ScopedModeTransformer):
+class ValuesTransformer(ScopedModeTransformer, ValuesOutcome):
     mode = "values"
 
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
-        self._latest: dict[str, Any] | None = None
-        self._interrupted = False
-        self._interrupts: list[Any] = []
+        self._reset_outcome()
 
     @property
     def error(self) -> BaseException | None:
@@ -24,10 +21,5 @@ class ValuesTransformer(ScopedModeTransformer):
         return self._log._error
 
     def _accept(self, event: ProtocolEvent) -> None:
-        params = event["params"]
-        self._latest = params["data"]
-        interrupts = params.get("interrupts", ())
-        if interrupts:
-            self._interrupted = True
-            self._interrupts.extend(interrupts)
-        self._log.push(params["data"])
+        self._track_values(event["params"])
+        self._log.push(event["params"]["data"])
