@@ -57,19 +57,21 @@ class TasksLifecycleBase(StreamTransformer):
     def process(self, event: ProtocolEvent) -> bool:
         if event["method"] != "tasks":
             return True
+        for child_ns, status, error in self._observe_tasks_event(event):
+            self._on_terminal(child_ns, status, error)
+        return False
+
+    def _observe_tasks_event(self, event: ProtocolEvent) -> list[Transition]:
+        """A task start (which may start a tracked namespace: `_on_started`), or a task result: the
+        tracked namespaces it ends, for the caller to end on its lane."""
         ns = tuple(event["params"]["namespace"])
         data = event["params"]["data"]
         if "result" in data:
-            for child_ns, status, error in self._pop_terminal_transitions(ns, data):
-                self._on_terminal(child_ns, status, error)
-        else:
-            self._observe_task_start(ns, data)
-        return False
-
-    def _observe_task_start(self, ns: tuple[str, ...], data: dict[str, Any]) -> None:
+            return self._pop_terminal_transitions(ns, data)
         self._record_identity(ns, data)
         self._record_pending_tool_calls(data)
         self._handle_task_start(ns, data)
+        return []
 
     def _record_identity(self, ns: tuple[str, ...], data: dict[str, Any]) -> None:
         if ns not in self._lc_by_ns:

@@ -101,16 +101,10 @@ class SubgraphTransformer(TasksLifecycleBase):
         return keep
 
     async def aprocess(self, event: ProtocolEvent) -> bool:
-        keep = True
-        if event["method"] == "tasks":
-            keep = False
-            ns = tuple(event["params"]["namespace"])
-            data = event["params"]["data"]
-            if "result" in data:
-                for child_ns, status, error in self._pop_terminal_transitions(ns, data):
-                    await self._aon_terminal(child_ns, status, error)
-            else:
-                self._observe_task_start(ns, data)
+        keep = event["method"] != "tasks"
+        if not keep:
+            for child_ns, status, error in self._observe_tasks_event(event):
+                await self._aon_terminal(child_ns, status, error)
         handle = self._handle_for_event(event)
         if handle is not None:
             handle._observe_event(event)
