@@ -384,6 +384,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         name: str | None = None,
         guard_rails: Any = None,
         store: Any = None,
+        transformers: Sequence[Any] | None = None,
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
@@ -406,6 +407,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         compiled.store = store
         compiled.context_schema = self.context_schema
         compiled.builder = self
+        compiled.stream_transformers = tuple(transformers or ())  # stream_events(version="v3")'s extras
         return compiled
 
 

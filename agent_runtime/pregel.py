@@ -20,7 +20,9 @@ from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
 from agent_runtime.runtime import bind_stream_writer
-from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
+from agent_runtime.stream.graph_api import StreamEventsAPI
+from agent_runtime.stream.parts import PartShaper, schema_mapper
+from agent_runtime.types import START, GraphOutput, PregelTask, StateSnapshot, StateUpdate
 
 if TYPE_CHECKING:
     from agent_runtime.engine.context import TaskScratch
@@ -83,7 +85,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return result[0]
 
 
-class CompiledGraph(GraphAPI):
+class CompiledGraph(GraphAPI, StreamEventsAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
 
     def __init__(
@@ -151,10 +153,27 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        stream_mode: str | Sequence[str] = "values",
+        version: str = "v1",
         **_ignored: Any,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        """The output state (with the interrupts it paused on); for another `stream_mode`, the list of
+        the run's chunks. `version="v2"`: a GraphOutput, or v2 stream parts."""
+        if stream_mode != "values":
+            return await _collect(
+                self.astream(
+                    input,
+                    config,
+                    stream_mode=stream_mode,
+                    durability=durability,
+                    guard_rails=guard_rails,
+                    context=context,
+                    version=version,
+                )
+            )
         config = self.entry_config(config, context)
-        return await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        result = await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        return self.graph_output(result) if version == "v2" else result
 
     async def invoke_from(
         self,
@@ -190,11 +209,42 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        stream_mode: str | Sequence[str] = "values",
+        version: str = "v1",
         **_ignored: Any,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        if stream_mode != "values":
+            return list(
+                self.stream(
+                    input,
+                    config,
+                    stream_mode=stream_mode,
+                    durability=durability,
+                    guard_rails=guard_rails,
+                    context=context,
+                    version=version,
+                )
+            )
         config = self.entry_config(config, context)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        return run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        result = run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        return self.graph_output(result) if version == "v2" else result
+
+    def graph_output(self, result: Any) -> GraphOutput[Any]:
+        """`invoke(version="v2")`'s result: the output (mapped to a pydantic / dataclass output schema)
+        and the interrupts apart."""
+        interrupts: tuple[Any, ...] = ()
+        if isinstance(result, dict) and INTERRUPT in result:
+            result = dict(result)
+            interrupts = tuple(result.pop(INTERRUPT))
+        map_output = self.part_shaper().output
+        return GraphOutput(map_output(result) if map_output and isinstance(result, dict) else result, interrupts)
+
+    def part_shaper(self) -> PartShaper:
+        """How v2 output shows this graph's states (a StateGraph's pydantic / dataclass schemas)."""
+        if self.builder is None:
+            return PartShaper(None, None)
+        return PartShaper(schema_mapper(self.builder.output_schema), schema_mapper(self.builder.state_schema))
 
     async def astream(
         self,
@@ -206,18 +256,31 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        version: str = "v1",
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
-        the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`."""
+        the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`.
+        `version="v2"`: every chunk a `{"type", "ns", "data"}` dict (agent_runtime.stream.parts)."""
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
         run.subgraphs = subgraphs
+        if interrupt_before is not None:
+            run.interrupt_before = self._breakpoint_nodes(interrupt_before)
+        if interrupt_after is not None:
+            run.interrupt_after = self._breakpoint_nodes(interrupt_after)
+        shaper = self.part_shaper() if version == "v2" else None
         events = run.events_iter()
         try:
             async for ns, mode, payload in events:
-                if subgraphs:
+                if shaper is not None:
+                    part = shaper.part(ns, mode, payload)
+                    if part is not None:
+                        yield part
+                elif subgraphs:
                     yield (ns, payload) if single else (ns, mode, payload)
                 else:
                     yield payload if single else (mode, payload)
@@ -234,6 +297,9 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        version: str = "v1",
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
@@ -244,6 +310,9 @@ class CompiledGraph(GraphAPI):
             durability=durability,
             guard_rails=guard_rails,
             context=context,
+            version=version,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
         )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over
@@ -258,7 +327,11 @@ class CompiledGraph(GraphAPI):
                     return
                 yield item
         finally:
-            loop.run_until_complete(agen.aclose())
+            _close_on(loop, agen)
+
+    def _breakpoint_nodes(self, nodes: Sequence[str] | str) -> tuple[str, ...]:
+        """A call's `interrupt_before=` / `interrupt_after=`: node names, or "*" for every node."""
+        return tuple(self.spec.nodes) if nodes == "*" else tuple(nodes)
 
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:
@@ -378,6 +451,18 @@ class CompiledGraph(GraphAPI):
 
     async def aupdate_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:
         return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
+
+
+def _close_on(loop: asyncio.AbstractEventLoop, agen: AsyncGenerator[Any, None]) -> None:
+    """Close a sync stream's generator on the loop it ran on. A stream dropped unfinished inside
+    async code (a `stream_events` run stream, collected while another loop runs on this thread) is
+    closed from a helper thread: this thread cannot run a second loop."""
+    if not _in_running_loop():
+        loop.run_until_complete(agen.aclose())
+        return
+    closer = threading.Thread(target=loop.run_until_complete, args=(agen.aclose(),))
+    closer.start()
+    closer.join()
 
 
 async def _collect(agen: AsyncIterator[Any]) -> list[Any]:

@@ -1,8 +1,10 @@
-"""Public value types: Send, Command, Interrupt, RetryPolicy, TimeoutPolicy, Terminate, StopReason, StateSnapshot."""
+"""Public value types: Send, Command, Interrupt, RetryPolicy, TimeoutPolicy, Terminate, StopReason, StateSnapshot,
+GraphOutput."""
 
 from __future__ import annotations
 
 import enum
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -12,6 +14,7 @@ START = "__start__"
 END = "__end__"
 
 N = TypeVar("N")
+OutputT = TypeVar("OutputT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +205,44 @@ class StateUpdate(NamedTuple):
     values: dict[str, Any] | None
     as_node: str | None = None
     task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphOutput(Generic[OutputT]):
+    """What `invoke(..., version="v2")` returns: the output (an instance of a pydantic / dataclass
+    output schema) and the interrupts the run paused on, apart (LangGraph's)."""
+
+    value: OutputT
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        """v1-style access (`result["key"]`, `result["__interrupt__"]`), deprecated as in LangGraph."""
+        _warn_dict_access()
+        if key == _INTERRUPT:
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        _warn_dict_access()
+        if key == _INTERRUPT:
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+_INTERRUPT = "__interrupt__"
+
+
+def _warn_dict_access() -> None:
+    warnings.warn(
+        "Accessing GraphOutput via `result[key]` is deprecated. Use `result.value` to access the output "
+        "value directly, or `result.interrupts` for interrupts.",
+        DeprecationWarning,
+        stacklevel=3,
+    )

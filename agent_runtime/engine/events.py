@@ -124,7 +124,7 @@ def paused(run: Run) -> None:
     """The end of a paused run, as LangGraph's: after an interrupt, the state with the finished
     siblings' writes applied (not saved); a pause without interrupts (a breakpoint) reported last.
     A subgraph's pause is reported by the graph streamed (the root), as LangGraph does."""
-    if run.stream_ns:
+    if run.nested:
         return
     if (
         run.status == "interrupted"

@@ -25,7 +25,7 @@ from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS, config_namespace
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
@@ -79,8 +79,13 @@ class Run:
         self.checkpointing = self.checkpointer is not None
         self.events: list[Event] = []
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
-        self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
+        # this run's namespace in the stream: its checkpoint namespace (a subgraph's, or the caller's)
+        self.stream_ns: tuple[str, ...] = config_namespace(config)
+        self.nested = False  # run by a node of a parent run (whose stream reports this run's pause)
         self.subgraphs = False  # stream the subgraphs' events too (stream(subgraphs=True))
+        # static breakpoints: the compiled graph's, or the call's (stream(interrupt_before=...))
+        self.interrupt_before: tuple[str, ...] = graph.interrupt_before
+        self.interrupt_after: tuple[str, ...] = graph.interrupt_after
         self.waker: Waker | None = None
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
@@ -459,7 +464,7 @@ class Run:
                     break
                 if self._pending_writes:
                     self._reapply_pending(tasks)
-                if self.graph.interrupt_before and self._should_break(self.graph.interrupt_before, tasks):
+                if self.interrupt_before and self._should_break(self.interrupt_before, tasks):
                     self.status = "interrupt_before"
                     break
                 if self.guard is not None and self.guard.before_step(tasks):
@@ -499,7 +504,7 @@ class Run:
                         yield event
                 if self.status != "running":
                     break
-                if self.graph.interrupt_after and self._should_break(self.graph.interrupt_after, tasks):
+                if self.interrupt_after and self._should_break(self.interrupt_after, tasks):
                     self.step += 1
                     self.status = "interrupt_after"
                     break

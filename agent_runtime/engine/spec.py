@@ -22,6 +22,14 @@ ERROR = "__error__"
 NO_WRITES = "__no_writes__"
 RETURN = "__return__"  # a task call's result, saved as its pending write
 RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR})
+CONF = "configurable"
+CONFIG_KEY_CHECKPOINT_NS = "checkpoint_ns"  # "<node>:<task id>|..." down to a subgraph
+
+
+def config_namespace(config: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The checkpoint namespace a config names, as a stream namespace: () for a root graph."""
+    ns = (config or {}).get(CONF, {}).get(CONFIG_KEY_CHECKPOINT_NS)
+    return tuple(ns.split("|")) if ns else ()
 
 
 def branch_channel(node: str) -> str:

@@ -64,6 +64,7 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any) 
     modes = run.modes if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
+    sub.nested = True
     if run.subgraphs:
         sub.subgraphs = True
         sub.stream_ns = (*run.stream_ns, f"{task.name}:{task.id}")

@@ -6,6 +6,7 @@ from agent_runtime.engine.context import interrupt
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
+    GraphOutput,
     Interrupt,
     Overwrite,
     PregelTask,
@@ -19,11 +20,12 @@ from langgraph import _shim
 
 # Pure type aliases (no behaviour): the values agent_runtime accepts.
 Durability = Literal["sync", "async", "exit"]
-StreamMode = Literal["values", "updates", "debug", "custom"]
+StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks"]
 
 __all__ = [
     "Command",
     "Durability",
+    "GraphOutput",
     "Interrupt",
     "Overwrite",
     "PregelTask",
