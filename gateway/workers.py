@@ -79,12 +79,21 @@ def metrics_directory() -> Iterator[str]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+# Collections of the middle generation (default: every 10 young ones) scan every object alive since
+# (a request's objects live as long as its provider takes: hundreds of thousands at 500 req/s) and promote
+# them, which soon triggers a full pass over everything. Ten times rarer: about a tenth of the collector's
+# pauses (10-35 ms each under load) and of its CPU; the young generation stays as cheap as by default.
+MIDDLE_GENERATION_EVERY = 100
+
+
 def freeze_startup_heap() -> None:
     """Keep what startup built (LiteLLM's price map, token encodings, config: ~370,000 objects) out of
     the collector's full passes: each would scan it all, ~0.1-0.2 s with the event loop stopped, every
     time enough new objects have survived. Objects live until the process ends are what freeze is for."""
     gc.collect()
     gc.freeze()
+    young, _, old = gc.get_threshold()
+    gc.set_threshold(young, MIDDLE_GENERATION_EVERY, old)
 
 
 def worker_app() -> FastAPI:
