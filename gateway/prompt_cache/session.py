@@ -14,7 +14,7 @@ import orjson
 
 from gateway.prompt_cache.accounting import CacheTotals
 from gateway.prompt_cache.prefix import PrefixRecord
-from gateway.state import StateStore
+from gateway.state import Op, StateStore
 
 PREFIX = "prompt_cache"
 
@@ -73,10 +73,14 @@ async def save_state(store: StateStore, line: str, state: SessionState, ttl_s: f
     await store.set(_state_key(line), state.to_bytes(), ttl_s)
 
 
-async def load_totals(store: StateStore, session_key: str) -> CacheTotals:
-    raw = await store.get(_totals_key(session_key))
-    return CacheTotals.from_json(orjson.loads(raw)) if raw else CacheTotals()
-
-
-async def save_totals(store: StateStore, session_key: str, totals: CacheTotals, ttl_s: float) -> None:
-    await store.set(_totals_key(session_key), orjson.dumps(totals.to_json()), ttl_s)
+async def add_totals(store: StateStore, session_key: str, step: CacheTotals, ttl_s: float) -> CacheTotals:
+    """Add one request's totals (`step`) to the session's; the session's totals after it. Each field is a
+    counter of its own, stepped atomically: replicas answering one session at once lose none of its
+    requests (a read, add and write of one record would keep only one of two concurrent adds)."""
+    fields = step.to_json()
+    prefix = _totals_key(session_key)
+    ops = [
+        Op("incr_float" if isinstance(value, float) else "incr", f"{prefix}:{name}", value, ttl_s)
+        for name, value in fields.items()
+    ]
+    return CacheTotals.from_json(dict(zip(fields, await store.batch(ops), strict=True)))

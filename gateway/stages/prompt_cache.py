@@ -12,11 +12,10 @@ from gateway.prompt_cache.metrics import PromptCacheMetrics, prompt_cache_metric
 from gateway.prompt_cache.optimizer import Outcome, optimize_steps
 from gateway.prompt_cache.session import (
     SessionState,
+    add_totals,
     line_key,
     load_state,
-    load_totals,
     save_state,
-    save_totals,
 )
 from gateway.prompt_cache.shapes import SHAPES
 from gateway.services import Services
@@ -123,10 +122,9 @@ class PromptCacheAccountingStage(Stage):
             raise
 
     async def _session(self, ctx: RequestContext, session_key: str, usage: Usage, cost: Cost, price: Price) -> None:
-        store = ctx.services.store
-        session = await load_totals(store, session_key)
-        session.add(usage, cost, price)
-        await save_totals(store, session_key, session, ctx.policy.prompt_cache.session_state_ttl_s)
+        step = CacheTotals()
+        step.add(usage, cost, price)
+        session = await add_totals(ctx.services.store, session_key, step, ctx.policy.prompt_cache.session_state_ttl_s)
         ctx.response_headers.update(
             {
                 "x-cachegate-session-cache-hit-ratio": _ratio(session.hit_ratio),
