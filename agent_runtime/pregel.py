@@ -19,7 +19,7 @@ from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
-from agent_runtime.runtime import bind_stream_writer
+from agent_runtime.runtime import RunControl, bind_runtime
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ T = TypeVar("T")
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
+
+# a run's own (interrupt_before, interrupt_after), given to invoke / stream instead of the graph's
+Breakpoints = tuple[tuple[str, ...], tuple[str, ...]]
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -115,7 +118,10 @@ class CompiledGraph(GraphAPI):
         durability: str | None,
         guard_rails: GuardRails | None,
         checkpointer: BaseCheckpointer | None = None,
+        breakpoints: Breakpoints | None = None,
     ) -> Run:
+        """A run of this graph; `breakpoints` (invoke's interrupt_before / interrupt_after) replace the
+        graph's for this run."""
         config = dict(config or {})
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if limit < 1:
@@ -134,8 +140,20 @@ class CompiledGraph(GraphAPI):
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
             checkpointer=checkpointer or self.checkpointer,
         )
-        bind_stream_writer(run)
+        if breakpoints is not None:
+            run.interrupt_before, run.interrupt_after = breakpoints
+        bind_runtime(run)
         return run
+
+    def run_breakpoints(self, before: Sequence[str] | None, after: Sequence[str] | None) -> Breakpoints | None:
+        """A run's interrupt_before / interrupt_after ("*": every node), None: the graph's."""
+        if before is None and after is None:
+            return None
+        nodes = tuple(n for n in self.spec.nodes if n != START)
+        return (
+            nodes if before == "*" else tuple(before) if before is not None else self.interrupt_before,
+            nodes if after == "*" else tuple(after) if after is not None else self.interrupt_after,
+        )
 
     def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
         """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
@@ -151,10 +169,14 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
         **_ignored: Any,
     ) -> dict[str, Any]:
-        config = self.entry_config(config, context)
-        return await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        return await self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints)
 
     async def invoke_from(
         self,
@@ -163,6 +185,7 @@ class CompiledGraph(GraphAPI):
         config: dict[str, Any] | None,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        breakpoints: Breakpoints | None = None,
     ) -> dict[str, Any]:
         """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
@@ -172,7 +195,7 @@ class CompiledGraph(GraphAPI):
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
             return await run_subgraph(caller.run, caller.task, self, input)
-        run = self._new_run(input, config, frozenset(), durability, guard_rails)
+        run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
         return self.result_of(run)
@@ -190,11 +213,15 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
         **_ignored: Any,
     ) -> dict[str, Any]:
-        config = self.entry_config(config, context)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        return run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        return run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints))
 
     async def astream(
         self,
@@ -206,13 +233,18 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
         the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`."""
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
-        run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        run = self._new_run(input, config, modes, durability, guard_rails, breakpoints=breakpoints)
         run.subgraphs = subgraphs
         events = run.events_iter()
         try:
@@ -234,6 +266,9 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
         **_ignored: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
@@ -244,6 +279,9 @@ class CompiledGraph(GraphAPI):
             durability=durability,
             guard_rails=guard_rails,
             context=context,
+            control=control,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
         )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over

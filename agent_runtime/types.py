@@ -6,7 +6,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
 END = "__end__"
@@ -58,10 +58,21 @@ class Interrupt:
     response_schema: Any = field(default=None, kw_only=True)
 
 
+def _http_status_error(exc: Exception) -> bool:
+    """An httpx / requests error about an HTTP response (recognised without importing either)."""
+    return type(exc).__name__ in ("HTTPStatusError", "HTTPError") and type(exc).__module__.startswith(
+        ("httpx", "requests")
+    )
+
+
 def default_retry_on(exc: Exception) -> bool:
-    """LangGraph's default: retry everything but programming errors (ConnectionError is retried)."""
+    """LangGraph's default: retry everything but programming errors (ConnectionError is retried), and
+    an HTTP error (httpx, requests) on a 5xx response or none."""
     if isinstance(exc, ConnectionError):
         return True
+    if _http_status_error(exc):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        return status is None or 500 <= status < 600
     return not isinstance(
         exc,
         ValueError
@@ -81,7 +92,7 @@ def default_retry_on(exc: Exception) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How a failing node is re-run inside the same superstep."""
+    """How a failing node is re-run inside the same superstep (see agent_runtime/retries.py)."""
 
     initial_interval: float = 0.5
     backoff_factor: float = 2.0
@@ -89,16 +100,6 @@ class RetryPolicy:
     max_attempts: int = 3
     jitter: bool = True
     retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = default_retry_on
-
-    def matches(self, exc: Exception) -> bool:
-        if isinstance(self.retry_on, type) and issubclass(self.retry_on, Exception):
-            return isinstance(exc, self.retry_on)
-        if isinstance(self.retry_on, Sequence):
-            return isinstance(exc, tuple(self.retry_on))
-        return bool(cast(Callable[[Exception], bool], self.retry_on)(exc))
-
-    def delay(self, attempts: int) -> float:
-        return min(self.max_interval, self.initial_interval * self.backoff_factor ** (attempts - 1))
 
 
 def _seconds(value: float | timedelta | None, field: str) -> float | None:
@@ -158,6 +159,7 @@ class StopReason(enum.StrEnum):
     ERROR = "ERROR"
     ABORTED = "ABORTED"
     INTERRUPTED = "INTERRUPTED"
+    DRAINED = "DRAINED"  # RunControl.request_drain(): stopped at a superstep boundary, resumable
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,10 @@ from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.loop import Run, restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
-from agent_runtime.engine.tasks import call_sync, retry_delay
+from agent_runtime.engine.tasks import call_sync
 from agent_runtime.errors import GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync
+from agent_runtime.retries import retry_delay, wait_before_retry
 from agent_runtime.types import RetryPolicy
 
 Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
@@ -138,7 +139,7 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
                 _commit(run, call)
                 raise
             run.report.retries += 1
-            await asyncio.sleep(delay)
+            await wait_before_retry(delay, spec.is_async, None if in_pool else run.executor)
             continue
         call.writes = [(RETURN, result), *([(RESUME, list(call.resume))] if call.resume else [])]
         call.done = True
