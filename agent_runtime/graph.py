@@ -337,8 +337,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
     def _all_nodes(self) -> dict[str, _NodeDef]:
-        """The nodes, with the default error handler's (set_node_defaults) when there is one."""
-        if self.default_error_handler is None:
+        """The nodes, with the default error handler's (set_node_defaults) when a node uses it."""
+        if self.default_error_handler is None or all(
+            n.error_handler or n.is_error_handler for n in self.nodes.values()
+        ):
             return self.nodes
         if DEFAULT_ERROR_HANDLER in self.nodes:
             raise ValueError(f"Auto-generated default error handler node `{DEFAULT_ERROR_HANDLER}` already exists.")

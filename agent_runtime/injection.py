@@ -15,7 +15,7 @@ from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
 from agent_runtime.engine.spec import is_async_callable
 from agent_runtime.errors import NodeError
 from agent_runtime.runtime import task_runtime
-from agent_runtime.timeouts import call_with_timeout
+from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
 from agent_runtime.types import TimeoutPolicy
 
 INJECTED = ("runtime", "writer", "store", "error")
@@ -55,7 +55,7 @@ def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[s
 
 def _no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
     if timeout is not None and not is_async_callable(fn):
-        raise ValueError(f"'{name}': a timeout is only supported for async nodes")
+        raise sync_timeout_unsupported(name)
 
 
 def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
@@ -82,7 +82,7 @@ def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | No
             kwargs = injected_arguments(names, config)
             if timeout is None:
                 return await fn(state, **kwargs)
-            return await call_with_timeout(name, timeout, lambda: fn(state, **kwargs))
+            return await call_with_timeout(name, timeout, lambda: fn(state, **kwargs), config)
 
         return acall
 

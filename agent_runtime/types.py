@@ -126,6 +126,8 @@ class TimeoutPolicy:
         """A policy in seconds (a number or timedelta is a `run_timeout`); None when there is no limit."""
         if value is None:
             return None
+        if isinstance(value, TimeoutPolicy) and value._is_coerced():
+            return value  # frozen: safe to share
         policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
         if policy.refresh_on not in ("auto", "heartbeat"):
             raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
@@ -134,6 +136,16 @@ class TimeoutPolicy:
         if run_timeout is None and idle_timeout is None:
             return None
         return cls(run_timeout=run_timeout, idle_timeout=idle_timeout, refresh_on=policy.refresh_on)
+
+    def _is_coerced(self) -> bool:
+        """Already what `coerce` makes: positive float seconds, at least one limit, a known refresh_on."""
+        run, idle = self.run_timeout, self.idle_timeout
+        return (
+            self.refresh_on in ("auto", "heartbeat")
+            and (run is None or (type(run) is float and run > 0))
+            and (idle is None or (type(idle) is float and idle > 0))
+            and (run is not None or idle is not None)
+        )
 
 
 class RemainingStepsManager:

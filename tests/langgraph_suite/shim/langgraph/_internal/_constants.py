@@ -1,9 +1,39 @@
-"""`langgraph._internal._constants`: the config key of the run's Runtime and the overwrite marker
-(the rest are stubs)."""
+"""`langgraph._internal._constants`: the config keys of the run's Runtime, of the task protocol
+(agent_runtime.protocol) and of an error handler's NodeError, and the overwrite marker (the rest are
+stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
+from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
+from agent_runtime.protocol import (
+    CONF,
+    CONFIG_KEY_CALL,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_SEND,
+    CONFIG_KEY_STREAM,
+    CONFIG_KEY_TASK_ID,
+    CONFIG_KEY_THREAD_ID,
+    CONFIG_KEY_TIMED_ATTEMPT_OBSERVER,
+    NS_END,
+    NS_SEP,
+)
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 
-__all__ = ["CONFIG_KEY_RUNTIME", "OVERWRITE"]
+__all__ = [
+    "CONF",
+    "CONFIG_KEY_CALL",
+    "CONFIG_KEY_CHECKPOINT_ID",
+    "CONFIG_KEY_CHECKPOINT_NS",
+    "CONFIG_KEY_NODE_ERROR",
+    "CONFIG_KEY_RUNTIME",
+    "CONFIG_KEY_SEND",
+    "CONFIG_KEY_STREAM",
+    "CONFIG_KEY_TASK_ID",
+    "CONFIG_KEY_THREAD_ID",
+    "CONFIG_KEY_TIMED_ATTEMPT_OBSERVER",
+    "NS_END",
+    "NS_SEP",
+    "OVERWRITE",
+]
 __getattr__ = _shim.module_getattr(__name__)
