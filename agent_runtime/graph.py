@@ -29,7 +29,7 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import node_callable
+from agent_runtime.injection import no_sync_timeout, node_callable
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
@@ -380,7 +380,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         }
         for name, node in all_nodes.items():
             timeout = node.timeout or self.default_timeout
-            fn = None if node.fn is None else node_callable(name, node.fn, timeout)
+            if node.fn is not None:
+                no_sync_timeout(name, node.fn, timeout)
+            fn = None if node.fn is None else node_callable(name, node.fn)
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
@@ -388,6 +390,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 static_writes=tuple(writes[name]),
                 branches=tuple(self.branches.get(name, ())),
                 retry=self.default_retry if node.retry is None else node.retry,
+                timeout=timeout,
                 defer=node.defer,
                 subgraph=node.subgraph,
                 is_async=fn is not None and is_async_callable(fn),

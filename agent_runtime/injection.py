@@ -2,8 +2,10 @@
 `runtime`, `writer`, `store` and an error handler's `error: NodeError` (`previous` is the functional
 API's), and its TimeoutPolicy.
 
-A node that declares none of them and has no timeout is called as it is (the engine passes `config`
-itself); otherwise it is wrapped in a `(state, config)` function that builds its keyword arguments."""
+A node that declares none of them is called as it is (the engine passes `config` itself); otherwise
+it is wrapped in a `(state, config)` function that builds its keyword arguments. A task's or
+entrypoint's timeout wraps its function here; a graph node's is applied by the engine
+(engine/tasks.py), where a Send can replace it."""
 
 from __future__ import annotations
 
@@ -53,14 +55,15 @@ def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[s
     return {name: values[name] for name in names}
 
 
-def _no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
+def no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
+    """A timeout is for async functions only (sync Python cannot be cancelled): refused at declaration."""
     if timeout is not None and not is_async_callable(fn):
         raise sync_timeout_unsupported(name)
 
 
 def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
     """`fn` (a task or entrypoint function) with each call under `timeout`."""
-    _no_sync_timeout(name, fn, timeout)
+    no_sync_timeout(name, fn, timeout)
     if timeout is None:
         return fn
 
@@ -70,19 +73,15 @@ def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | Non
     return timed
 
 
-def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
+def node_callable(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
     names = injected_parameters(fn)
-    if timeout is None and not set(names) & set(INJECTED):
+    if not set(names) & set(INJECTED):
         return fn
-    _no_sync_timeout(name, fn, timeout)
     if is_async_callable(fn):
 
         async def acall(state: Any, config: dict[str, Any]) -> Any:
-            kwargs = injected_arguments(names, config)
-            if timeout is None:
-                return await fn(state, **kwargs)
-            return await call_with_timeout(name, timeout, lambda: fn(state, **kwargs), config)
+            return await fn(state, **injected_arguments(names, config))
 
         return acall
 

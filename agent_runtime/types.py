@@ -16,10 +16,17 @@ N = TypeVar("N")
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Run `node` in the next superstep with `arg` as its whole input (map-reduce fan-out)."""
+    """Run `node` in the next superstep with `arg` as its whole input (map-reduce fan-out); `timeout`
+    (seconds, a timedelta or a TimeoutPolicy) replaces the node's own for this task."""
 
     node: str
     arg: Any
+    timeout: TimeoutPolicy | None = None
+
+    def __init__(self, node: str, arg: Any, timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "timeout", TimeoutPolicy.coerce(timeout))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
 
 if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
@@ -98,6 +98,7 @@ class NodeSpec:
     static_writes: tuple[tuple[str, Any], ...] = ()
     branches: tuple[Branch, ...] = ()
     retry: tuple[RetryPolicy, ...] = ()
+    timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
     subgraph: CompiledGraph | None = None
     is_async: bool = False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,8 @@ from agent_runtime.errors import (
 )
 from agent_runtime.retries import cancelled_by_node, retry_delay, wait_before_retry
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, Send, Terminate
+from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
+from agent_runtime.types import END, START, Command, Send, Terminate, TimeoutPolicy
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -66,12 +67,18 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                     result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
                     args = (arg, run.node_config(task)) if node.takes_config else (arg,)
+                    timeout = task.timeout or node.timeout
                     if node.is_async:
                         token = context.enter(scratch)
                         try:
-                            result = await node.fn(*args)
+                            if timeout is None:
+                                result = await node.fn(*args)
+                            else:
+                                result = await _timed(run, task, timeout, node.fn, args)
                         finally:
                             context.leave(token)
+                    elif timeout is not None:  # a Send's timeout to a sync node (add_node refuses one)
+                        raise sync_timeout_unsupported(task.name)
                     elif inline:
                         result = call_sync(scratch, node.placement, node.fn, args)
                     else:
@@ -117,6 +124,13 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
         if run.modes:
             task_finished(run, task)
         return scratch
+
+
+async def _timed(
+    run: Run, task: Task, timeout: TimeoutPolicy, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]
+) -> Any:
+    """One attempt of an async node under its TimeoutPolicy (agent_runtime/timeouts.py)."""
+    return await call_with_timeout(task.name, timeout, lambda: fn(*args), run.node_config(task))
 
 
 async def _failed(run: Run, task: Task, error: Exception, inline: bool, commit: bool) -> context.TaskScratch:
