@@ -57,6 +57,14 @@ def _in_running_loop() -> bool:
     return True
 
 
+def _on_own_loop() -> bool:
+    """Whether the running event loop (if any) is this thread's own, which `run_sync` runs."""
+    try:
+        return asyncio.get_running_loop() is getattr(_local, "loop", None)
+    except RuntimeError:
+        return True
+
+
 def _thread_loop() -> asyncio.AbstractEventLoop:
     """This thread's reusable event loop (a fresh loop per call would cost more than a superstep)."""
     loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
@@ -88,6 +96,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 class CompiledGraph(GraphAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
+    step_timeout: float | None = None  # seconds a superstep may take (engine/runner.py); settable
 
     def __init__(
         self,
@@ -142,6 +151,7 @@ class CompiledGraph(GraphAPI):
         )
         if breakpoints is not None:
             run.interrupt_before, run.interrupt_after = breakpoints
+        run.owns_loop = _on_own_loop()
         bind_runtime(run)
         return run
 

@@ -319,6 +319,7 @@ class Pregel(CompiledGraph):
         name: str = "LangGraph",
         store: Any = None,
         context_schema: type[Any] | None = None,
+        step_timeout: float | None = None,
         **_ignored: Any,
     ) -> None:
         built = {n: node.build() if isinstance(node, NodeBuilder) else node for n, node in nodes.items()}
@@ -347,6 +348,7 @@ class Pregel(CompiledGraph):
         )
         self.store = store
         self.context_schema = context_schema
+        self.step_timeout = step_timeout
 
     def _spec(
         self, nodes: Mapping[str, PregelNode], channels: Mapping[str, BaseChannel], retry: tuple[RetryPolicy, ...]

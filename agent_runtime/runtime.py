@@ -56,7 +56,8 @@ class ExecutionInfo:
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
-    """Set from `configurable["assistant_id"]` / `["graph_id"]` (LangGraph Server's keys), else None."""
+    """Set from `configurable["assistant_id"]` / `["graph_id"]` / `["langgraph_auth_user"]` (LangGraph
+    Server's keys), else None."""
 
     assistant_id: str
     graph_id: str
@@ -233,10 +234,20 @@ def task_runtime(config: Mapping[str, Any]) -> Runtime[Any]:
         node_attempt=attempt.count,
         node_first_attempt_time=attempt.first_time,
     )
-    server = None
-    if "assistant_id" in configurable and "graph_id" in configurable:
-        server = ServerInfo(configurable["assistant_id"], configurable["graph_id"])
-    return runtime.override(execution_info=info, server_info=server)
+    return runtime.override(execution_info=info, server_info=server_info(configurable))
+
+
+def server_info(configurable: Mapping[str, Any]) -> ServerInfo | None:
+    """What LangGraph Server put in the config: the assistant and graph ids, and the authenticated
+    user (`langgraph_auth_user`: anything with an `identity`, as the server's user proxies)."""
+    assistant_id = configurable.get("assistant_id")
+    graph_id = configurable.get("graph_id")
+    user = configurable.get("langgraph_auth_user")
+    if user is not None and not hasattr(user, "identity"):
+        user = None
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    return ServerInfo(str(assistant_id) if assistant_id else "", str(graph_id) if graph_id else "", user)
 
 
 def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:

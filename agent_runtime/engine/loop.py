@@ -97,6 +97,9 @@ class Run:
         self.interrupt_before = graph.interrupt_before
         self.interrupt_after = graph.interrupt_after
         self.control: RunControl | None = None  # set by bind_runtime
+        # the event loop is the runtime's own (invoke, stream), not the caller's (ainvoke, astream): a
+        # lone sync task may then run on its thread; a caller's loop must not be blocked by one
+        self.owns_loop = True
         self.status = "running"
         self.interrupts: list[Interrupt] = []
         self.terminate_status: StopReason | None = None
