@@ -19,7 +19,8 @@ from typing import Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.loop import Run, restore_task
+from agent_runtime.engine.loop import Run
+from agent_runtime.engine.resume import restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
 from agent_runtime.engine.tasks import call_sync
 from agent_runtime.errors import GraphInterrupt, GuardStopped

@@ -23,12 +23,13 @@ from agent_runtime.checkpoint.base import (
 )
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.error_handlers import handler_config, handler_task
+from agent_runtime.engine.error_handlers import handler_config
 from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
 from agent_runtime.engine.tasks import route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphDrained, GraphRecursionError, SavedError
+from agent_runtime.errors import EmptyInputError, GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
@@ -38,24 +39,6 @@ if TYPE_CHECKING:
     from agent_runtime.runtime import RunControl
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
-
-
-def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
-    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
-    writes when it had finished (not when it was interrupted or failed: then it runs again, unless its
-    error handler took over)."""
-    channels = {c for c, _ in saved}
-    for chan, value in saved:
-        if chan == RESUME:
-            task.resume = list(value)
-        elif chan == ERROR and ERROR_SOURCE in channels:  # its error handler took over: it stays done
-            task.error = SavedError(value)
-            task.done = True
-            return
-    if INTERRUPT in channels or ERROR in channels:
-        return
-    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
-    task.done = True
 
 
 class Run:
@@ -434,21 +417,8 @@ class Run:
 
     def _reapply_pending(self, tasks: list[Task]) -> None:
         """On the first tick of a resume, tasks that finished before keep their saved writes."""
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        for task_id, chan, value in self._pending_writes:
-            by_task.setdefault(task_id, []).append((chan, value))
-        for task in list(tasks):
-            saved = by_task.get(task.id)
-            if saved:
-                restore_task(task, saved)
-            if task.done and task.error is not None:  # its error handler runs again (unless it finished)
-                handler = handler_task(self, task, task.error)
-                if handler is not None:
-                    if handler.id in by_task:
-                        restore_task(handler, by_task[handler.id])
-                    tasks.append(handler)
+        self.saved_writes = restore_step(self, tasks, self._pending_writes)  # task calls look up theirs
         events.tasks_restored(self, tasks)
-        self.saved_writes = by_task  # task calls look up theirs as the step runs
         self._pending_writes = []
 
     # -- running ----------------------------------------------------------------------------------------
