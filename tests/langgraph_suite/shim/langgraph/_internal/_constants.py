@@ -1,9 +1,13 @@
 """`langgraph._internal._constants`: the config keys of the run's Runtime, of the task protocol
-(agent_runtime.protocol) and of an error handler's NodeError, and the overwrite marker (the rest are
-stubs)."""
+(agent_runtime.protocol) and of an error handler's NodeError, the overwrite marker, the reserved
+channels of pending writes and a task path's kinds (the rest are stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN, TASKS
+from agent_runtime.engine.spec import ERROR_SOURCE as ERROR_SOURCE_NODE
+from agent_runtime.pregel import PULL_PATH as PULL
+from agent_runtime.pregel import PUSH_PATH as PUSH
 from agent_runtime.protocol import (
     CONF,
     CONFIG_KEY_CALL,
@@ -32,8 +36,17 @@ __all__ = [
     "CONFIG_KEY_TASK_ID",
     "CONFIG_KEY_THREAD_ID",
     "CONFIG_KEY_TIMED_ATTEMPT_OBSERVER",
+    "ERROR",
+    "ERROR_SOURCE_NODE",
+    "INTERRUPT",
+    "NO_WRITES",
     "NS_END",
     "NS_SEP",
     "OVERWRITE",
+    "PULL",
+    "PUSH",
+    "RESUME",
+    "RETURN",
+    "TASKS",
 ]
 __getattr__ = _shim.module_getattr(__name__)
