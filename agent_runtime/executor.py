@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from agent_runtime.attempt_events import AttemptContext, finish_attempt, observer_of, progress_reporter, start_attempt
+from agent_runtime.attempt_events import (
+    AttemptContext,
+    Observer,
+    finish_attempt,
+    observer_of,
+    progress_reporter,
+    start_attempt,
+)
 from agent_runtime.engine.spec import RETURN
 from agent_runtime.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
 from agent_runtime.protocol import (
@@ -212,7 +219,7 @@ async def arun_with_retry(
         return result
 
 
-def _started(observer: Any, task: ExecutableTask, config: Mapping[str, Any]) -> AttemptContext | None:
+def _started(observer: Observer | None, task: ExecutableTask, config: Mapping[str, Any]) -> AttemptContext | None:
     if observer is None:
         return None
     assert task.timeout is not None
@@ -221,12 +228,14 @@ def _started(observer: Any, task: ExecutableTask, config: Mapping[str, Any]) -> 
     return start_attempt(observer, task.id, task.name, info, task.timeout)
 
 
-def _finished(observer: Any, context: AttemptContext | None, error: BaseException | None = None) -> None:
+def _finished(observer: Observer | None, context: AttemptContext | None, error: BaseException | None = None) -> None:
     if observer is not None and context is not None:
         finish_attempt(observer, context, error)
 
 
-async def _attempt(task: ExecutableTask, config: dict[str, Any], stream: bool, scope: Any = None) -> Any:
+async def _attempt(
+    task: ExecutableTask, config: dict[str, Any], stream: bool, scope: TimedAttemptScope | None = None
+) -> Any:
     if not stream:
         return await task.proc.ainvoke(task.input, config)
     async for _ in task.proc.astream(task.input, config):
@@ -241,7 +250,7 @@ async def _timed_attempt(
     config: dict[str, Any],
     policy: TimeoutPolicy,
     stream: bool,
-    observer: Any,
+    observer: Observer | None,
     context: AttemptContext | None,
 ) -> Any:
     on_progress = progress_reporter(observer, context) if observer is not None and context is not None else None

@@ -223,7 +223,8 @@ async def call_with_timeout(
         return await run_timed(node, policy, new_scope(policy), start)
     from agent_runtime.runtime import task_runtime  # the runtime module imports this one
 
-    info = task_runtime(config).execution_info if config is not None else None
+    assert config is not None  # the observer came from it
+    info = task_runtime(config).execution_info
     context = start_attempt(observer, info.task_id if info else "", node, info, policy)
     try:
         result = await run_timed(node, policy, new_scope(policy, progress_reporter(observer, context)), start)
