@@ -28,6 +28,13 @@ class Send:
         object.__setattr__(self, "arg", arg)
         object.__setattr__(self, "timeout", TimeoutPolicy.coerce(timeout))
 
+    def __setstate__(self, state: Sequence[Any]) -> None:
+        """Unpickling; a Send a checkpoint saved before `timeout` existed has two values."""
+        node, arg, *rest = state
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "timeout", rest[0] if rest else None)
+
 
 @dataclass(frozen=True, slots=True)
 class Command(Generic[N]):
