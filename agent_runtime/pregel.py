@@ -328,13 +328,13 @@ class CompiledGraph(GraphAPI):
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
         interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
         errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
-        run._reapply_pending(tasks)
+        run._reapply_pending(tasks, handlers=False)  # as LangGraph's, a snapshot shows the step's own tasks
         pending = tasks
-        if live:
-            finished = [t for t in tasks if t.done]
+        if live:  # a failed task its error handler took over is still to run (its handler is)
+            finished = [t for t in tasks if t.done and t.error is None]
             if finished:
                 apply_writes(self.spec, run.state, sort_tasks(finished))
-            pending = [t for t in tasks if not t.done]
+            pending = [t for t in tasks if not t.done or t.error is not None]
         run._view = None
         return StateSnapshot(
             values=run.output(),
@@ -364,7 +364,7 @@ class CompiledGraph(GraphAPI):
         """A finished task's state writes. The `__start__` task of an earlier checkpoint ran, and its
         writes are the input it maps (kept on its channel; a lone task's writes are not saved apart)."""
         keys = self.spec.schema.keys
-        if task.done:
+        if task.done and task.error is None:  # (a failed task its error handler took over wrote nothing)
             return task_result(task.writes, keys)
         if live or task.name != START or not run.state.channels[START].is_available():
             return None

@@ -22,8 +22,9 @@ CONFIG_KEY_NODE_ERROR = "__pregel_node_error"  # LangGraph's key: the NodeError 
 class HandlerTask(Task):
     """The run of a failed task's error handler."""
 
-    __slots__ = ("node_error",)
+    __slots__ = ("failed", "node_error")
 
+    failed: Task
     node_error: NodeError
 
 
@@ -36,8 +37,24 @@ def handler_task(run: Run, failed: Task, error: BaseException) -> HandlerTask | 
     handler = HandlerTask(
         name, f"{failed.id}:error_handler", node, PUSH, failed.index, (PUSH_TRIGGER,), run.task_input(failed)
     )
+    handler.failed = failed
     handler.node_error = NodeError(failed.name, error)
     return handler
+
+
+def in_barrier_order(tasks: list[Task]) -> list[Task]:
+    """Tasks in barrier order (`sort_tasks`'), with each handler's writes right after where its failed
+    task's would have been (as LangGraph, whose handler task's path extends the failed task's)."""
+    handlers = {t.failed.id: t for t in tasks if type(t) is HandlerTask}
+    if not handlers:
+        return tasks
+    ordered: list[Task] = []
+    for task in tasks:
+        if type(task) is not HandlerTask:
+            ordered.append(task)
+            if task.id in handlers:
+                ordered.append(handlers[task.id])
+    return ordered
 
 
 def handler_config(task: Task, config: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from agent_runtime.checkpoint.base import (
 )
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.error_handlers import handler_config
+from agent_runtime.engine.error_handlers import handler_config, in_barrier_order
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
@@ -415,9 +415,10 @@ class Run:
             writes = [(NO_WRITES, None)]
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
-    def _reapply_pending(self, tasks: list[Task]) -> None:
-        """On the first tick of a resume, tasks that finished before keep their saved writes."""
-        self.saved_writes = restore_step(self, tasks, self._pending_writes)  # task calls look up theirs
+    def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
+        """On the first tick of a resume, tasks that finished before keep their saved writes (and
+        `handlers`: the error handlers of failed tasks join the step)."""
+        self.saved_writes = restore_step(self, tasks, self._pending_writes, handlers)  # task calls look up theirs
         events.tasks_restored(self, tasks)
         self._pending_writes = []
 
@@ -523,6 +524,8 @@ class Run:
 
     def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
         ordered = sort_tasks(tasks)
+        if self.spec.error_handlers:
+            ordered = in_barrier_order(ordered)
         before = self.step_view()
         try:
             self.updated = apply_writes(self.spec, self.state, ordered)

@@ -35,9 +35,12 @@ def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
     task.done = True
 
 
-def restore_step(run: Run, tasks: list[Task], pending: Sequence[tuple[str, str, Any]]) -> SavedWrites:
-    """Restore the step's `tasks` from the `pending` writes of its checkpoint (the handlers of failed
-    tasks join `tasks`); the saved writes by task id, where the step's task calls find theirs."""
+def restore_step(
+    run: Run, tasks: list[Task], pending: Sequence[tuple[str, str, Any]], handlers: bool = True
+) -> SavedWrites:
+    """Restore the step's `tasks` from the `pending` writes of its checkpoint (with `handlers`, the
+    error handlers of failed tasks join `tasks`); the saved writes by task id, where the step's task
+    calls find theirs."""
     by_task: SavedWrites = {}
     for task_id, chan, value in pending:
         by_task.setdefault(task_id, []).append((chan, value))
@@ -45,7 +48,7 @@ def restore_step(run: Run, tasks: list[Task], pending: Sequence[tuple[str, str, 
         saved = by_task.get(task.id)
         if saved:
             restore_task(task, saved)
-        if task.done and task.error is not None:
+        if handlers and task.done and task.error is not None:
             handler = handler_task(run, task, task.error)
             if handler is not None:
                 if handler.id in by_task:
