@@ -23,7 +23,7 @@ from agent_runtime.engine.loop import Run
 from agent_runtime.engine.resume import restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
 from agent_runtime.engine.tasks import call_sync
-from agent_runtime.errors import GraphInterrupt, GuardStopped
+from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync
 from agent_runtime.retries import retry_delay, wait_before_retry
 from agent_runtime.types import RetryPolicy
@@ -130,8 +130,8 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
             call.writes = [(RESUME, list(call.resume))] if call.resume else []
             _commit(run, call)
             raise
-        except GuardStopped:
-            raise  # a nested call met the guard's stop: not a failure, so no retry and nothing saved
+        except (GuardStopped, GraphDrained):
+            raise  # the guard's stop, or a drained graph the call ran: not a failure, no retry, nothing saved
         except Exception as exc:
             attempts += 1
             delay = retry_delay(spec.retry, exc, attempts)
