@@ -16,7 +16,7 @@ from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.runtime import coerce_context, with_runtime
+from agent_runtime.runtime import RunControl, coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
 
 if TYPE_CHECKING:
@@ -68,11 +68,13 @@ class GraphAPI:
         bound.config = merge_configs(self.config, {**(config or {}), **kwargs})
         return bound
 
-    def entry_config(self, config: dict[str, Any] | None, context: Any = None) -> dict[str, Any] | None:
+    def entry_config(
+        self, config: dict[str, Any] | None, context: Any = None, control: RunControl | None = None
+    ) -> dict[str, Any] | None:
         """The config a public call runs with: the bound config, the call's, and the run's Runtime."""
         if self.config:
             config = merge_configs(self.config, config)
-        return with_runtime(config, coerce_context(self.context_schema, context), self.store)
+        return with_runtime(config, coerce_context(self.context_schema, context), self.store, control)
 
     @property
     def nodes(self) -> dict[str, NodeView]:

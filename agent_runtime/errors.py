@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -29,7 +30,11 @@ class TopologyError(GraphCompileError):
     """A topology hazard found by the diagnostics, raised instead of a warning in strict mode."""
 
 
-class GraphInterrupt(Exception):
+class GraphBubbleUp(Exception):
+    """A run's pause rather than its failure: not retried, not given to an error handler."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """Raised inside a node by `interrupt()`; the runtime catches it and pauses the run."""
 
     def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
@@ -37,7 +42,16 @@ class GraphInterrupt(Exception):
         self.interrupts = tuple(interrupts)
 
 
-class ParentCommand(Exception):
+class GraphDrained(GraphBubbleUp):
+    """The run stopped at a superstep boundary because `RunControl.request_drain()` was called; its
+    checkpoint is saved, and invoking the thread again (input None) goes on from there."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
+
+
+class ParentCommand(GraphBubbleUp):
     """A node returned Command(graph=Command.PARENT): it leaves this graph's run and is the result of
     the node of the parent graph that ran it (as a subgraph node or from inside its function)."""
 
@@ -81,6 +95,28 @@ class NodeTimeoutError(Exception):
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.run_timeout = run_timeout
+
+
+class NodeCancelledError(Exception):
+    """A node's own code raised asyncio.CancelledError: a failure of the node (retried and routed as
+    any other), unlike the runtime's cancellation of a task, which stays a CancelledError."""
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
+
+
+class SavedError(Exception):
+    """A node's error as a checkpoint kept it (its text): what its error handler gets on a resume."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's error handler gets in a parameter annotated `NodeError`: the failed node's name
+    and its error (after a resume from a checkpoint, an exception rebuilt from its saved text)."""
+
+    node: str
+    error: BaseException
 
 
 _INVALID_RESUME = "_langgraph_invalid_resume"  # LangGraph's attribute name

@@ -29,7 +29,7 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import node_callable
+from agent_runtime.injection import no_sync_timeout, node_callable
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
@@ -110,7 +110,7 @@ def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) ->
 
 
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout")
+    __slots__ = ("defer", "destinations", "error_handler", "fn", "is_error_handler", "retry", "subgraph", "timeout")
 
     def __init__(
         self,
@@ -120,13 +120,21 @@ class _NodeDef:
         retry: tuple[RetryPolicy, ...] | None,
         destinations: tuple[str, ...] | None,
         timeout: TimeoutPolicy | None,
+        error_handler: str | None = None,
+        is_error_handler: bool = False,
     ) -> None:
         self.fn = fn
         self.subgraph = subgraph
         self.defer = defer
         self.retry = retry  # None: the graph's default (set_node_defaults)
         self.destinations = destinations
-        self.timeout = timeout
+        self.timeout = timeout  # None: the graph's default
+        self.error_handler = error_handler  # its handler's node; None: the graph's default handler
+        self.is_error_handler = is_error_handler  # a handler's own failure fails the run
+
+
+ERROR_HANDLER_PREFIX = "__error_handler__"  # + node name: the node of add_node(..., error_handler=fn)
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"  # the node of set_node_defaults(error_handler=fn)
 
 
 class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
@@ -147,6 +155,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.context_schema = context_schema
         self.default_retry: tuple[RetryPolicy, ...] = ()
         self.default_timeout: TimeoutPolicy | None = None
+        self.default_error_handler: Callable[..., Any] | None = None
         # As LangGraph: the input and output schemas' keys are state keys too; the graph takes only the
         # input schema's keys, and invoke returns only the output schema's (streams and get_state: all).
         self.input_keys = self._also_state(input_schema)
@@ -176,8 +185,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
+        error_handler: Callable[..., Any] | None = None,
         **_ignored: Any,
     ) -> Self:
+        """A node running `action` (a function or a compiled graph); `error_handler` runs instead of
+        failing the run once its retries are spent (see agent_runtime/engine/error_handlers.py)."""
         if not isinstance(node, str):
             action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
         if action is None:
@@ -188,20 +200,34 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Node '{node}' already present")
         retry = _retry_policies(retry_policy)
         policy = TimeoutPolicy.coerce(timeout)
+        handler = (
+            None if error_handler is None else self._add_error_handler(f"{ERROR_HANDLER_PREFIX}{node}", error_handler)
+        )
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
-            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
+            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy, handler)
             return self
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy, handler)
         return self
+
+    def _add_error_handler(self, name: str, fn: Callable[..., Any]) -> str:
+        if name in self.nodes:
+            raise ValueError(f"Auto-generated error handler node `{name}` already exists.")
+        self.nodes[name] = _handler_def(fn)
+        return name
 
     def set_node_defaults(
         self,
         *,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         timeout: Timeout = None,
+        error_handler: Callable[..., Any] | None = None,
+        **_ignored: Any,
     ) -> Self:
-        """Retry policy and timeout of the nodes that `add_node` gives none (applied at compile)."""
+        """Retry policy, timeout (of every node, error handlers included) and error handler (of the
+        other nodes) where `add_node` gives none; applied at compile."""
+        if error_handler is not None:
+            self.default_error_handler = error_handler
         retry = _retry_policies(retry_policy)
         if retry is not None:
             self.default_retry = retry
@@ -310,16 +336,32 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if problems:
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
+    def _all_nodes(self) -> dict[str, _NodeDef]:
+        """The nodes, with the default error handler's (set_node_defaults) when a node uses it."""
+        if self.default_error_handler is None or all(
+            n.error_handler or n.is_error_handler for n in self.nodes.values()
+        ):
+            return self.nodes
+        if DEFAULT_ERROR_HANDLER in self.nodes:
+            raise ValueError(f"Auto-generated default error handler node `{DEFAULT_ERROR_HANDLER}` already exists.")
+        return {**self.nodes, DEFAULT_ERROR_HANDLER: _handler_def(self.default_error_handler)}
+
+    def _error_handlers(self, nodes: Mapping[str, _NodeDef]) -> dict[str, str]:
+        default = DEFAULT_ERROR_HANDLER if self.default_error_handler is not None else None
+        handlers = {name: node.error_handler or default for name, node in nodes.items() if not node.is_error_handler}
+        return {name: handler for name, handler in handlers.items() if handler is not None}
+
     def _build_spec(self) -> GraphSpec:
+        all_nodes = self._all_nodes()
         channels: dict[str, BaseChannel] = {
             **{k: ch.new() for k, ch in self.schema.channels.items()},
             START: EphemeralValue(key=START),
             TASKS: Topic(key=TASKS),
         }
-        writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*self.nodes, START)}
-        triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in self.nodes}
+        writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*all_nodes, START)}
+        triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in all_nodes}
         joins: dict[str, tuple[frozenset[str], str]] = {}
-        for name, node in self.nodes.items():
+        for name, node in all_nodes.items():
             chan = branch_channel(name)
             channels[chan] = LastValueAfterFinish(key=chan) if node.defer else EphemeralValue(guard=False, key=chan)
         for src, dst in sorted(self.edges):
@@ -327,7 +369,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 writes[src].append((branch_channel(dst), None))
         for starts, dst in sorted(self.waiting_edges):
             chan = join_channel(starts, dst)
-            barrier = NamedBarrierValueAfterFinish if self.nodes[dst].defer else NamedBarrierValue
+            barrier = NamedBarrierValueAfterFinish if all_nodes[dst].defer else NamedBarrierValue
             channels[chan] = barrier(names=frozenset(starts), key=chan)
             joins[chan] = (frozenset(starts), dst)
             triggers[dst].append(chan)
@@ -336,9 +378,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         nodes: dict[str, NodeSpec] = {
             START: NodeSpec(START, None, (START,), tuple(writes[START]), tuple(self.branches.get(START, ())))
         }
-        for name, node in self.nodes.items():
+        for name, node in all_nodes.items():
             timeout = node.timeout or self.default_timeout
-            fn = None if node.fn is None else node_callable(name, node.fn, timeout)
+            if node.fn is not None:
+                no_sync_timeout(name, node.fn, timeout)
+            fn = None if node.fn is None else node_callable(name, node.fn)
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
@@ -346,6 +390,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 static_writes=tuple(writes[name]),
                 branches=tuple(self.branches.get(name, ())),
                 retry=self.default_retry if node.retry is None else node.retry,
+                timeout=timeout,
                 defer=node.defer,
                 subgraph=node.subgraph,
                 is_async=fn is not None and is_async_callable(fn),
@@ -372,6 +417,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             waiting_edges=frozenset(self.waiting_edges),
             input_keys=self.input_keys,
             output_keys=self.output_keys,
+            error_handlers=self._error_handlers(all_nodes),
         )
 
     def compile(
@@ -409,6 +455,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         compiled.builder = self
         compiled.stream_transformers = tuple(transformers or ())  # stream_events(version="v3")'s extras
         return compiled
+
+
+def _handler_def(fn: Callable[..., Any]) -> _NodeDef:
+    return _NodeDef(fn, None, False, None, _command_destinations(fn), None, is_error_handler=True)
 
 
 def _subgraph_marker(state: Any) -> Any:

@@ -1,8 +1,11 @@
 """What a node function gets besides its state, as LangGraph injects it: parameters named `config`,
-`runtime`, `writer` and `store` (`previous` is the functional API's), and its TimeoutPolicy.
+`runtime`, `writer`, `store` and an error handler's `error: NodeError` (`previous` is the functional
+API's), and its TimeoutPolicy.
 
-A node that declares none of them and has no timeout is called as it is (the engine passes `config`
-itself); otherwise it is wrapped in a `(state, config)` function that builds its keyword arguments."""
+A node that declares none of them is called as it is (the engine passes `config` itself); otherwise
+it is wrapped in a `(state, config)` function that builds its keyword arguments. A task's or
+entrypoint's timeout wraps its function here; a graph node's is applied by the engine
+(engine/tasks.py), where a Send can replace it."""
 
 from __future__ import annotations
 
@@ -10,13 +13,23 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
 from agent_runtime.engine.spec import is_async_callable
+from agent_runtime.errors import NodeError
 from agent_runtime.runtime import task_runtime
-from agent_runtime.timeouts import call_with_timeout
+from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
 from agent_runtime.types import TimeoutPolicy
 
-INJECTED = ("runtime", "writer", "store")
+INJECTED = ("runtime", "writer", "store", "error")
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def _injected(param: inspect.Parameter) -> bool:
+    if param.kind not in _KINDS:
+        return False
+    if param.name == "error":  # an error handler's NodeError (as LangGraph: by name and annotation)
+        return param.annotation in (NodeError, "NodeError")
+    return param.name in ("config", *INJECTED)
 
 
 def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
@@ -25,25 +38,32 @@ def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
         params = list(inspect.signature(fn).parameters.values())[1:]
     except (TypeError, ValueError):
         return ()
-    return tuple(p.name for p in params if p.kind in _KINDS and p.name in ("config", *INJECTED))
+    return tuple(p.name for p in params if _injected(p))
 
 
 def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[str, Any]:
     if names == ("config",):
         return {"config": config}
     runtime = task_runtime(config)
-    values = {"config": config, "runtime": runtime, "writer": runtime.stream_writer, "store": runtime.store}
+    values = {
+        "config": config,
+        "runtime": runtime,
+        "writer": runtime.stream_writer,
+        "store": runtime.store,
+        "error": config.get("configurable", {}).get(CONFIG_KEY_NODE_ERROR),
+    }
     return {name: values[name] for name in names}
 
 
-def _no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
+def no_sync_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> None:
+    """A timeout is for async functions only (sync Python cannot be cancelled): refused at declaration."""
     if timeout is not None and not is_async_callable(fn):
-        raise ValueError(f"'{name}': a timeout is only supported for async nodes")
+        raise sync_timeout_unsupported(name)
 
 
 def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
     """`fn` (a task or entrypoint function) with each call under `timeout`."""
-    _no_sync_timeout(name, fn, timeout)
+    no_sync_timeout(name, fn, timeout)
     if timeout is None:
         return fn
 
@@ -53,19 +73,15 @@ def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | Non
     return timed
 
 
-def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
+def node_callable(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
     names = injected_parameters(fn)
-    if timeout is None and not set(names) & set(INJECTED):
+    if not set(names) & set(INJECTED):
         return fn
-    _no_sync_timeout(name, fn, timeout)
     if is_async_callable(fn):
 
         async def acall(state: Any, config: dict[str, Any]) -> Any:
-            kwargs = injected_arguments(names, config)
-            if timeout is None:
-                return await fn(state, **kwargs)
-            return await call_with_timeout(name, timeout, lambda: fn(state, **kwargs))
+            return await fn(state, **injected_arguments(names, config))
 
         return acall
 

@@ -19,7 +19,7 @@ from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
-from agent_runtime.runtime import bind_stream_writer
+from agent_runtime.runtime import RunControl, bind_runtime
 from agent_runtime.stream.graph_api import StreamEventsAPI
 from agent_runtime.stream.parts import PartShaper, schema_mapper
 from agent_runtime.types import START, GraphOutput, PregelTask, StateSnapshot, StateUpdate
@@ -33,6 +33,9 @@ T = TypeVar("T")
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
+
+# a run's own (interrupt_before, interrupt_after), given to invoke / stream instead of the graph's
+Breakpoints = tuple[tuple[str, ...], tuple[str, ...]]
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -54,6 +57,14 @@ def _in_running_loop() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def _on_own_loop() -> bool:
+    """Whether the running event loop (if any) is this thread's own, which `run_sync` runs."""
+    try:
+        return asyncio.get_running_loop() is getattr(_local, "loop", None)
+    except RuntimeError:
+        return True
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
@@ -87,6 +98,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 class CompiledGraph(GraphAPI, StreamEventsAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
+    step_timeout: float | None = None  # seconds a superstep may take (engine/runner.py); settable
 
     def __init__(
         self,
@@ -117,7 +129,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         durability: str | None,
         guard_rails: GuardRails | None,
         checkpointer: BaseCheckpointer | None = None,
+        breakpoints: Breakpoints | None = None,
     ) -> Run:
+        """A run of this graph; `breakpoints` (invoke's interrupt_before / interrupt_after) replace the
+        graph's for this run."""
         config = dict(config or {})
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if limit < 1:
@@ -136,8 +151,23 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
             checkpointer=checkpointer or self.checkpointer,
         )
-        bind_stream_writer(run)
+        if breakpoints is not None:
+            run.interrupt_before, run.interrupt_after = breakpoints
+        run.owns_loop = _on_own_loop()
+        bind_runtime(run)
         return run
+
+    def run_breakpoints(
+        self, before: Sequence[str] | str | None, after: Sequence[str] | str | None
+    ) -> Breakpoints | None:
+        """A run's interrupt_before / interrupt_after ("*": every node), None: the graph's."""
+        if before is None and after is None:
+            return None
+        nodes = tuple(n for n in self.spec.nodes if n != START)
+        return (
+            nodes if before == "*" else tuple(before) if before is not None else self.interrupt_before,
+            nodes if after == "*" else tuple(after) if after is not None else self.interrupt_after,
+        )
 
     def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
         """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
@@ -155,6 +185,9 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         context: Any = None,
         stream_mode: str | Sequence[str] = "values",
         version: str = "v1",
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> Any:
         """The output state (with the interrupts it paused on); for another `stream_mode`, the list of
@@ -169,10 +202,14 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                     guard_rails=guard_rails,
                     context=context,
                     version=version,
+                    control=control,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
                 )
             )
-        config = self.entry_config(config, context)
-        result = await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        result = await self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints)
         return self.graph_output(result) if version == "v2" else result
 
     async def invoke_from(
@@ -182,6 +219,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         config: dict[str, Any] | None,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
+        breakpoints: Breakpoints | None = None,
     ) -> dict[str, Any]:
         """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
@@ -191,7 +229,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
             return await run_subgraph(caller.run, caller.task, self, input)
-        run = self._new_run(input, config, frozenset(), durability, guard_rails)
+        run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
         return self.result_of(run)
@@ -211,6 +249,9 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         context: Any = None,
         stream_mode: str | Sequence[str] = "values",
         version: str = "v1",
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
     ) -> Any:
         if stream_mode != "values":
@@ -223,11 +264,15 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                     guard_rails=guard_rails,
                     context=context,
                     version=version,
+                    control=control,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
                 )
             )
-        config = self.entry_config(config, context)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        result = run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        result = run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints))
         return self.graph_output(result) if version == "v2" else result
 
     def graph_output(self, result: Any) -> GraphOutput[Any]:
@@ -257,6 +302,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
@@ -266,12 +312,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         `version="v2"`: every chunk a `{"type", "ns", "data"}` dict (agent_runtime.stream.parts)."""
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
-        run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        run = self._new_run(input, config, modes, durability, guard_rails, breakpoints=breakpoints)
         run.subgraphs = subgraphs
-        if interrupt_before is not None:
-            run.interrupt_before = self._breakpoint_nodes(interrupt_before)
-        if interrupt_after is not None:
-            run.interrupt_after = self._breakpoint_nodes(interrupt_after)
         shaper = self.part_shaper() if version == "v2" else None
         events = run.events_iter()
         try:
@@ -298,6 +342,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
         **_ignored: Any,
@@ -311,6 +356,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             guard_rails=guard_rails,
             context=context,
             version=version,
+            control=control,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
         )
@@ -328,10 +374,6 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                 yield item
         finally:
             _close_on(loop, agen)
-
-    def _breakpoint_nodes(self, nodes: Sequence[str] | str) -> tuple[str, ...]:
-        """A call's `interrupt_before=` / `interrupt_after=`: node names, or "*" for every node."""
-        return tuple(self.spec.nodes) if nodes == "*" else tuple(nodes)
 
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:
@@ -353,13 +395,13 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
         interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
         errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
-        run._reapply_pending(tasks)
+        run._reapply_pending(tasks, handlers=False)  # as LangGraph's, a snapshot shows the step's own tasks
         pending = tasks
-        if live:
-            finished = [t for t in tasks if t.done]
+        if live:  # a failed task its error handler took over is still to run (its handler is)
+            finished = [t for t in tasks if t.done and t.error is None]
             if finished:
                 apply_writes(self.spec, run.state, sort_tasks(finished))
-            pending = [t for t in tasks if not t.done]
+            pending = [t for t in tasks if not t.done or t.error is not None]
         run._view = None
         return StateSnapshot(
             values=run.output(),
@@ -389,7 +431,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         """A finished task's state writes. The `__start__` task of an earlier checkpoint ran, and its
         writes are the input it maps (kept on its channel; a lone task's writes are not saved apart)."""
         keys = self.spec.schema.keys
-        if task.done:
+        if task.done and task.error is None:  # (a failed task its error handler took over wrote nothing)
             return task_result(task.writes, keys)
         if live or task.name != START or not run.state.channels[START].is_available():
             return None

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
 END = "__end__"
@@ -19,10 +19,24 @@ OutputT = TypeVar("OutputT")
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Run `node` in the next superstep with `arg` as its whole input (map-reduce fan-out)."""
+    """Run `node` in the next superstep with `arg` as its whole input (map-reduce fan-out); `timeout`
+    (seconds, a timedelta or a TimeoutPolicy) replaces the node's own for this task."""
 
     node: str
     arg: Any
+    timeout: TimeoutPolicy | None = None
+
+    def __init__(self, node: str, arg: Any, timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "timeout", TimeoutPolicy.coerce(timeout))
+
+    def __setstate__(self, state: Sequence[Any]) -> None:
+        """Unpickling; a Send a checkpoint saved before `timeout` existed has two values."""
+        node, arg, *rest = state
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "timeout", rest[0] if rest else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +75,21 @@ class Interrupt:
     response_schema: Any = field(default=None, kw_only=True)
 
 
+def _http_status_error(exc: Exception) -> bool:
+    """An httpx / requests error about an HTTP response (recognised without importing either)."""
+    return type(exc).__name__ in ("HTTPStatusError", "HTTPError") and type(exc).__module__.startswith(
+        ("httpx", "requests")
+    )
+
+
 def default_retry_on(exc: Exception) -> bool:
-    """LangGraph's default: retry everything but programming errors (ConnectionError is retried)."""
+    """LangGraph's default: retry everything but programming errors (ConnectionError is retried), and
+    an HTTP error (httpx, requests) on a 5xx response or none."""
     if isinstance(exc, ConnectionError):
         return True
+    if _http_status_error(exc):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        return status is None or 500 <= status < 600
     return not isinstance(
         exc,
         ValueError
@@ -84,7 +109,7 @@ def default_retry_on(exc: Exception) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How a failing node is re-run inside the same superstep."""
+    """How a failing node is re-run inside the same superstep (see agent_runtime/retries.py)."""
 
     initial_interval: float = 0.5
     backoff_factor: float = 2.0
@@ -92,16 +117,6 @@ class RetryPolicy:
     max_attempts: int = 3
     jitter: bool = True
     retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = default_retry_on
-
-    def matches(self, exc: Exception) -> bool:
-        if isinstance(self.retry_on, type) and issubclass(self.retry_on, Exception):
-            return isinstance(exc, self.retry_on)
-        if isinstance(self.retry_on, Sequence):
-            return isinstance(exc, tuple(self.retry_on))
-        return bool(cast(Callable[[Exception], bool], self.retry_on)(exc))
-
-    def delay(self, attempts: int) -> float:
-        return min(self.max_interval, self.initial_interval * self.backoff_factor ** (attempts - 1))
 
 
 def _seconds(value: float | timedelta | None, field: str) -> float | None:
@@ -128,6 +143,8 @@ class TimeoutPolicy:
         """A policy in seconds (a number or timedelta is a `run_timeout`); None when there is no limit."""
         if value is None:
             return None
+        if isinstance(value, TimeoutPolicy) and value._is_coerced():
+            return value  # frozen: safe to share
         policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
         if policy.refresh_on not in ("auto", "heartbeat"):
             raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
@@ -136,6 +153,16 @@ class TimeoutPolicy:
         if run_timeout is None and idle_timeout is None:
             return None
         return cls(run_timeout=run_timeout, idle_timeout=idle_timeout, refresh_on=policy.refresh_on)
+
+    def _is_coerced(self) -> bool:
+        """Already what `coerce` makes: positive float seconds, at least one limit, a known refresh_on."""
+        run, idle = self.run_timeout, self.idle_timeout
+        return (
+            self.refresh_on in ("auto", "heartbeat")
+            and (run is None or (type(run) is float and run > 0))
+            and (idle is None or (type(idle) is float and idle > 0))
+            and (run is not None or idle is not None)
+        )
 
 
 class RemainingStepsManager:
@@ -161,6 +188,7 @@ class StopReason(enum.StrEnum):
     ERROR = "ERROR"
     ABORTED = "ABORTED"
     INTERRUPTED = "INTERRUPTED"
+    DRAINED = "DRAINED"  # RunControl.request_drain(): stopped at a superstep boundary, resumable
 
 
 @dataclass(frozen=True, slots=True)

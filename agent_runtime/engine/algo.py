@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.spec import PUSH_TRIGGER, RESERVED, TASKS, GraphSpec, NodeSpec
-from agent_runtime.types import Interrupt, Send
+from agent_runtime.types import Interrupt, Send, TimeoutPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class Task:
         "record",
         "resume",
         "terminate",
+        "timeout",
         "triggers",
         "writes",
     )
@@ -67,6 +68,7 @@ class Task:
         triggers: tuple[str, ...],
         input: Any = None,
         writes: list[tuple[str, Any]] | None = None,
+        timeout: TimeoutPolicy | None = None,
     ) -> None:
         self.name = name
         self.id = id
@@ -82,6 +84,7 @@ class Task:
         self.error: BaseException | None = None
         self.terminate: Any = None  # a Terminate returned by the node
         self.record: Any = None  # lineage record (which tasks triggered this one)
+        self.timeout = timeout  # a Send's TimeoutPolicy, instead of its node's
 
     @property
     def hidden(self) -> bool:
@@ -129,6 +132,7 @@ def prepare_tasks(
                     index,
                     (PUSH_TRIGGER,),
                     send.arg,
+                    timeout=send.timeout,
                 )
             )
     if updated_channels is None:

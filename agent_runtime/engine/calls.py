@@ -19,11 +19,13 @@ from typing import Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.loop import Run, restore_task
+from agent_runtime.engine.loop import Run
+from agent_runtime.engine.resume import restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
-from agent_runtime.engine.tasks import call_sync, retry_delay
-from agent_runtime.errors import GraphInterrupt, GuardStopped
+from agent_runtime.engine.tasks import call_sync
+from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync
+from agent_runtime.retries import retry_delay, wait_before_retry
 from agent_runtime.types import RetryPolicy
 
 Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
@@ -128,8 +130,8 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
             call.writes = [(RESUME, list(call.resume))] if call.resume else []
             _commit(run, call)
             raise
-        except GuardStopped:
-            raise  # a nested call met the guard's stop: not a failure, so no retry and nothing saved
+        except (GuardStopped, GraphDrained):
+            raise  # the guard's stop, or a drained graph the call ran: not a failure, no retry, nothing saved
         except Exception as exc:
             attempts += 1
             delay = retry_delay(spec.retry, exc, attempts)
@@ -138,7 +140,7 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
                 _commit(run, call)
                 raise
             run.report.retries += 1
-            await asyncio.sleep(delay)
+            await wait_before_retry(delay, spec.is_async, None if in_pool else run.executor)
             continue
         call.writes = [(RETURN, result), *([(RESUME, list(call.resume))] if call.resume else [])]
         call.done = True

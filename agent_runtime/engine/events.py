@@ -79,7 +79,7 @@ def tasks_restored(run: Run, tasks: list[Task]) -> None:
         return
     keys = run.spec.schema.keys
     for task in tasks:
-        if task.done and not task.hidden:
+        if task.done and not task.hidden and task.error is None:
             run._emit("updates", {task.name: run.task_update(task, keys), "__metadata__": CACHED})
 
 

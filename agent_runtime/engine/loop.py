@@ -23,32 +23,31 @@ from agent_runtime.checkpoint.base import (
 )
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.error_handlers import handler_config, in_barrier_order
 from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS, config_namespace
+from agent_runtime.engine.spec import (
+    ERROR,
+    ERROR_SOURCE,
+    INTERRUPT,
+    NO_WRITES,
+    RESERVED,
+    RESUME,
+    TASKS,
+    config_namespace,
+)
 from agent_runtime.engine.tasks import route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphRecursionError
+from agent_runtime.errors import EmptyInputError, GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
     from agent_runtime.pregel import CompiledGraph
+    from agent_runtime.runtime import RunControl
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
-
-
-def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
-    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
-    writes when it had finished (not when it was interrupted or failed: then it runs again)."""
-    channels = {c for c, _ in saved}
-    for chan, value in saved:
-        if chan == RESUME:
-            task.resume = list(value)
-    if INTERRUPT in channels or ERROR in channels:
-        return
-    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
-    task.done = True
 
 
 class Run:
@@ -92,6 +91,10 @@ class Run:
         self.report = RunReport()
         self.resume_source = context.ResumeSource()
         self.grace = False
+        self.control: RunControl | None = None  # set by bind_runtime
+        # the event loop is the runtime's own (invoke, stream), not the caller's (ainvoke, astream): a
+        # lone sync task may then run on its thread; a caller's loop must not be blocked by one
+        self.owns_loop = True
         self.status = "running"
         self.interrupts: list[Interrupt] = []
         self.terminate_status: StopReason | None = None
@@ -176,7 +179,7 @@ class Run:
     def node_config(self, task: Task) -> dict[str, Any]:
         configurable = dict(self.config.get("configurable", {}))
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
-        return {**self.config, "configurable": configurable, "metadata": metadata}
+        return handler_config(task, {**self.config, "configurable": configurable, "metadata": metadata})
 
     def task_update(self, task: Task, keys: frozenset[str]) -> Any:
         """What stream_mode="updates" shows for a finished task: its state updates."""
@@ -418,21 +421,17 @@ class Run:
             # error does not replace), so an invalid resume value can be answered again
             asked = [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
             writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
+            if task.done:  # done with an error: its error handler took over
+                writes.append((ERROR_SOURCE, task.name))
         elif not writes:
             writes = [(NO_WRITES, None)]
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
-    def _reapply_pending(self, tasks: list[Task]) -> None:
-        """On the first tick of a resume, tasks that finished before keep their saved writes."""
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        for task_id, chan, value in self._pending_writes:
-            by_task.setdefault(task_id, []).append((chan, value))
-        for task in tasks:
-            saved = by_task.get(task.id)
-            if saved:
-                restore_task(task, saved)
+    def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
+        """On the first tick of a resume, tasks that finished before keep their saved writes (and
+        `handlers`: the error handlers of failed tasks join the step)."""
+        self.saved_writes = restore_step(self, tasks, self._pending_writes, handlers)  # task calls look up theirs
         events.tasks_restored(self, tasks)
-        self.saved_writes = by_task  # task calls look up theirs as the step runs
         self._pending_writes = []
 
     # -- running ----------------------------------------------------------------------------------------
@@ -466,6 +465,11 @@ class Run:
                     self._reapply_pending(tasks)
                 if self.interrupt_before and self._should_break(self.interrupt_before, tasks):
                     self.status = "interrupt_before"
+                    break
+                # after the breakpoint check: a resume passes the step's breakpoints, so a drain in
+                # front of one would skip it
+                if self.control is not None and self.control.drain_requested:
+                    self.status = "draining"
                     break
                 if self.guard is not None and self.guard.before_step(tasks):
                     break
@@ -513,6 +517,10 @@ class Run:
         except asyncio.CancelledError:
             self.report.stop_reason = StopReason.ABORTED
             raise
+        except GraphDrained:  # a subgraph this step ran was drained: so is this run (its finished tasks kept)
+            self.status = "draining"
+            self._save_exit(self._tasks)
+            self._finish()
         except Exception as exc:
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
@@ -528,6 +536,8 @@ class Run:
 
     def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
         ordered = sort_tasks(tasks)
+        if self.spec.error_handlers:
+            ordered = in_barrier_order(ordered)
         before = self.step_view()
         try:
             self.updated = apply_writes(self.spec, self.state, ordered)
@@ -572,6 +582,11 @@ class Run:
             events.paused(self)
         elif self.status == "guard":
             pass  # the guard set the stop reason
+        elif self.status == "draining":
+            report.stop_reason = StopReason.DRAINED
+            self._debug("run_report", report)
+            assert self.control is not None
+            raise GraphDrained(self.control.drain_reason or "shutdown")
         elif self.status == "out_of_steps":
             report.stop_reason = StopReason.MAX_STEPS
             self._debug("run_report", report)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
 
 if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
@@ -19,9 +19,10 @@ PUSH_TRIGGER = "__pregel_push"
 INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 ERROR = "__error__"
+ERROR_SOURCE = "__error_source_node__"  # with ERROR: the error went to the node's error handler
 NO_WRITES = "__no_writes__"
 RETURN = "__return__"  # a task call's result, saved as its pending write
-RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR})
+RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE})
 CONF = "configurable"
 CONFIG_KEY_CHECKPOINT_NS = "checkpoint_ns"  # "<node>:<task id>|..." down to a subgraph
 
@@ -105,6 +106,7 @@ class NodeSpec:
     static_writes: tuple[tuple[str, Any], ...] = ()
     branches: tuple[Branch, ...] = ()
     retry: tuple[RetryPolicy, ...] = ()
+    timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
     subgraph: CompiledGraph | None = None
     is_async: bool = False
@@ -140,12 +142,14 @@ class GraphSpec:
     waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()
     input_keys: frozenset[str] | None = None  # StateGraph(input_schema=...): the keys the graph takes
     output_keys: frozenset[str] | None = None  # StateGraph(output_schema=...): the keys invoke returns
+    error_handlers: dict[str, str] = field(default_factory=dict)  # node -> its error handler's node
 
     def __post_init__(self) -> None:
         self.branch_channels = {name: branch_channel(name) for name in self.nodes if name != START}
 
     def successor_groups(self, node: str) -> list[tuple[str, tuple[str, ...] | None]]:
-        """Outgoing routes of `node`: one group per static edge / join / branch (kind, targets)."""
+        """Outgoing routes of `node`: one group per static edge / join / branch / Command / error
+        handler (kind, targets)."""
         groups: list[tuple[str, tuple[str, ...] | None]] = []
         for src, dst in sorted(self.edges):
             if src == node and dst != END:
@@ -156,6 +160,9 @@ class GraphSpec:
         for branch in self.nodes[node].branches:
             dests = branch.declared
             groups.append(("branch", None if dests is None else tuple(d for d in dests if d != END)))
+        handler = self.error_handlers.get(node)
+        if handler is not None:
+            groups.append(("error", (handler,)))
         destinations = self.nodes[node].destinations
         if destinations is None:
             groups.append(("command", None))

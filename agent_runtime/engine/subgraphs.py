@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import NULL_TASK_ID, CheckpointTuple
 from agent_runtime.engine.spec import INTERRUPT
-from agent_runtime.errors import GraphInterrupt
+from agent_runtime.errors import GraphDrained, GraphInterrupt
 from agent_runtime.types import Command
 
 if TYPE_CHECKING:
@@ -68,8 +68,13 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any) 
     if run.subgraphs:
         sub.subgraphs = True
         sub.stream_ns = (*run.stream_ns, f"{task.name}:{task.id}")
-    async for event in sub.events_iter():
-        forward(run, event)
+    try:
+        async for event in sub.events_iter():
+            forward(run, event)
+    except GraphDrained:
+        if checkpointer is not None:  # as a breakpoint's mark: the parent's resume goes on from here
+            checkpointer.put_writes(sub._cp_config(), [(INTERRUPT, [])], NULL_TASK_ID)
+        raise
     if checkpointer is None:
         return subgraph.result_of(sub)
     if sub.status.startswith("interrupt"):

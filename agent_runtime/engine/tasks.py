@@ -6,20 +6,29 @@ Writers run in LangGraph's order: state updates, Command.goto, static edges, joi
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from agent_runtime.engine import context
+from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.error_handlers import handler_task
 from agent_runtime.engine.events import task_finished
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
 from agent_runtime.engine.subgraphs import run_subgraph
-from agent_runtime.errors import GraphInterrupt, GuardStopped, InvalidUpdateError, ParentCommand
+from agent_runtime.errors import (
+    GraphDrained,
+    GraphInterrupt,
+    GuardStopped,
+    InvalidUpdateError,
+    NodeCancelledError,
+    ParentCommand,
+)
+from agent_runtime.retries import cancelled_by_node, retry_delay, wait_before_retry
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy, Send, Terminate
+from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
+from agent_runtime.types import END, START, Command, Send, Terminate, TimeoutPolicy
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -41,14 +50,6 @@ def call_sync(
         context.leave(token)
 
 
-def retry_delay(policies: Sequence[RetryPolicy], exc: Exception, attempts: int) -> float | None:
-    """Seconds to wait before re-running a task that failed `attempts` times; None: do not retry."""
-    policy = next((p for p in policies if p.matches(exc)), None)
-    if policy is None or attempts >= policy.max_attempts:
-        return None
-    return policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0)
-
-
 async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
     commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
@@ -66,12 +67,18 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                     result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
                     args = (arg, run.node_config(task)) if node.takes_config else (arg,)
+                    timeout = task.timeout or node.timeout
                     if node.is_async:
                         token = context.enter(scratch)
                         try:
-                            result = await node.fn(*args)
+                            if timeout is None:
+                                result = await node.fn(*args)
+                            else:
+                                result = await _timed(run, task, timeout, node.fn, args)
                         finally:
                             context.leave(token)
+                    elif timeout is not None:  # a Send's timeout to a sync node (add_node refuses one)
+                        raise sync_timeout_unsupported(task.name)
                     elif inline:
                         result = call_sync(scratch, node.placement, node.fn, args)
                     else:
@@ -81,6 +88,10 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                         )
             except ParentCommand as exc:  # a graph this node ran addressed this node's graph
                 result = exc.command
+            except asyncio.CancelledError as exc:
+                if not cancelled_by_node():
+                    raise  # the runtime cancelled the task (the step failed, the reader stopped)
+                raise NodeCancelledError(task.name) from exc
             if node.async_branches:
                 writes = await node_writes_async(run, task, result)
             else:
@@ -92,21 +103,17 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             if run.modes:
                 task_finished(run, task)
             return scratch
-        except ParentCommand:
-            raise  # this node's own Command(graph=PARENT): it leaves this graph, no retry
+        except (ParentCommand, GraphDrained):
+            raise  # this node's own Command(graph=PARENT), or a drained subgraph: no retry
         except GuardStopped:
             return scratch  # the guard ended the run at a task call: the run stops before the barrier
         except Exception as exc:
             attempts += 1
             delay = retry_delay(node.retry, exc, attempts)
             if delay is None:
-                task.error = exc
-                run.commit(task)
-                if run.modes:
-                    task_finished(run, task)
-                raise
+                return await _failed(run, task, exc, inline, commit)
             run.report.retries += 1
-            await asyncio.sleep(delay)
+            await wait_before_retry(delay, node.is_async, run.executor)
             continue
         if task.resume:
             writes.append((RESUME, list(task.resume)))
@@ -117,6 +124,31 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
         if run.modes:
             task_finished(run, task)
         return scratch
+
+
+async def _timed(
+    run: Run, task: Task, timeout: TimeoutPolicy, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]
+) -> Any:
+    """One attempt of an async node under its TimeoutPolicy (agent_runtime/timeouts.py)."""
+    return await call_with_timeout(task.name, timeout, lambda: fn(*args), run.node_config(task))
+
+
+async def _failed(run: Run, task: Task, error: Exception, inline: bool, commit: bool) -> context.TaskScratch:
+    """A task that failed for good: saved as failed; its error handler, if it has one, runs now as a
+    task of this step (the failed task writes nothing), otherwise the error fails the step."""
+    task.error = error
+    if run.modes:
+        task_finished(run, task)
+    handler = handler_task(run, task, error)
+    if handler is not None:
+        task.done = True
+    run.commit(task)
+    if handler is None:
+        raise error
+    run._tasks.append(handler)  # the step's task list: the barrier applies the handler's writes
+    if run.task_events:
+        events.tasks_started(run, [handler])
+    return await execute(run, handler, inline=inline or handler.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
 
 
 def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes, list[str | Send]]:

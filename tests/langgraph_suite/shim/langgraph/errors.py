@@ -3,9 +3,13 @@
 from agent_runtime.channels import EmptyChannelError
 from agent_runtime.errors import (
     EmptyInputError,
+    GraphBubbleUp,
+    GraphDrained,
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
+    NodeCancelledError,
+    NodeError,
     NodeTimeoutError,
     ParentCommand,
     is_invalid_resume,
@@ -15,9 +19,13 @@ from langgraph import _shim
 __all__ = [
     "EmptyChannelError",
     "EmptyInputError",
+    "GraphBubbleUp",
+    "GraphDrained",
     "GraphInterrupt",
     "GraphRecursionError",
     "InvalidUpdateError",
+    "NodeCancelledError",
+    "NodeError",
     "NodeTimeoutError",
     "ParentCommand",
     "is_invalid_resume",

@@ -3,6 +3,7 @@
 from typing import Literal
 
 from agent_runtime.engine.context import interrupt
+from agent_runtime.executor import ExecutableTask as PregelExecutableTask
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
@@ -28,6 +29,7 @@ __all__ = [
     "GraphOutput",
     "Interrupt",
     "Overwrite",
+    "PregelExecutableTask",
     "PregelTask",
     "RetryPolicy",
     "Send",
