@@ -13,6 +13,7 @@ from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, Checkp
 from agent_runtime.compiled_api import GraphAPI
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, ambient_config, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
@@ -30,7 +31,7 @@ T = TypeVar("T")
 
 DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
-STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -134,6 +135,9 @@ class CompiledGraph(GraphAPI):
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
             checkpointer=checkpointer or self.checkpointer,
         )
+        ambient = ambient_config()
+        if wanted(config, modes, ambient):
+            run.callbacks = RunCallbacks(config, ambient, self.name)
         bind_stream_writer(run)
         return run
 

@@ -32,6 +32,7 @@ from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
+    from agent_runtime.engine.callbacks import RunCallbacks
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
     from agent_runtime.pregel import CompiledGraph
 
@@ -82,6 +83,7 @@ class Run:
         self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
         self.subgraphs = False  # stream the subgraphs' events too (stream(subgraphs=True))
         self.waker: Waker | None = None
+        self.callbacks: RunCallbacks | None = None  # LangChain callbacks, when asked for (engine/callbacks.py)
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
         self.report = RunReport()
@@ -443,8 +445,11 @@ class Run:
 
     async def events_iter(self) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
-        if self.subgraphs:
-            self.waker = Waker()
+        callbacks = self.callbacks
+        if callbacks is not None:
+            callbacks.start(self)
+        if self.subgraphs or (callbacks is not None and callbacks.handlers):
+            self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
             self._first(self._load())
             for event in self._drain():
@@ -505,10 +510,14 @@ class Run:
                     break
                 self.step += 1
             self._finish()
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             self.report.stop_reason = StopReason.ABORTED
+            if callbacks is not None:
+                callbacks.error(exc)
             raise
         except Exception as exc:
+            if callbacks is not None:
+                callbacks.error(exc)
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
             self._save_exit(self._tasks)
@@ -518,6 +527,8 @@ class Run:
         finally:
             self.report.elapsed_s = time.perf_counter() - started
             self.graph.last_run_report = self.report
+        if callbacks is not None:
+            callbacks.end(self.graph.shape_output(self.output()))
         for event in self._drain():
             yield event
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.callbacks import ambient, with_ambient
 from agent_runtime.engine.events import task_finished
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
 from agent_runtime.engine.subgraphs import run_subgraph
@@ -41,6 +42,40 @@ def call_sync(
         context.leave(token)
 
 
+async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: Any, inline: bool) -> Any:
+    """Call a node as a child chain run of the run's callbacks, its code with the task's config as
+    LangChain's ambient config (so the chat models and tools it calls report to the run's handlers)."""
+    node = task.node
+    callbacks = run.callbacks
+    assert node is not None and node.fn is not None and callbacks is not None
+    if node.subgraph is not None:  # the subgraph's own chain run is the node's
+        with ambient(callbacks.subgraph_config(run, task)):
+            return await run_subgraph(run, task, node.subgraph, arg)
+    node_run, config = callbacks.task_started(run, task, arg)
+    scratch.config = config
+    args = (arg, config) if node.takes_config else (arg,)
+    try:
+        if node.is_async:
+            token = context.enter(scratch)
+            try:
+                with ambient(config):
+                    result = await node.fn(*args)
+            finally:
+                context.leave(token)
+        else:
+            fn = with_ambient(config, node.fn)
+            if inline:
+                result = call_sync(scratch, node.placement, fn, args)
+            else:
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
+    except BaseException as exc:
+        node_run.on_chain_error(exc)
+        raise
+    node_run.on_chain_end(result)
+    return result
+
+
 def retry_delay(policies: Sequence[RetryPolicy], exc: Exception, attempts: int) -> float | None:
     """Seconds to wait before re-running a task that failed `attempts` times; None: do not retry."""
     policy = next((p for p in policies if p.matches(exc)), None)
@@ -62,6 +97,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 arg = run.task_input(task)
                 if node.fn is None:  # the hidden __start__ task maps the graph input
                     result = arg
+                elif run.callbacks is not None:  # the node is a chain run of the graph's callbacks
+                    result = await call_traced(run, task, scratch, arg, inline)
                 elif node.subgraph is not None:
                     result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
@@ -85,6 +122,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 writes = await node_writes_async(run, task, result)
             else:
                 writes = node_writes(run, task, result)
+            if scratch.writes:
+                writes[:0] = scratch.writes
         except GraphInterrupt as exc:
             task.interrupts = exc.interrupts
             task.writes = [(RESUME, list(task.resume))] if task.resume else []

@@ -1,0 +1,236 @@
+"""LangChain callbacks of a run, as LangGraph reports them: the graph is a chain run (named after the
+graph, or after the node it runs as), each task a child chain run named after its node, with LangGraph's
+task metadata (`langgraph_step`, `langgraph_node`, `langgraph_triggers`, `langgraph_path`,
+`langgraph_checkpoint_ns`). The node's code runs with the task's config as LangChain's ambient config
+(`var_child_runnable_config`), so a chat model or a tool called inside reports to the same handlers: the
+tracers of `config["callbacks"]`, and the handlers of the `"messages"` and `"tools"` stream modes.
+
+Built only when asked for (callbacks in the config or inherited from the node that runs the graph, or one
+of those stream modes): a run without them does not import langchain-core and pays one `None` check per
+task."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from agent_runtime.engine.algo import PULL
+
+if TYPE_CHECKING:
+    from langchain_core.callbacks import BaseCallbackHandler, CallbackManager, CallbackManagerForChainRun
+
+    from agent_runtime.engine.algo import Task
+    from agent_runtime.engine.loop import Event, Run
+
+CALLBACK_MODES = frozenset({"messages", "tools"})  # stream modes fed by LangChain callback handlers
+NS_SEP = "|"
+TASK_ID_KEY = "__pregel_task_id"  # in a task's configurable (LangGraph's key): a graph run from there is its subgraph
+# configurable keys LangGraph copies into the run's metadata (a tracer groups runs by them)
+PROPAGATE_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
+# configurable keys naming a checkpoint: a config with one addresses a graph of its own, not the node's
+COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+
+
+def ambient_config() -> dict[str, Any] | None:
+    """The config of the node whose code runs here (LangChain's ambient config); None outside a node.
+    Nothing can have set it while langchain-core is not loaded, and then it is not imported."""
+    module = sys.modules.get("langchain_core.runnables.config")
+    if module is None:
+        return None
+    config: dict[str, Any] | None = module.var_child_runnable_config.get()
+    return config
+
+
+def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any] | None) -> bool:
+    """Whether a run reports callbacks at all (the test every run pays)."""
+    if config.get("callbacks") or not CALLBACK_MODES.isdisjoint(modes):
+        return True
+    return ambient is not None and bool(ambient.get("callbacks"))
+
+
+def merge_callbacks(base: Any, new: Any) -> Any:
+    """Two `callbacks` values (None, a list of handlers or a manager) as one, `new`'s handlers last."""
+    from langchain_core.callbacks import BaseCallbackManager
+
+    if new is None:
+        return base
+    if base is None:
+        return new.copy()
+    if isinstance(base, list) and isinstance(new, list):
+        return base + new
+    if isinstance(base, BaseCallbackManager) and isinstance(new, BaseCallbackManager):
+        return base.merge(new)
+    manager, handlers = (base, new) if isinstance(base, BaseCallbackManager) else (new, base)
+    if not isinstance(manager, BaseCallbackManager) or not isinstance(handlers, list):
+        raise NotImplementedError(f"Unsupported callback types: {type(base)}, {type(new)}")
+    merged = manager.copy()
+    for handler in handlers:
+        merged.add_handler(handler, inherit=True)
+    return merged
+
+
+def with_ambient_config(config: dict[str, Any], ambient: dict[str, Any] | None) -> dict[str, Any]:
+    """`config` over the ambient one, as LangGraph's `ensure_config` merges them: callbacks, metadata,
+    tags and configurable merge (the ambient configurable is dropped when `config` names a checkpoint)."""
+    if ambient is None:
+        return config
+    merged = {k: v for k, v in ambient.items() if v}
+    configurable = config.get("configurable") or {}
+    if any(configurable.get(key) for key in COORDINATES):
+        merged["configurable"] = {}
+    for key, value in config.items():
+        if not value:
+            continue
+        if key == "callbacks":
+            merged[key] = merge_callbacks(merged.get(key), value)
+        elif key in ("metadata", "configurable"):
+            merged[key] = {**merged.get(key, {}), **value}
+        elif key == "tags":
+            merged[key] = [*merged.get(key, []), *(t for t in value if t not in ambient.get("tags", ()))]
+        else:
+            merged[key] = value
+    return merged
+
+
+def _metadata(config: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(config.get("metadata") or {})
+    configurable = config.get("configurable") or {}
+    for key in PROPAGATE_TO_METADATA:
+        value = configurable.get(key)
+        if value and key not in metadata:
+            metadata[key] = value
+    return metadata
+
+
+def _streams_only_its_graph(handler: Any) -> bool:
+    return getattr(handler, "streams_only_its_graph", False) is True
+
+
+class RunCallbacks:
+    """The callback side of one run: its chain run and its tasks' child runs."""
+
+    __slots__ = ("config", "handlers", "manager", "metadata", "name", "ns", "run_manager", "tags")
+
+    def __init__(self, config: dict[str, Any], ambient: dict[str, Any] | None, graph_name: str) -> None:
+        from langchain_core.callbacks import CallbackManager
+
+        config = self.config = with_ambient_config(config, ambient)
+        configurable = config.get("configurable") or {}
+        self.name: str = config.get("run_name") or graph_name
+        self.metadata = _metadata(config)
+        self.tags: list[str] = list(config.get("tags") or ())
+        self.ns: str = configurable.get("checkpoint_ns", "")
+        self.manager: CallbackManager = CallbackManager.configure(
+            inheritable_callbacks=config.get("callbacks"),
+            inheritable_tags=self.tags,
+            inheritable_metadata=self.metadata,
+        )
+        if ambient is not None and TASK_ID_KEY not in configurable:
+            # run from a node as a graph of its own (its own thread), not as the node's subgraph: its
+            # namespace starts at the root, so a caller's stream handler that shows only its own graph
+            # would take this graph's events for its own
+            manager = self.manager
+            manager.handlers = [h for h in manager.handlers if not _streams_only_its_graph(h)]
+            manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not _streams_only_its_graph(h)]
+        if "ls_integration" not in self.manager.metadata:
+            self.manager.add_metadata({"ls_integration": "langgraph"})
+        self.handlers: list[BaseCallbackHandler] = []
+        self.run_manager: CallbackManagerForChainRun | None = None
+
+    def _add_stream_handlers(self, run: Run) -> None:
+        """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
+        from agent_runtime.engine.subgraphs import forward
+
+        modes, subgraphs = run.modes, run.subgraphs
+
+        def stream(event: Event) -> None:
+            forward(run, event)
+
+        parent_ns = tuple(self.ns.split(NS_SEP)) if self.ns else ()
+        if "messages" in modes:
+            from agent_runtime.streaming.messages import StreamMessagesHandler
+
+            self.handlers.append(StreamMessagesHandler(stream, subgraphs, parent_ns=parent_ns))
+        if "tools" in modes:
+            from agent_runtime.streaming.tools import StreamToolCallHandler
+
+            self.handlers.append(StreamToolCallHandler(stream, subgraphs, parent_ns=parent_ns))
+
+    # -- the graph's chain run ------------------------------------------------------------------------
+    def start(self, run: Run) -> None:
+        if not CALLBACK_MODES.isdisjoint(run.modes):
+            self._add_stream_handlers(run)
+        self.run_manager = self.manager.on_chain_start(
+            None, run.input, name=self.name, run_id=self.config.get("run_id")
+        )
+        self.run_manager.inheritable_handlers.extend(self.handlers)
+
+    def end(self, output: Any) -> None:
+        if self.run_manager is not None:
+            self.run_manager.on_chain_end(output)
+
+    def error(self, exc: BaseException) -> None:
+        if self.run_manager is not None:
+            self.run_manager.on_chain_error(exc)
+
+    # -- a task's chain run -----------------------------------------------------------------------------
+    def task_config(self, run: Run, task: Task, callbacks: Any) -> dict[str, Any]:
+        """The config a task's code runs with (and a node's `config` parameter receives)."""
+        ns = f"{task.name}:{task.id}"
+        task_ns = f"{self.ns}{NS_SEP}{ns}" if self.ns else ns
+        path = ("__pregel_pull", task.name) if task.kind == PULL else ("__pregel_push", task.index, False)
+        metadata = {
+            **self.metadata,
+            "langgraph_step": run.step,
+            "langgraph_node": task.name,
+            "langgraph_triggers": task.triggers,
+            "langgraph_path": path,
+            "langgraph_checkpoint_ns": task_ns,
+        }
+        config = run.node_config(task)
+        configurable = {**config["configurable"], "checkpoint_ns": task_ns, TASK_ID_KEY: task.id}
+        return {**config, "metadata": metadata, "tags": self.tags, "callbacks": callbacks, "configurable": configurable}
+
+    def task_started(self, run: Run, task: Task, input: Any) -> tuple[CallbackManagerForChainRun, dict[str, Any]]:
+        """A node's chain run (a child of the graph's, tagged with the step), and its code's config."""
+        assert self.run_manager is not None
+        step_manager = self.run_manager.get_child(f"graph:step:{run.step}")
+        config = self.task_config(run, task, step_manager)
+        step_manager.add_metadata(config["metadata"])
+        node_run = step_manager.on_chain_start(None, input, name=task.name)
+        return node_run, {**config, "callbacks": node_run.get_child()}
+
+    def subgraph_config(self, run: Run, task: Task) -> dict[str, Any]:
+        """A compiled-graph node: its graph's chain run is the node's run (named after the node)."""
+        assert self.run_manager is not None
+        config = self.task_config(run, task, self.run_manager.get_child(f"graph:step:{run.step}"))
+        return {**config, "run_name": task.name}
+
+
+@contextmanager
+def ambient(config: dict[str, Any]) -> Iterator[None]:
+    """Run the code inside with `config` as LangChain's ambient config (and LangSmith's parent run)."""
+    from langchain_core.runnables.config import _set_config_context, var_child_runnable_config
+
+    token, previous = _set_config_context(config)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+        if previous is not None:
+            from langsmith.run_helpers import _set_tracing_context
+
+            _set_tracing_context(previous)
+
+
+def with_ambient(config: dict[str, Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Sync `fn` run with `config` as the ambient config, on whatever thread calls it (a pool thread has
+    no context of its caller's)."""
+
+    def call(*args: Any) -> Any:
+        with ambient(config):
+            return fn(*args)
+
+    return call
