@@ -17,10 +17,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.algo import PULL
+from agent_runtime.engine.spec import PUSH_TRIGGER
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import BaseCallbackHandler, CallbackManager, CallbackManagerForChainRun
 
+    from agent_runtime.callbacks import GraphCallbackManager, GraphLifecycleStatus
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.loop import Event, Run
 
@@ -108,10 +110,15 @@ def _streams_only_its_graph(handler: Any) -> bool:
     return getattr(handler, "streams_only_its_graph", False) is True
 
 
+def _namespace(run: Run) -> tuple[str, ...]:
+    ns: str = getattr(run, "ns", "")  # set with a checkpointer
+    return tuple(ns.split(NS_SEP)) if ns else ()
+
+
 class RunCallbacks:
     """The callback side of one run: its chain run and its tasks' child runs."""
 
-    __slots__ = ("config", "handlers", "manager", "metadata", "name", "ns", "run_manager", "tags")
+    __slots__ = ("config", "handlers", "lifecycle", "manager", "metadata", "name", "ns", "run_manager", "tags")
 
     def __init__(self, config: dict[str, Any], ambient: dict[str, Any] | None, graph_name: str) -> None:
         from langchain_core.callbacks import CallbackManager
@@ -138,6 +145,7 @@ class RunCallbacks:
             self.manager.add_metadata({"ls_integration": "langgraph"})
         self.handlers: list[BaseCallbackHandler] = []
         self.run_manager: CallbackManagerForChainRun | None = None
+        self.lifecycle: GraphCallbackManager | None = None  # graph lifecycle handlers (agent_runtime.callbacks)
 
     def _add_stream_handlers(self, run: Run) -> None:
         """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
@@ -166,6 +174,34 @@ class RunCallbacks:
             None, run.input, name=self.name, run_id=self.config.get("run_id")
         )
         self.run_manager.inheritable_handlers.extend(self.handlers)
+        # a GraphCallbackHandler was given only if its module is loaded; a subgraph does not report
+        lifecycle = sys.modules.get("agent_runtime.callbacks")
+        if lifecycle is not None and TASK_ID_KEY not in (self.config.get("configurable") or {}):
+            manager = lifecycle.GraphCallbackManager.configure(self.manager, run_id=self.run_manager.run_id)
+            self.lifecycle = manager if manager.handlers else None
+
+    async def resumed(self, run: Run) -> None:
+        """A run resumed its thread: the lifecycle handlers' `on_resume`."""
+        if self.lifecycle is not None:
+            from agent_runtime.callbacks import GraphResumeEvent
+
+            event = GraphResumeEvent(self.lifecycle.run_id, "pending", run.checkpoint_id, _namespace(run))
+            await self.lifecycle.aon_resume(event)
+
+    async def paused(self, run: Run) -> None:
+        """The run paused on interrupts (or a breakpoint): the lifecycle handlers' `on_interrupt`."""
+        if self.lifecycle is not None:
+            from agent_runtime.callbacks import GraphInterruptEvent
+
+            status: GraphLifecycleStatus = "pending"  # a dynamic interrupt
+            if run.status == "interrupt_before":
+                status = "interrupt_before"
+            elif run.status == "interrupt_after":
+                status = "interrupt_after"
+            event = GraphInterruptEvent(
+                self.lifecycle.run_id, status, run.checkpoint_id, _namespace(run), tuple(run.interrupts)
+            )
+            await self.lifecycle.aon_interrupt(event)
 
     def end(self, output: Any) -> None:
         if self.run_manager is not None:
@@ -201,6 +237,27 @@ class RunCallbacks:
         step_manager.add_metadata(config["metadata"])
         node_run = step_manager.on_chain_start(None, input, name=task.name)
         return node_run, {**config, "callbacks": node_run.get_child()}
+
+    def call_started(
+        self, caller: dict[str, Any], call: Task, input: Any
+    ) -> tuple[CallbackManagerForChainRun, dict[str, Any]]:
+        """A task call's chain run (a child of its caller's) and its code's config, from the caller's
+        config: a call runs in its caller's graph, its namespace nested under the caller's."""
+        metadata = caller["metadata"]
+        task_ns = f"{caller['configurable']['checkpoint_ns']}{NS_SEP}{call.name}:{call.id}"
+        metadata = {
+            **metadata,
+            "langgraph_node": call.name,
+            "langgraph_triggers": (PUSH_TRIGGER,),
+            "langgraph_path": (PUSH_TRIGGER, metadata["langgraph_path"], call.index, True),
+            "langgraph_checkpoint_ns": task_ns,
+        }
+        manager = caller["callbacks"].copy()
+        manager.add_metadata(metadata)
+        call_run = manager.on_chain_start(None, input, name=call.name)
+        configurable = {**caller["configurable"], "checkpoint_ns": task_ns, TASK_ID_KEY: call.id}
+        config = {**caller, "metadata": metadata, "callbacks": call_run.get_child(), "configurable": configurable}
+        return call_run, config
 
     def subgraph_config(self, run: Run, task: Task) -> dict[str, Any]:
         """A compiled-graph node: its graph's chain run is the node's run (named after the node)."""

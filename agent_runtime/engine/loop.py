@@ -452,6 +452,8 @@ class Run:
             self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
             self._first(self._load())
+            if callbacks is not None and (self.input is None or isinstance(self.input, Command)):
+                await callbacks.resumed(self)
             for event in self._drain():
                 yield event
             while True:
@@ -510,6 +512,8 @@ class Run:
                     break
                 self.step += 1
             self._finish()
+            if callbacks is not None and self.status.startswith("interrupt"):
+                await callbacks.paused(self)
         except asyncio.CancelledError as exc:
             self.report.stop_reason = StopReason.ABORTED
             if callbacks is not None:
