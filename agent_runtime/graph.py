@@ -32,7 +32,7 @@ from agent_runtime.errors import GraphCompileError
 from agent_runtime.injection import node_callable
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
+from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy, TracePolicy
 
 RESERVED_NAMES = frozenset({START, END})
 
@@ -110,7 +110,7 @@ def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) ->
 
 
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout")
+    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout", "trace_policy")
 
     def __init__(
         self,
@@ -120,7 +120,9 @@ class _NodeDef:
         retry: tuple[RetryPolicy, ...] | None,
         destinations: tuple[str, ...] | None,
         timeout: TimeoutPolicy | None,
+        trace_policy: TracePolicy | None = None,
     ) -> None:
+        self.trace_policy = trace_policy
         self.fn = fn
         self.subgraph = subgraph
         self.defer = defer
@@ -176,6 +178,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
+        trace_policy: TracePolicy | None = None,
         **_ignored: Any,
     ) -> Self:
         if not isinstance(node, str):
@@ -189,10 +192,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry = _retry_policies(retry_policy)
         policy = TimeoutPolicy.coerce(timeout)
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
-            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
+            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy, trace_policy)
             return self
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy, trace_policy)
         return self
 
     def set_node_defaults(
@@ -351,6 +354,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
+                trace_policy=node.trace_policy,
             )
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, spec in nodes.items():

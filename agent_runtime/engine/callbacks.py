@@ -11,20 +11,29 @@ task."""
 
 from __future__ import annotations
 
+import copy
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.engine.algo import PULL
 from agent_runtime.engine.spec import PUSH_TRIGGER
 
 if TYPE_CHECKING:
-    from langchain_core.callbacks import BaseCallbackHandler, CallbackManager, CallbackManagerForChainRun
+    from langchain_core.callbacks import (
+        BaseCallbackHandler,
+        BaseCallbackManager,
+        CallbackManager,
+        CallbackManagerForChainRun,
+    )
 
     from agent_runtime.callbacks import GraphCallbackManager, GraphLifecycleStatus
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.loop import Event, Run
+
+logger = logging.getLogger(__name__)
 
 CALLBACK_MODES = frozenset({"messages", "tools"})  # stream modes fed by LangChain callback handlers
 NS_SEP = "|"
@@ -108,6 +117,34 @@ def _metadata(config: dict[str, Any]) -> dict[str, Any]:
 
 def _streams_only_its_graph(handler: Any) -> bool:
     return getattr(handler, "streams_only_its_graph", False) is True
+
+
+def _recorded(value: Any, process: Callable[[Any], Any] | None) -> Any:
+    """What tracers record of `value` under a TracePolicy processor (the value itself if it fails)."""
+    if process is None:
+        return value
+    try:
+        return process(value)
+    except Exception:
+        logger.exception("trace input/output processor raised; recording untransformed payload")
+        return value
+
+
+_Manager = TypeVar("_Manager", bound="BaseCallbackManager | CallbackManagerForChainRun")
+
+
+def _split_tracers(manager: _Manager) -> tuple[_Manager, _Manager]:
+    """(the manager without its tracers, the manager with its tracers only). A stream handler is not
+    a tracer here, even a LangChain tracer class (it feeds a caller's stream with the real values)."""
+    from langchain_core.tracers import BaseTracer
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    real, tracers = copy.copy(manager), copy.copy(manager)
+    tracers.handlers = [
+        h for h in manager.handlers if isinstance(h, BaseTracer) and _StreamingCallbackHandler not in type(h).__mro__
+    ]
+    real.handlers = [h for h in manager.handlers if h not in tracers.handlers]
+    return real, tracers
 
 
 def _namespace(run: Run) -> tuple[str, ...]:
@@ -235,8 +272,27 @@ class RunCallbacks:
         step_manager = self.run_manager.get_child(f"graph:step:{run.step}")
         config = self.task_config(run, task, step_manager)
         step_manager.add_metadata(config["metadata"])
-        node_run = step_manager.on_chain_start(None, input, name=task.name)
+        policy = task.node.trace_policy if task.node is not None else None
+        recorded = _recorded(input, policy.process_inputs) if policy is not None else input
+        if recorded is input:
+            node_run = step_manager.on_chain_start(None, input, name=task.name)
+        else:  # the tracers record the processed input, the other handlers get the real one
+            real, tracers = _split_tracers(step_manager)
+            node_run = real.on_chain_start(None, input, name=task.name)
+            tracers.on_chain_start(None, recorded, name=task.name, run_id=node_run.run_id)
+            node_run.handlers = step_manager.handlers
         return node_run, {**config, "callbacks": node_run.get_child()}
+
+    def task_ended(self, task: Task, node_run: CallbackManagerForChainRun, output: Any) -> None:
+        """A node's chain run ends; the tracers record its output as its TracePolicy processes it."""
+        policy = task.node.trace_policy if task.node is not None else None
+        recorded = _recorded(output, policy.process_outputs) if policy is not None else output
+        if recorded is output:
+            node_run.on_chain_end(output)
+            return
+        real, tracers = _split_tracers(node_run)
+        tracers.on_chain_end(recorded)  # first: an interruption cannot leave a tracer's run open
+        real.on_chain_end(output)
 
     def call_started(
         self, caller: dict[str, Any], call: Task, input: Any

@@ -72,7 +72,7 @@ async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: A
     except BaseException as exc:
         node_run.on_chain_error(exc)
         raise
-    node_run.on_chain_end(result)
+    callbacks.task_ended(task, node_run, result)
     return result
 
 
