@@ -264,6 +264,20 @@ class CompiledGraph(GraphAPI):
         finally:
             loop.run_until_complete(agen.aclose())
 
+    def astream_events(
+        self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2", **kwargs: Any
+    ) -> Any:
+        """LangChain's event stream of the run (`version="v2"`, agent_runtime.streaming.events); other
+        versions go to the next implementation in the class hierarchy."""
+        if version == "v2":
+            from agent_runtime.streaming.events import astream_events_v2
+
+            return astream_events_v2(self, input, config, **kwargs)
+        fallback = getattr(super(), "astream_events", None)
+        if fallback is None:
+            raise NotImplementedError(f"astream_events(version={version!r}): agent_runtime has version='v2'")
+        return fallback(input, config, version=version, **kwargs)
+
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:
         if self.checkpointer is None:

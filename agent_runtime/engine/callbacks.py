@@ -63,14 +63,14 @@ def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any
 
 def merge_callbacks(base: Any, new: Any) -> Any:
     """Two `callbacks` values (None, a list of handlers or a manager) as one, `new`'s handlers last."""
-    from langchain_core.callbacks import BaseCallbackManager
-
     if new is None:
         return base
     if base is None:
         return new.copy()
     if isinstance(base, list) and isinstance(new, list):
         return base + new
+    from langchain_core.callbacks import BaseCallbackManager
+
     if isinstance(base, BaseCallbackManager) and isinstance(new, BaseCallbackManager):
         return base.merge(new)
     manager, handlers = (base, new) if isinstance(base, BaseCallbackManager) else (new, base)
@@ -262,7 +262,8 @@ class RunCallbacks:
             "langgraph_path": path,
             "langgraph_checkpoint_ns": task_ns,
         }
-        config = run.node_config(task)
+        # the graph's run id and name are its own chain run's, not a task's
+        config = {k: v for k, v in run.node_config(task).items() if k not in ("run_id", "run_name")}
         configurable = {**config["configurable"], "checkpoint_ns": task_ns, TASK_ID_KEY: task.id}
         return {**config, "metadata": metadata, "tags": self.tags, "callbacks": callbacks, "configurable": configurable}
 
