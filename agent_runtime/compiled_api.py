@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, g
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes
-from agent_runtime.engine.callbacks import merge_callbacks
+from agent_runtime.engine.runconfig import merge_callbacks
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError

@@ -13,10 +13,11 @@ from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, Checkp
 from agent_runtime.compiled_api import GraphAPI
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, ambient_config, wanted
+from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
+from agent_runtime.engine.runconfig import DEFAULT_RECURSION_LIMIT, ambient_config
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
 

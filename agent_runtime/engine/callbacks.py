@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.engine.algo import PULL
+from agent_runtime.engine.runconfig import callback_manager_for_config, ensure_config
 from agent_runtime.engine.spec import PUSH_TRIGGER
 
 if TYPE_CHECKING:
@@ -38,20 +39,6 @@ logger = logging.getLogger(__name__)
 CALLBACK_MODES = frozenset({"messages", "tools"})  # stream modes fed by LangChain callback handlers
 NS_SEP = "|"
 TASK_ID_KEY = "__pregel_task_id"  # in a task's configurable (LangGraph's key): a graph run from there is its subgraph
-# configurable keys LangGraph copies into the run's metadata (a tracer groups runs by them)
-PROPAGATE_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
-# configurable keys naming a checkpoint: a config with one addresses a graph of its own, not the node's
-COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
-
-
-def ambient_config() -> dict[str, Any] | None:
-    """The config of the node whose code runs here (LangChain's ambient config); None outside a node.
-    Nothing can have set it while langchain-core is not loaded, and then it is not imported."""
-    module = sys.modules.get("langchain_core.runnables.config")
-    if module is None:
-        return None
-    config: dict[str, Any] | None = module.var_child_runnable_config.get()
-    return config
 
 
 def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any] | None) -> bool:
@@ -59,60 +46,6 @@ def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any
     if config.get("callbacks") or not CALLBACK_MODES.isdisjoint(modes):
         return True
     return ambient is not None and bool(ambient.get("callbacks"))
-
-
-def merge_callbacks(base: Any, new: Any) -> Any:
-    """Two `callbacks` values (None, a list of handlers or a manager) as one, `new`'s handlers last."""
-    if new is None:
-        return base
-    if base is None:
-        return new.copy()
-    if isinstance(base, list) and isinstance(new, list):
-        return base + new
-    from langchain_core.callbacks import BaseCallbackManager
-
-    if isinstance(base, BaseCallbackManager) and isinstance(new, BaseCallbackManager):
-        return base.merge(new)
-    manager, handlers = (base, new) if isinstance(base, BaseCallbackManager) else (new, base)
-    if not isinstance(manager, BaseCallbackManager) or not isinstance(handlers, list):
-        raise NotImplementedError(f"Unsupported callback types: {type(base)}, {type(new)}")
-    merged = manager.copy()
-    for handler in handlers:
-        merged.add_handler(handler, inherit=True)
-    return merged
-
-
-def with_ambient_config(config: dict[str, Any], ambient: dict[str, Any] | None) -> dict[str, Any]:
-    """`config` over the ambient one, as LangGraph's `ensure_config` merges them: callbacks, metadata,
-    tags and configurable merge (the ambient configurable is dropped when `config` names a checkpoint)."""
-    if ambient is None:
-        return config
-    merged = {k: v for k, v in ambient.items() if v}
-    configurable = config.get("configurable") or {}
-    if any(configurable.get(key) for key in COORDINATES):
-        merged["configurable"] = {}
-    for key, value in config.items():
-        if not value:
-            continue
-        if key == "callbacks":
-            merged[key] = merge_callbacks(merged.get(key), value)
-        elif key in ("metadata", "configurable"):
-            merged[key] = {**merged.get(key, {}), **value}
-        elif key == "tags":
-            merged[key] = [*merged.get(key, []), *(t for t in value if t not in ambient.get("tags", ()))]
-        else:
-            merged[key] = value
-    return merged
-
-
-def _metadata(config: dict[str, Any]) -> dict[str, Any]:
-    metadata = dict(config.get("metadata") or {})
-    configurable = config.get("configurable") or {}
-    for key in PROPAGATE_TO_METADATA:
-        value = configurable.get(key)
-        if value and key not in metadata:
-            metadata[key] = value
-    return metadata
 
 
 def _streams_only_its_graph(handler: Any) -> bool:
@@ -158,19 +91,14 @@ class RunCallbacks:
     __slots__ = ("config", "handlers", "lifecycle", "manager", "metadata", "name", "ns", "run_manager", "tags")
 
     def __init__(self, config: dict[str, Any], ambient: dict[str, Any] | None, graph_name: str) -> None:
-        from langchain_core.callbacks import CallbackManager
 
-        config = self.config = with_ambient_config(config, ambient)
-        configurable = config.get("configurable") or {}
+        config = self.config = ensure_config(config)  # over the ambient config
+        configurable = config["configurable"]
         self.name: str = config.get("run_name") or graph_name
-        self.metadata = _metadata(config)
-        self.tags: list[str] = list(config.get("tags") or ())
+        self.metadata: dict[str, Any] = config["metadata"]
+        self.tags: list[str] = config["tags"]
         self.ns: str = configurable.get("checkpoint_ns", "")
-        self.manager: CallbackManager = CallbackManager.configure(
-            inheritable_callbacks=config.get("callbacks"),
-            inheritable_tags=self.tags,
-            inheritable_metadata=self.metadata,
-        )
+        self.manager: CallbackManager = callback_manager_for_config(config)
         if ambient is not None and TASK_ID_KEY not in configurable:
             # run from a node as a graph of its own (its own thread), not as the node's subgraph: its
             # namespace starts at the root, so a caller's stream handler that shows only its own graph
