@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 CALLBACK_MODES = frozenset({"messages", "tools"})  # stream modes fed by LangChain callback handlers
 NS_SEP = "|"
+STREAM_MESSAGES_V2_KEY = "__pregel_stream_messages_v2"  # configurable (LangGraph's key): a v3 event stream's run
 TASK_ID_KEY = "__pregel_task_id"  # in a task's configurable (LangGraph's key): a graph run from there is its subgraph
 
 
@@ -103,14 +104,18 @@ class RunCallbacks:
             # run from a node as a graph of its own (its own thread), not as the node's subgraph: its
             # namespace starts at the root, so a caller's stream handler that shows only its own graph
             # would take this graph's events for its own
-            manager = self.manager
-            manager.handlers = [h for h in manager.handlers if not _streams_only_its_graph(h)]
-            manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not _streams_only_its_graph(h)]
+            self._drop(_streams_only_its_graph)
         if "ls_integration" not in self.manager.metadata:
             self.manager.add_metadata({"ls_integration": "langgraph"})
         self.handlers: list[BaseCallbackHandler] = []
         self.run_manager: CallbackManagerForChainRun | None = None
         self.lifecycle: GraphCallbackManager | None = None  # graph lifecycle handlers (agent_runtime.callbacks)
+
+    def _drop(self, unwanted: Callable[[Any], bool]) -> None:
+        """Remove handlers this run must not report to."""
+        manager = self.manager
+        manager.handlers = [h for h in manager.handlers if not unwanted(h)]
+        manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not unwanted(h)]
 
     def _add_stream_handlers(self, run: Run) -> None:
         """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
@@ -123,9 +128,13 @@ class RunCallbacks:
 
         parent_ns = tuple(self.ns.split(NS_SEP)) if self.ns else ()
         if "messages" in modes:
-            from agent_runtime.streaming.messages import StreamMessagesHandler
+            from agent_runtime.streaming.messages import StreamMessagesHandler, StreamMessagesHandlerV2
 
-            self.handlers.append(StreamMessagesHandler(stream, subgraphs, parent_ns=parent_ns))
+            if self.config["configurable"].get(STREAM_MESSAGES_V2_KEY):  # a v3 event stream's run
+                self.handlers.append(StreamMessagesHandlerV2(stream, subgraphs, parent_ns=parent_ns))
+            else:  # chat models must send this stream v1 chunks, not an inherited v3 stream's events
+                self._drop(lambda h: isinstance(h, StreamMessagesHandlerV2))
+                self.handlers.append(StreamMessagesHandler(stream, subgraphs, parent_ns=parent_ns))
         if "tools" in modes:
             from agent_runtime.streaming.tools import StreamToolCallHandler
 
