@@ -16,7 +16,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agent_runtime.engine.algo import PULL
 from agent_runtime.engine.runconfig import callback_manager_for_config, ensure_config
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agent_runtime.callbacks import GraphCallbackManager, GraphLifecycleStatus
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.loop import Event, Run
+    from agent_runtime.types import TracePolicy
 
 logger = logging.getLogger(__name__)
 
@@ -223,14 +224,7 @@ class RunCallbacks:
 
     def task_ended(self, task: Task, node_run: CallbackManagerForChainRun, output: Any) -> None:
         """A node's chain run ends; the tracers record its output as its TracePolicy processes it."""
-        policy = task.node.trace_policy if task.node is not None else None
-        recorded = _recorded(output, policy.process_outputs) if policy is not None else output
-        if recorded is output:
-            node_run.on_chain_end(output)
-            return
-        real, tracers = _split_tracers(node_run)
-        tracers.on_chain_end(recorded)  # first: an interruption cannot leave a tracer's run open
-        real.on_chain_end(output)
+        chain_ended(node_run, output, task.node.trace_policy if task.node is not None else None)
 
     def call_started(
         self, caller: dict[str, Any], call: Task, input: Any
@@ -258,6 +252,26 @@ class RunCallbacks:
         assert self.run_manager is not None
         config = self.task_config(run, task, self.run_manager.get_child(f"graph:step:{run.step}"))
         return {**config, "run_name": task.name}
+
+
+def chain_ended(run: CallbackManagerForChainRun, output: Any, policy: TracePolicy | None = None) -> None:
+    """A node's or a task call's chain run ends: its output is streamed (one chunk) to the stream
+    handlers (an event stream's `on_chain_stream`), then the run ends; tracers record the output as
+    `policy` processes it."""
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    for handler in run.handlers:
+        if _StreamingCallbackHandler in type(handler).__mro__:  # not any class with the tap methods
+            streaming = cast("_StreamingCallbackHandler", handler)
+            for _ in streaming.tap_output_iter(run.run_id, iter((output,))):
+                pass
+    recorded = _recorded(output, policy.process_outputs) if policy is not None else output
+    if recorded is output:
+        run.on_chain_end(output)
+        return
+    real, tracers = _split_tracers(run)
+    tracers.on_chain_end(recorded)  # first: an interruption cannot leave a tracer's run open
+    real.on_chain_end(output)
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.callbacks import ambient, with_ambient
+from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
 from agent_runtime.engine.loop import Run, restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
 from agent_runtime.engine.tasks import call_sync, retry_delay
@@ -99,7 +99,7 @@ async def _invoke_traced(
     except BaseException as exc:
         call_run.on_chain_error(exc)
         raise
-    call_run.on_chain_end(result)
+    chain_ended(call_run, result)
     return result
 
 

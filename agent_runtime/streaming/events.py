@@ -13,12 +13,12 @@ class Streamable(Protocol):
     def astream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[Any]: ...
 
 
-async def astream_events_v2(
+def astream_events_v2(
     graph: Streamable, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Any]:
     """The run's LangChain events, v2 format (`include_names=`, `exclude_tags=`... filter them; other
-    `kwargs` go to `astream`)."""
+    `kwargs` go to `astream`). Closing it cancels the run at once (it is langchain-core's generator
+    itself, not a wrapper whose closing would leave it to the garbage collector)."""
     from langchain_core.tracers.event_stream import _astream_events_implementation_v2
 
-    async for event in _astream_events_implementation_v2(graph, input, config, **kwargs):  # type: ignore[arg-type]
-        yield dict(event)
+    return _astream_events_implementation_v2(graph, input, config, **kwargs)  # type: ignore[arg-type]
