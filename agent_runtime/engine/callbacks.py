@@ -121,11 +121,13 @@ class RunCallbacks:
     def _add_stream_handlers(self, run: Run) -> None:
         """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
         from agent_runtime.engine.subgraphs import forward
+        from agent_runtime.timeouts import progress
 
         modes, subgraphs = run.modes, run.subgraphs
 
         def stream(event: Event) -> None:
             forward(run, event)
+            progress("auto")  # a streamed token or tool event is progress of the node's timed attempt
 
         parent_ns = tuple(self.ns.split(NS_SEP)) if self.ns else ()
         if "messages" in modes:
