@@ -267,15 +267,15 @@ class CompiledGraph(GraphAPI):
     def astream_events(
         self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2", **kwargs: Any
     ) -> Any:
-        """LangChain's event stream of the run (`version="v2"`, agent_runtime.streaming.events); other
-        versions go to the next implementation in the class hierarchy."""
-        if version == "v2":
-            from agent_runtime.streaming.events import astream_events_v2
+        """LangChain's event stream of the run (`version="v1"` / `"v2"`, agent_runtime.streaming.events);
+        other versions go to the next implementation in the class hierarchy."""
+        if version in ("v1", "v2"):
+            from agent_runtime.streaming.events import astream_events
 
-            return astream_events_v2(self, input, config, **kwargs)
+            return astream_events(self, input, config, version=version, **kwargs)
         fallback = getattr(super(), "astream_events", None)
         if fallback is None:
-            raise NotImplementedError(f"astream_events(version={version!r}): agent_runtime has version='v2'")
+            raise NotImplementedError(f"astream_events(version={version!r}): agent_runtime has 'v1' and 'v2'")
         return fallback(input, config, version=version, **kwargs)
 
     # -- state ------------------------------------------------------------------------------------------
