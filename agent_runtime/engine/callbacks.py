@@ -143,6 +143,14 @@ class RunCallbacks:
 
             self.handlers.append(StreamToolCallHandler(stream, subgraphs, parent_ns=parent_ns))
 
+    @property
+    def streams(self) -> bool:
+        """Whether a handler streams what the run does as it happens (a "messages" / "tools" mode, an
+        event stream): then the run's own chunks go out as they come too, not at the end of a step."""
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+        return bool(self.handlers) or any(_StreamingCallbackHandler in type(h).__mro__ for h in self.manager.handlers)
+
     # -- the graph's chain run ------------------------------------------------------------------------
     def start(self, run: Run) -> None:
         if not CALLBACK_MODES.isdisjoint(run.modes):

@@ -179,6 +179,8 @@ async def _run_call(
             run._emit("updates", {call.name: result})
             if run.guard is not None:
                 run.guard.after_call(call, scratch, result)
+        if run.waker is not None:  # the update goes out now, not when the caller's step ends
+            run.waker.wake()
         return result
 
 

@@ -448,7 +448,7 @@ class Run:
         callbacks = self.callbacks
         if callbacks is not None:
             callbacks.start(self)
-        if self.subgraphs or (callbacks is not None and callbacks.handlers):
+        if self.subgraphs or (callbacks is not None and callbacks.streams):
             self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
             self._first(self._load())
