@@ -519,6 +519,10 @@ class Run:
             if callbacks is not None:
                 callbacks.error(exc)
             raise
+        except GeneratorExit as exc:  # the reader stopped early: the graph's chain run ends with it
+            if callbacks is not None:
+                callbacks.error(exc)
+            raise
         except Exception as exc:
             if callbacks is not None:
                 callbacks.error(exc)
