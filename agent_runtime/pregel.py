@@ -210,6 +210,7 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        version: str = "v1",
         **_ignored: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
@@ -218,6 +219,7 @@ class CompiledGraph(GraphAPI):
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
         run.subgraphs = subgraphs
+        run.stream_version = version
         events = run.events_iter()
         try:
             async for ns, mode, payload in events:
@@ -238,6 +240,7 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        version: str = "v1",
         **_ignored: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
@@ -248,6 +251,7 @@ class CompiledGraph(GraphAPI):
             durability=durability,
             guard_rails=guard_rails,
             context=context,
+            version=version,
         )
         if _in_running_loop():
             # called from async code: run to the end on a helper thread, then hand the events over

@@ -133,7 +133,8 @@ class RunCallbacks:
         if "messages" in modes:
             from agent_runtime.streaming.messages import StreamMessagesHandler, StreamMessagesHandlerV2
 
-            if self.config["configurable"].get(STREAM_MESSAGES_V2_KEY):  # a v3 event stream's run
+            # the run a v3 event stream opened (its config key, inherited by graphs run inside, and v2 parts)
+            if run.stream_version == "v2" and self.config["configurable"].get(STREAM_MESSAGES_V2_KEY):
                 self.handlers.append(StreamMessagesHandlerV2(stream, subgraphs, parent_ns=parent_ns))
             else:  # chat models must send this stream v1 chunks, not an inherited v3 stream's events
                 self._drop(lambda h: isinstance(h, StreamMessagesHandlerV2))

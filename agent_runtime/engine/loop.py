@@ -82,6 +82,7 @@ class Run:
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
         self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
         self.subgraphs = False  # stream the subgraphs' events too (stream(subgraphs=True))
+        self.stream_version = "v1"  # astream(version=): a v3 event stream reads "v2" parts
         self.waker: Waker | None = None
         self.callbacks: RunCallbacks | None = None  # LangChain callbacks, when asked for (engine/callbacks.py)
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
