@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, g
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes
-from agent_runtime.engine.runconfig import merge_callbacks
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.run_config import merge_callbacks
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
 

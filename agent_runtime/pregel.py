@@ -17,10 +17,10 @@ from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
-from agent_runtime.engine.runconfig import DEFAULT_RECURSION_LIMIT, ambient_config
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ambient_config
 from agent_runtime.runtime import bind_stream_writer
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
 

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agent_runtime.engine.algo import PULL
-from agent_runtime.engine.runconfig import callback_manager_for_config, ensure_config
 from agent_runtime.engine.spec import PUSH_TRIGGER
+from agent_runtime.run_config import callback_manager_for_config, ensure_config
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import (
