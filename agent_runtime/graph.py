@@ -32,7 +32,7 @@ from agent_runtime.errors import GraphCompileError
 from agent_runtime.injection import no_sync_timeout, node_callable
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
+from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy, TracePolicy
 
 RESERVED_NAMES = frozenset({START, END})
 
@@ -110,7 +110,17 @@ def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) ->
 
 
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "error_handler", "fn", "is_error_handler", "retry", "subgraph", "timeout")
+    __slots__ = (
+        "defer",
+        "destinations",
+        "error_handler",
+        "fn",
+        "is_error_handler",
+        "retry",
+        "subgraph",
+        "timeout",
+        "trace_policy",
+    )
 
     def __init__(
         self,
@@ -122,6 +132,7 @@ class _NodeDef:
         timeout: TimeoutPolicy | None,
         error_handler: str | None = None,
         is_error_handler: bool = False,
+        trace_policy: TracePolicy | None = None,
     ) -> None:
         self.fn = fn
         self.subgraph = subgraph
@@ -131,6 +142,7 @@ class _NodeDef:
         self.timeout = timeout  # None: the graph's default
         self.error_handler = error_handler  # its handler's node; None: the graph's default handler
         self.is_error_handler = is_error_handler  # a handler's own failure fails the run
+        self.trace_policy = trace_policy
 
 
 ERROR_HANDLER_PREFIX = "__error_handler__"  # + node name: the node of add_node(..., error_handler=fn)
@@ -186,6 +198,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
         error_handler: Callable[..., Any] | None = None,
+        trace_policy: TracePolicy | None = None,
         **_ignored: Any,
     ) -> Self:
         """A node running `action` (a function or a compiled graph); `error_handler` runs instead of
@@ -204,10 +217,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             None if error_handler is None else self._add_error_handler(f"{ERROR_HANDLER_PREFIX}{node}", error_handler)
         )
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
-            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy, handler)
+            self.nodes[node] = _NodeDef(
+                None, action, defer, retry, tuple(destinations or ()), policy, handler, trace_policy=trace_policy
+            )
             return self
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy, handler)
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy, handler, trace_policy=trace_policy)
         return self
 
     def _add_error_handler(self, name: str, fn: Callable[..., Any]) -> str:
@@ -396,6 +411,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
+                trace_policy=node.trace_policy,
             )
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, spec in nodes.items():
@@ -447,7 +463,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             checkpointer=checkpointer,
             interrupt_before=before,
             interrupt_after=after,
-            name=name or "StateGraph",
+            name=name or "LangGraph",  # LangGraph's default (a tracer names the graph's run after it)
             guard_rails=guard_rails,
         )
         compiled.store = store

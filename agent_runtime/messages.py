@@ -20,6 +20,7 @@ from langchain_core.messages import (
     BaseMessageChunk,
     RemoveMessage,
     convert_to_messages,
+    convert_to_openai_messages,
     message_chunk_to_message,
 )
 
@@ -34,8 +35,15 @@ def _coerce(messages: Sequence[Any]) -> list[BaseMessage]:
 
 
 def _merge(left: Messages, right: Messages, *, format: str | None = None) -> list[BaseMessage]:
-    if format is not None:
-        raise ValueError(f"add_messages(format={format!r}) is not supported here; use the default (None)")
+    merged = _merged(left, right)
+    if format == "langchain-openai":  # contents as OpenAI's: strings, text and image_url blocks
+        return convert_to_messages(convert_to_openai_messages(merged))  # type: ignore[return-value]
+    if format:
+        raise ValueError(f"Unrecognized {format=}. Expected one of 'langchain-openai', None.")
+    return merged
+
+
+def _merged(left: Messages, right: Messages) -> list[BaseMessage]:
     merged = _coerce(left if isinstance(left, list) else [left])
     incoming = _coerce(right if isinstance(right, list) else [right])
     for message in merged:
@@ -75,6 +83,24 @@ def add_messages(left: Messages = None, right: Messages = None, **options: Any) 
         raise ValueError("add_messages needs both 'left' and 'right' (or neither, to bind options)")
     reducer: Callable[[Messages, Messages], list[BaseMessage]] = partial(_merge, **options)
     return reducer
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:
+    """Stream a message from inside a node, as a chat model's would be, to the `"messages"` streams
+    that show the node's graph; and write it to the state key `state_key` (unless None), before the
+    node's update. The message needs an id."""
+    from agent_runtime.engine import context
+    from agent_runtime.streaming.messages import push_to_streams
+
+    scratch = context.current()
+    pushed = convert_to_messages([message])[0]
+    if pushed.id is None:
+        raise ValueError("Message ID is required")
+    if scratch.config is not None:  # the run has callbacks, maybe a messages stream
+        push_to_streams(scratch.config, pushed)
+    if state_key:
+        scratch.writes = [*(scratch.writes or ()), (state_key, pushed)]
+    return pushed
 
 
 class MessagesState(TypedDict):

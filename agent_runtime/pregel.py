@@ -13,12 +13,14 @@ from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, Checkp
 from agent_runtime.compiled_api import GraphAPI
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ambient_config
 from agent_runtime.runtime import RunControl, bind_runtime
 from agent_runtime.stream.graph_api import StreamEventsAPI
 from agent_runtime.stream.parts import PartShaper, schema_mapper
@@ -30,9 +32,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
-STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
 
 # a run's own (interrupt_before, interrupt_after), given to invoke / stream instead of the graph's
 Breakpoints = tuple[tuple[str, ...], tuple[str, ...]]
@@ -151,6 +152,9 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
             checkpointer=checkpointer or self.checkpointer,
         )
+        ambient = ambient_config()
+        if wanted(config, modes, ambient):
+            run.callbacks = RunCallbacks(config, ambient, self.name)
         if breakpoints is not None:
             run.interrupt_before, run.interrupt_after = breakpoints
         run.owns_loop = _on_own_loop()
@@ -316,6 +320,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
         run = self._new_run(input, config, modes, durability, guard_rails, breakpoints=breakpoints)
         run.subgraphs = subgraphs
+        run.stream_version = version
         shaper = self.part_shaper() if version == "v2" else None
         events = run.events_iter()
         try:
@@ -374,6 +379,20 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                 yield item
         finally:
             _close_on(loop, agen)
+
+    def astream_events(
+        self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2", **kwargs: Any
+    ) -> Any:
+        """LangChain's event stream of the run (`version="v1"` / `"v2"`, agent_runtime.streaming.events);
+        other versions go to the next implementation in the class hierarchy."""
+        if version in ("v1", "v2"):
+            from agent_runtime.streaming.events import astream_events
+
+            return astream_events(self, input, config, version=version, **kwargs)
+        fallback = getattr(super(), "astream_events", None)
+        if fallback is None:
+            raise NotImplementedError(f"astream_events(version={version!r}): agent_runtime has 'v1' and 'v2'")
+        return fallback(input, config, version=version, **kwargs)
 
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:

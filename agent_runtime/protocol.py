@@ -14,7 +14,9 @@ from typing import Any
 CONFIG_KEY_SEND = "__pregel_send"  # Callable[[Sequence[tuple[str, Any]]], None]: the task's writes
 CONFIG_KEY_STREAM = "__pregel_stream"  # a StreamProtocol: the run's stream
 CONFIG_KEY_CALL = "__pregel_call"  # schedules a task call (functional API)
-CONFIG_KEY_TASK_ID = "__pregel_task_id"
+CONFIG_KEY_TASK_ID = "__pregel_task_id"  # a graph run from a config with it is that task's subgraph
+# a v3 event stream's run: its "messages" mode emits v2 (content-block) events
+CONFIG_KEY_STREAM_MESSAGES_V2 = "__pregel_stream_messages_v2"
 CONFIG_KEY_THREAD_ID = "thread_id"
 CONFIG_KEY_CHECKPOINT_ID = "checkpoint_id"
 CONFIG_KEY_TIMED_ATTEMPT_OBSERVER = "__pregel_timed_attempt_observer"  # see agent_runtime/attempt_events.py

@@ -214,6 +214,23 @@ class StateSnapshot:
     interrupts: tuple[Interrupt, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TracePolicy:
+    """What the tracers record of a node's own run (`add_node(..., trace_policy=)`): its input and its
+    output as `process_inputs(value)` / `process_outputs(value)` return them (to omit or summarize large
+    payloads). Only tracers see them: the node, its graph, the stream handlers and other callbacks get
+    the real values. A processor that raises is logged and the real value recorded. Not a redaction
+    tool: the runs of what the node calls (a chat model) record what they record."""
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A `TracePolicy` processor recording an empty payload (the run and its timing stay)."""
+    return {}
+
+
 class PregelTask(NamedTuple):
     """A task of a superstep as `get_state` shows it (LangGraph's fields, in its order)."""
 

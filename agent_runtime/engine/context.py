@@ -41,6 +41,7 @@ class TaskScratch:
     __slots__ = (
         "actions",
         "calls",
+        "config",
         "cost",
         "counter",
         "grace",
@@ -51,6 +52,7 @@ class TaskScratch:
         "run",
         "task",
         "tokens",
+        "writes",
     )
 
     def __init__(self, task: Task, run: Run, is_async: bool) -> None:
@@ -67,6 +69,8 @@ class TaskScratch:
         self.tokens = 0
         self.cost = 0.0
         self.actions: list[StepAction] = []
+        self.config: dict[str, Any] | None = None  # the node's config, when the run has callbacks
+        self.writes: list[tuple[str, Any]] | None = None  # made while it ran (push_message), before its update's
 
 
 _CURRENT: ContextVar[TaskScratch | None] = ContextVar("agent_runtime_task", default=None)

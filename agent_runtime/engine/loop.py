@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import (
-    NULL_TASK_ID,
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
@@ -32,17 +31,17 @@ from agent_runtime.engine.spec import (
     ERROR_SOURCE,
     INTERRUPT,
     NO_WRITES,
-    RESERVED,
     RESUME,
     TASKS,
     config_namespace,
 )
-from agent_runtime.engine.tasks import route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphDrained, GraphRecursionError
+from agent_runtime.engine.start import start
+from agent_runtime.errors import GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
+    from agent_runtime.engine.callbacks import RunCallbacks
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
     from agent_runtime.pregel import CompiledGraph
     from agent_runtime.runtime import RunControl
@@ -85,7 +84,9 @@ class Run:
         # static breakpoints: the compiled graph's, or the call's (stream(interrupt_before=...))
         self.interrupt_before: tuple[str, ...] = graph.interrupt_before
         self.interrupt_after: tuple[str, ...] = graph.interrupt_after
+        self.stream_version = "v1"  # astream(version=): a v3 event stream reads "v2" parts
         self.waker: Waker | None = None
+        self.callbacks: RunCallbacks | None = None  # LangChain callbacks, when asked for (engine/callbacks.py)
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
         self.report = RunReport()
@@ -239,71 +240,6 @@ class Run:
             highest = max(newest.checkpoint.channel_versions.values(), default=0)
             self.state.max_version = max(self.state.max_version, highest)
 
-    def _first(self, has_checkpoint: bool) -> None:
-        value = self.input
-        if value is None or isinstance(value, Command):
-            if isinstance(value, Command) and value.resume is not None and not self.checkpointing:
-                raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
-            if not has_checkpoint:
-                if value is None:
-                    raise EmptyInputError("Received no input and found no checkpoint to resume from")
-                raise RuntimeError("Cannot resume: no checkpoint for this thread")
-            self._resume(value)
-            return
-        self._fresh_input(value, has_checkpoint)
-
-    def _time_travels(self, command: Command | None) -> bool:
-        """A run from a named checkpoint that does not answer an interrupt replays that step (as
-        LangGraph): saved answers and finished tasks' writes are dropped, so its tasks run again and
-        their interrupts are asked again."""
-        if "checkpoint_id" not in self.config.get("configurable", {}):
-            return False
-        if command is not None and command.resume is not None:
-            return False
-        self._pending_writes = [w for w in self._pending_writes if w[0] == NULL_TASK_ID]
-        return True
-
-    def _resume(self, command: Command | None) -> None:
-        state = self.state
-        replay = self._time_travels(command)
-        # the replay starts a branch of its own (a "fork" checkpoint, whose id gives its tasks new ids),
-        # so later resumes of the thread continue it; a checkpoint saved as a branch point already is one
-        assert self._loaded is not None
-        forks = replay and self._loaded.metadata.get("source") not in ("update", "fork")
-        null_writes = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
-        if command is not None:
-            if command.resume is not None:
-                self._set_resume(command.resume)
-            writes, _ = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
-            gotos = command.goto_targets()
-            new_writes = writes + (route(self, START, gotos) if gotos else [])
-            if new_writes and self.checkpointer is not None and not forks:  # a fork carries them itself
-                self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
-            null_writes += new_writes
-        if null_writes:
-            apply_writes(self.spec, state, [Task.pseudo("__input__", null_writes)])
-        state.seen[INTERRUPT] = dict(state.versions)
-        if forks:
-            self.save_branch_point("fork")
-            self.step += 1
-        elif self.checkpoint_events:
-            events.checkpoint_loaded(self, self._loaded)
-        if "values" in self.modes:
-            self._emit("values", self.output())
-
-    def _set_resume(self, resume: Any) -> None:
-        pending = [i for t, c, v in self._pending_writes if c == INTERRUPT for i in v]
-        ids = {i.id for i in pending}
-        if isinstance(resume, dict) and resume and set(resume) <= ids:
-            self.resume_source.by_id = dict(resume)
-        elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
-            raise RuntimeError(
-                "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
-                "Command(resume={interrupt_id: value, ...})"
-            )
-        else:
-            self.resume_source.value = resume
-
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""
         schema = self.spec.schema
@@ -314,23 +250,6 @@ class Run:
         if unknown:
             warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=5)
         return [(START, {k: data[k] for k in data if k in schema.keys})]
-
-    def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
-        writes = self.input_writes(value)
-        discarded: list[Task] = []
-        if has_checkpoint:
-            # a new input abandons what the thread had pending: mark those triggers as seen
-            discarded = prepare_tasks(self.spec, self.state, self.step, self.checkpoint_id, None)
-            for task in discarded:
-                task.writes = []
-        self.updated = apply_writes(
-            self.spec,
-            self.state,
-            [*discarded, Task.pseudo("__input__", writes)],
-        )
-        self._pending_writes = []
-        self._save("input")
-        self.step += 1
 
     # -- checkpoints ------------------------------------------------------------------------------------
     def _cp_config(self) -> dict[str, Any]:
@@ -447,10 +366,15 @@ class Run:
 
     async def events_iter(self) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
-        if self.subgraphs:
-            self.waker = Waker()
+        callbacks = self.callbacks
+        if callbacks is not None:
+            callbacks.start(self)
+        if self.subgraphs or (callbacks is not None and callbacks.streams):
+            self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
-            self._first(self._load())
+            start(self, self._load())
+            if callbacks is not None and (self.input is None or isinstance(self.input, Command)):
+                await callbacks.resumed(self)
             for event in self._drain():
                 yield event
             while True:
@@ -514,14 +438,26 @@ class Run:
                     break
                 self.step += 1
             self._finish()
-        except asyncio.CancelledError:
+            if callbacks is not None and self.status.startswith("interrupt"):
+                await callbacks.paused(self)
+        except asyncio.CancelledError as exc:
             self.report.stop_reason = StopReason.ABORTED
+            if callbacks is not None:
+                callbacks.error(exc)
             raise
-        except GraphDrained:  # a subgraph this step ran was drained: so is this run (its finished tasks kept)
+        except GeneratorExit as exc:  # the reader stopped early: the graph's chain run ends with it
+            if callbacks is not None:
+                callbacks.error(exc)
+            raise
+        except GraphDrained as exc:  # a subgraph this step ran was drained: so is this run (its finished tasks kept)
+            if callbacks is not None:
+                callbacks.error(exc)  # as LangGraph: the graph's chain run ends with GraphDrained
             self.status = "draining"
             self._save_exit(self._tasks)
             self._finish()
         except Exception as exc:
+            if callbacks is not None:
+                callbacks.error(exc)
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
             self._save_exit(self._tasks)
@@ -531,6 +467,8 @@ class Run:
         finally:
             self.report.elapsed_s = time.perf_counter() - started
             self.graph.last_run_report = self.report
+        if callbacks is not None:
+            callbacks.end(self.graph.shape_output(self.output()))
         for event in self._drain():
             yield event
 

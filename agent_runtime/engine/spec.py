@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
@@ -117,6 +117,7 @@ class NodeSpec:
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
     async_branches: bool = False  # derived: any conditional edge has an async path function
     placement: SyncPlacement = field(default_factory=SyncPlacement)
+    trace_policy: TracePolicy | None = None  # what tracers record of its runs (engine/callbacks.py)
 
     def __post_init__(self) -> None:
         self.async_branches = any(b.is_async for b in self.branches)

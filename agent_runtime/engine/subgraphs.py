@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import NULL_TASK_ID, CheckpointTuple
+from agent_runtime.engine.callbacks import CALLBACK_MODES
 from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.errors import GraphDrained, GraphInterrupt
+from agent_runtime.protocol import CONFIG_KEY_TASK_ID
 from agent_runtime.types import Command
 
 if TYPE_CHECKING:
@@ -61,7 +63,10 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any) 
         saved = checkpointer.get_tuple(config)
         if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
             arg = _resume_command(run, saved)
-    modes = run.modes if run.subgraphs else frozenset()
+    if run.callbacks is not None:  # a subgraph of the task, for the callback handlers (engine/callbacks.py)
+        configurable[CONFIG_KEY_TASK_ID] = task.id
+    # the parent's "messages" / "tools" handlers, which it passes down, see the subgraph's models and tools
+    modes = run.modes - CALLBACK_MODES if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
     sub.nested = True

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.callbacks import ambient, with_ambient
 from agent_runtime.engine.error_handlers import handler_task
 from agent_runtime.engine.events import task_finished
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
@@ -28,7 +29,7 @@ from agent_runtime.errors import (
 from agent_runtime.retries import cancelled_by_node, retry_delay, wait_before_retry
 from agent_runtime.schema import StateSchema
 from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
-from agent_runtime.types import END, START, Command, Send, Terminate, TimeoutPolicy
+from agent_runtime.types import END, START, Command, Send, Terminate
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -50,9 +51,60 @@ def call_sync(
         context.leave(token)
 
 
+async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: Any, inline: bool) -> Any:
+    """Call a node as a child chain run of the run's callbacks, its code with the task's config as
+    LangChain's ambient config (so the chat models and tools it calls report to the run's handlers)."""
+    node = task.node
+    callbacks = run.callbacks
+    assert node is not None and node.fn is not None and callbacks is not None
+    if node.subgraph is not None:  # the subgraph's own chain run is the node's
+        with ambient(callbacks.subgraph_config(run, task)):
+            return await run_subgraph(run, task, node.subgraph, arg)
+    node_run, config = callbacks.task_started(run, task, arg)
+    scratch.config = config
+    args = (arg, config) if node.takes_config else (arg,)
+    try:
+        if node.is_async:
+            with ambient(config):
+                result = await call_node(run, task, scratch, node.fn, args, inline)
+        else:
+            result = await call_node(run, task, scratch, with_ambient(config, node.fn), args, inline)
+    except BaseException as exc:
+        node_run.on_chain_error(exc)
+        raise
+    callbacks.task_ended(task, node_run, result)
+    return result
+
+
+async def call_node(
+    run: Run, task: Task, scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...], inline: bool
+) -> Any:
+    """One attempt of the node's function `fn` (its own, or wrapped): an async one on this loop under
+    the task's timeout, a sync one inline or on the pool."""
+    node = task.node
+    assert node is not None
+    timeout = task.timeout or node.timeout
+    if node.is_async:
+        token = context.enter(scratch)
+        try:
+            if timeout is None:
+                return await fn(*args)
+            config = scratch.config or run.node_config(task)  # the attempt observer's
+            return await call_with_timeout(task.name, timeout, lambda: fn(*args), config)
+        finally:
+            context.leave(token)
+    if timeout is not None:  # a Send's timeout to a sync node (add_node refuses one)
+        raise sync_timeout_unsupported(task.name)
+    if inline:
+        return call_sync(scratch, node.placement, fn, args)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
+
+
 async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
-    commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
+    commit the outcome at once. The hot path of every superstep: one coroutine and, per attempt, one
+    call_node."""
     node = task.node
     assert node is not None
     attempts = 0
@@ -63,29 +115,13 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 arg = run.task_input(task)
                 if node.fn is None:  # the hidden __start__ task maps the graph input
                     result = arg
+                elif run.callbacks is not None:  # the node is a chain run of the graph's callbacks
+                    result = await call_traced(run, task, scratch, arg, inline)
                 elif node.subgraph is not None:
                     result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
                     args = (arg, run.node_config(task)) if node.takes_config else (arg,)
-                    timeout = task.timeout or node.timeout
-                    if node.is_async:
-                        token = context.enter(scratch)
-                        try:
-                            if timeout is None:
-                                result = await node.fn(*args)
-                            else:
-                                result = await _timed(run, task, timeout, node.fn, args)
-                        finally:
-                            context.leave(token)
-                    elif timeout is not None:  # a Send's timeout to a sync node (add_node refuses one)
-                        raise sync_timeout_unsupported(task.name)
-                    elif inline:
-                        result = call_sync(scratch, node.placement, node.fn, args)
-                    else:
-                        loop = asyncio.get_running_loop()
-                        result = await loop.run_in_executor(
-                            run.executor, call_sync, scratch, node.placement, node.fn, args
-                        )
+                    result = await call_node(run, task, scratch, node.fn, args, inline)
             except ParentCommand as exc:  # a graph this node ran addressed this node's graph
                 result = exc.command
             except asyncio.CancelledError as exc:
@@ -96,6 +132,8 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 writes = await node_writes_async(run, task, result)
             else:
                 writes = node_writes(run, task, result)
+            if scratch.writes:
+                writes[:0] = scratch.writes
         except GraphInterrupt as exc:
             task.interrupts = exc.interrupts
             task.writes = [(RESUME, list(task.resume))] if task.resume else []
@@ -124,13 +162,6 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
         if run.modes:
             task_finished(run, task)
         return scratch
-
-
-async def _timed(
-    run: Run, task: Task, timeout: TimeoutPolicy, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]
-) -> Any:
-    """One attempt of an async node under its TimeoutPolicy (agent_runtime/timeouts.py)."""
-    return await call_with_timeout(task.name, timeout, lambda: fn(*args), run.node_config(task))
 
 
 async def _failed(run: Run, task: Task, error: Exception, inline: bool, commit: bool) -> context.TaskScratch:

@@ -16,12 +16,14 @@ from agent_runtime.types import (
     StateSnapshot,
     StateUpdate,
     TimeoutPolicy,
+    TracePolicy,
+    omit_payload,
 )
 from langgraph import _shim
 
 # Pure type aliases (no behaviour): the values agent_runtime accepts.
 Durability = Literal["sync", "async", "exit"]
-StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks"]
+StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks", "messages", "tools"]
 
 __all__ = [
     "Command",
@@ -38,6 +40,8 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "interrupt",
+    "omit_payload",
 ]
 __getattr__ = _shim.module_getattr(__name__)
