@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     from agent_runtime.checkpoint.base import BaseCheckpointer
     from agent_runtime.engine.loop import Run
     from agent_runtime.graph import StateGraph
+    from agent_runtime.pregel import CompiledGraph
 
 _MERGED = ("configurable", "metadata")
+SubgraphPersistence = Literal["per_call", "per_thread", "off"]
 INPUT = "__input__"  # update_state's as_node for writing a graph input
 
 
@@ -61,6 +63,9 @@ class GraphAPI:
     store: Any = None  # compile(store=...): the runtime's store
     context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
     builder: StateGraph[Any, Any, Any, Any] | None = None
+    # as a subgraph: "per_call" (the parent's checkpointer, a fresh state per call; compile's default),
+    # "per_thread" (checkpointer=True: its state kept across the parent's turns), "off" (checkpointer=False)
+    persistence: SubgraphPersistence = "per_call"
 
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """A copy of the graph whose runs start from `config` (merged under the config of each call)."""
@@ -76,10 +81,67 @@ class GraphAPI:
 
     @property
     def nodes(self) -> dict[str, NodeView]:
-        return {
-            name: NodeView(name, node.fn, node.triggers, [node.subgraph] if node.subgraph is not None else [])
-            for name, node in self.spec.nodes.items()
-        }
+        views = {}
+        for name, node in self.spec.nodes.items():
+            subgraph = node.subgraph or node.invoked_graph
+            views[name] = NodeView(name, node.fn, node.triggers, [subgraph] if subgraph is not None else [])
+        return views
+
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, CompiledGraph]]:
+        """(namespace, graph) of each node's subgraph (the node is a compiled graph or its function
+        invokes one); `namespace` ("parent|child", without task ids) picks the one there, matching
+        whole segments; a nested one needs `recurse`."""
+        for name, view in self.nodes.items():
+            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
+                continue
+            if not view.subgraphs:
+                continue
+            graph = view.subgraphs[0]
+            if name == namespace:
+                yield name, graph
+                return
+            if namespace is None:
+                yield name, graph
+            if recurse:
+                child = None if namespace is None else namespace[len(name) + 1 :]
+                for sub_ns, sub in graph.get_subgraphs(namespace=child, recurse=True):
+                    yield f"{name}|{sub_ns}", sub
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, CompiledGraph]]:
+        for found in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield found
+
+    def _owner(self, config: dict[str, Any], *, for_update: bool = False) -> Any:
+        """The graph whose checkpoints `config` names: for a subgraph's namespace ("<node>:<task id>|..."),
+        that subgraph; for one that names none (a graph a tool invokes, say), this graph reads it, but
+        cannot update it (its nodes and channels would write the wrong state there)."""
+        ns = config.get("configurable", {}).get("checkpoint_ns", "")
+        if not ns:
+            return self
+        path = "|".join(part.split(":")[0] for part in ns.split("|") if not part.isdigit())
+        for _, graph in self.get_subgraphs(namespace=path, recurse=True):
+            return graph
+        if for_update:
+            raise ValueError(f"Subgraph {path} not found")
+        return self
+
+    def own_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """`config` with the namespace this graph keeps its checkpoints in (see `own_namespace`)."""
+        configurable = config.get("configurable", {})
+        ns = configurable.get("checkpoint_ns", "")
+        own = self.own_namespace(ns)
+        return config if own == ns else {**config, "configurable": {**configurable, "checkpoint_ns": own}}
+
+    def own_namespace(self, ns: str) -> str:
+        """The namespace this graph, run as a subgraph under `ns`, keeps its checkpoints in: a stateful
+        one (`checkpointer=True`) drops the task ids, so every call continues one history."""
+        if self.persistence != "per_thread":
+            return ns
+        return "|".join(part.split(":")[0] for part in ns.split("|"))
 
     @property
     def channels(self) -> dict[str, BaseChannel]:
@@ -104,15 +166,22 @@ class GraphAPI:
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Apply each superstep's updates together, as if their nodes had run in one step (their edges
-        fire too), saving one checkpoint per superstep; returns the config of the last."""
+        fire too), saving one checkpoint per superstep; returns the config of the last. A config in a
+        subgraph's namespace updates that subgraph."""
         if self.checkpointer is None:
             raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
+        owner = self._owner(config, for_update=True)
+        return await owner.apply_updates(owner.own_config(config), supersteps, self.checkpointer)
+
+    async def apply_updates(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]], checkpointer: BaseCheckpointer
+    ) -> dict[str, Any]:
         if not supersteps:
             raise ValueError("No supersteps provided")
         for updates in supersteps:
             if not updates:
                 raise ValueError("No updates provided")
-            run = self._new_run(None, config, frozenset(), None, None)
+            run = self._new_run(None, config, frozenset(), None, None, checkpointer=checkpointer)
             run._load()
             if len(updates) == 1 and updates[0].values is None and updates[0].as_node is None:
                 run.save_branch_point("update")  # as LangGraph: a copy of the checkpoint, a new branch point

@@ -171,7 +171,8 @@ class CompiledGraph(GraphAPI):
             and (inherits(caller.run, self) or caller.run.subgraphs)
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
-            return await run_subgraph(caller.run, caller.task, self, input)
+            index, caller.subgraph_calls = caller.subgraph_calls, caller.subgraph_calls + 1
+            return await run_subgraph(caller.run, caller.task, self, input, index)
         run = self._new_run(input, config, frozenset(), durability, guard_rails)
         async for _ in run.events_iter():
             pass
@@ -329,28 +330,17 @@ class CompiledGraph(GraphAPI):
         config = subgraph_state(run.config, task)
         if config is None or not recurse:
             return config
-        subgraph = task.node.subgraph if task.node is not None else None
+        subgraph = task.node.subgraph or task.node.invoked_graph if task.node is not None else None
         assert subgraph is not None  # subgraph_state gives a config to a subgraph node's task only
         return subgraph._state(config, subgraph.checkpointer or checkpointer, recurse=True)
 
     def _state(self, config: dict[str, Any], checkpointer: BaseCheckpointer, *, recurse: bool) -> StateSnapshot:
+        config = self.own_config(config)
         saved = checkpointer.get_tuple(config)
         if saved is None:
             return StateSnapshot({}, (), config, {}, "", None)
         live = not config.get("configurable", {}).get("checkpoint_id")
         return self._snapshot(saved, checkpointer, live=live, recurse=recurse)
-
-    def _owner(self, config: dict[str, Any]) -> CompiledGraph:
-        """The graph whose checkpoints `config` names: for a subgraph node's namespace ("<node>:<task
-        id>|..."), that subgraph (as LangGraph reads them); otherwise this graph."""
-        ns = config.get("configurable", {}).get("checkpoint_ns", "")
-        graph = self
-        for part in ns.split("|") if ns else ():
-            node = graph.spec.nodes.get(part.split(":")[0])
-            if node is None or node.subgraph is None:
-                return self
-            graph = node.subgraph
-        return graph
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
@@ -359,7 +349,7 @@ class CompiledGraph(GraphAPI):
     def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
-        for saved in checkpointer.list(config, limit=limit):
+        for saved in checkpointer.list(owner.own_config(config), limit=limit):
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:

@@ -79,6 +79,11 @@ def thread_key(config: dict[str, Any]) -> tuple[str, str]:
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
 
 
+def before_id(before: dict[str, Any] | None) -> str | None:
+    """The checkpoint id a `list(before=...)` config names (None: no bound)."""
+    return None if before is None else before.get("configurable", {}).get("checkpoint_id")
+
+
 def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
@@ -130,8 +135,11 @@ class BaseCheckpointer:
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         raise NotImplementedError
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        """Checkpoints of the thread, newest first."""
+    def list(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints of the thread, newest first; `before` (a config naming a checkpoint, as LangGraph's):
+        only those saved before it (ids are time-ordered across a thread's namespaces)."""
         raise NotImplementedError
 
     def delete_thread(self, thread_id: str) -> None:

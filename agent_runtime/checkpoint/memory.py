@@ -13,6 +13,7 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
+    before_id,
     thread_key,
 )
 
@@ -83,10 +84,16 @@ class InMemoryCheckpointer(BaseCheckpointer):
                 return None
             return self._tuple(thread_id, ns, checkpoint_id)
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def list(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
         thread_id, ns = thread_key(config)
+        bound = before_id(before)
         with self._lock:
-            ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)[:limit]
+            ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)
+            if bound is not None:
+                ids = [i for i in ids if i < bound]
+            ids = ids[:limit]
             tuples = [self._tuple(thread_id, ns, i) for i in ids]
         yield from tuples
 

@@ -15,6 +15,7 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
+    before_id,
     thread_key,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
@@ -83,9 +84,13 @@ class RedisCheckpointer(BaseCheckpointer):
         checkpoint = Checkpoint(checkpoint_id, ts, values, versions, seen, updated)
         return CheckpointTuple.saved((thread_id, ns), checkpoint, metadata, parent_id, pending)
 
-    def _ids(self, thread_id: str, ns: str, limit: int | None) -> list[str]:
+    def _ids(self, thread_id: str, ns: str, limit: int | None, before: str | None = None) -> list[str]:
         raw = self.client.zrevrangebylex(
-            self._key("index", thread_id, ns), "+", "-", start=0, num=-1 if limit is None else limit
+            self._key("index", thread_id, ns),
+            "+" if before is None else f"({before}",
+            "-",
+            start=0,
+            num=-1 if limit is None else limit,
         )
         return [i.decode() if isinstance(i, bytes) else str(i) for i in raw]
 
@@ -100,10 +105,12 @@ class RedisCheckpointer(BaseCheckpointer):
         record = self.client.hget(self._key("checkpoints", thread_id, ns), checkpoint_id)
         return None if record is None else self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def list(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
         thread_id, ns = thread_key(config)
         body = self._key("checkpoints", thread_id, ns)
-        for checkpoint_id in self._ids(thread_id, ns, limit):
+        for checkpoint_id in self._ids(thread_id, ns, limit, before_id(before)):
             record = self.client.hget(body, checkpoint_id)
             if record is not None:
                 yield self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))

@@ -14,6 +14,7 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
+    before_id,
     thread_key,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
@@ -105,13 +106,17 @@ class SqliteCheckpointer(BaseCheckpointer):
                 row = self._conn.execute(columns + " ORDER BY id DESC LIMIT 1", (thread_id, ns)).fetchone()
             return None if row is None else self._tuple(thread_id, ns, row)
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def list(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
         thread_id, ns = thread_key(config)
+        bound = before_id(before)
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, parent_id, ts, body, metadata FROM checkpoints WHERE thread_id=? AND ns=? "
-                "ORDER BY id DESC LIMIT ?",
-                (thread_id, ns, -1 if limit is None else limit),
+                + ("" if bound is None else "AND id<? ")
+                + "ORDER BY id DESC LIMIT ?",
+                (thread_id, ns, *(() if bound is None else (bound,)), -1 if limit is None else limit),
             ).fetchall()
             tuples = [self._tuple(thread_id, ns, row) for row in rows]
         yield from tuples

@@ -49,6 +49,7 @@ class TaskScratch:
         "pending",
         "resume",
         "run",
+        "subgraph_calls",
         "task",
         "tokens",
     )
@@ -63,6 +64,7 @@ class TaskScratch:
         self.is_async = is_async
         self.counter = 0  # interrupt() calls so far in this attempt
         self.calls = 0  # task calls so far in this attempt (their index makes their ids)
+        self.subgraph_calls = 0  # graphs invoked so far in this attempt (the 2nd one's namespace ends in |1)
         self.pending: list[Any] = []  # futures of the task calls started in this attempt
         self.tokens = 0
         self.cost = 0.0

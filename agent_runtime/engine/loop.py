@@ -24,6 +24,7 @@ from agent_runtime.checkpoint.base import (
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
 from agent_runtime.engine.tasks import route, state_updates
@@ -103,6 +104,8 @@ class Run:
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
+        self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
+        self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
         # which sync calls do on pool threads
@@ -196,7 +199,7 @@ class Run:
         saved = None
         if self.checkpointer is not None:
             self.thread_id, self.ns = thread_key(self.config)
-            saved = self.checkpointer.get_tuple(self.config)
+            saved = self.checkpointer.get_tuple(self.config) if self.start_from is MISSING else self.start_from
         if saved is None:
             self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
             self.checkpoint_id = ""
@@ -214,6 +217,8 @@ class Run:
             self._saved_max = self.state.max_version
             self._pending_writes = list(saved.pending_writes)
             saved_step = int(saved.metadata.get("step", -1))
+        if self.start_from is not MISSING:  # an earlier state of the namespace (or none): a fork of it
+            self._above_the_thread()
         self.step = saved_step + 1
         self.stop = self.step + self.recursion_limit + 1
         self.updated: set[str] | None = None
@@ -233,6 +238,9 @@ class Run:
 
     def _first(self, has_checkpoint: bool) -> None:
         value = self.input
+        answers = isinstance(value, Command) and value.resume is not None
+        if self._loaded is not None and "checkpoint_id" in self.config.get("configurable", {}) and not answers:
+            self.replay = ReplayBound.of(self._loaded)
         if value is None or isinstance(value, Command):
             if isinstance(value, Command) and value.resume is not None and not self.checkpointing:
                 raise RuntimeError("Cannot use Command(resume=...) without checkpointer")

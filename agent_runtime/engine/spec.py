@@ -99,6 +99,7 @@ class NodeSpec:
     retry: tuple[RetryPolicy, ...] = ()
     defer: bool = False
     subgraph: CompiledGraph | None = None
+    invoked_graph: CompiledGraph | None = None  # a graph the node's function invokes (engine/introspect.py)
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown

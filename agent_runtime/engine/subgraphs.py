@@ -3,7 +3,11 @@ or from inside the node's function (`sub.invoke(...)`). Without a checkpointer o
 the parent run's, under the namespace `<parent ns>|<node>:<task id>`, as LangGraph does: an interrupt or
 a static breakpoint inside pauses the parent, and the parent's resume continues the subgraph where it
 stopped. A run streamed with `subgraphs=True` passes its stream modes down and forwards the subgraph's
-events, as they come, under the subgraph's namespace."""
+events, as they come, under the subgraph's namespace.
+
+`compile(checkpointer=True)` makes a subgraph stateful: its checkpoints go under the namespace without
+task ids (`<node>`), so each call continues the thread's one history of it; `checkpointer=False` opts
+out of the parent's checkpointer (no interrupts inside, no state kept)."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ if TYPE_CHECKING:
 
 def inherits(run: Run, subgraph: CompiledGraph) -> bool:
     """A subgraph without a checkpointer of its own runs on the parent's thread, if it has one."""
-    return run.checkpointer is not None and subgraph.checkpointer is None
+    return run.checkpointer is not None and subgraph.checkpointer is None and subgraph.persistence != "off"
 
 
 def task_namespace(configurable: Mapping[str, Any], task: Task) -> str:
@@ -34,39 +38,55 @@ def task_namespace(configurable: Mapping[str, Any], task: Task) -> str:
     return f"{parent_ns}|{own}" if parent_ns else own
 
 
+def subgraph_namespace(
+    configurable: Mapping[str, Any], task: Task, subgraph: CompiledGraph, call_index: int = 0
+) -> str:
+    """Where the subgraph `task` runs keeps its checkpoints: the task's namespace (plus `|<n>` for the
+    n-th graph after the first that the task's function invokes), without the task ids for a stateful
+    subgraph (one history per thread, as LangGraph's `checkpointer=True`)."""
+    ns = task_namespace(configurable, task)
+    if call_index:
+        ns = f"{ns}|{call_index}"
+    return subgraph.own_namespace(ns)
+
+
 def subgraph_state(config: dict[str, Any], task: Task) -> dict[str, Any] | None:
     """A task's `state` in a checkpoint event (or a snapshot without `subgraphs=True`): for a node that is
-    a compiled graph, the config of its subgraph's checkpoints (as LangGraph's signal that they exist)."""
+    (or invokes) a compiled graph, the config of its subgraph's checkpoints (as LangGraph's signal that
+    they exist; a stateful subgraph reads them without the task id)."""
     node = task.node
-    if node is None or node.subgraph is None:
+    if node is None or (node.subgraph is None and node.invoked_graph is None):
         return None
     configurable = config.get("configurable", {})
-    return {
-        "configurable": {
-            "thread_id": configurable.get("thread_id"),
-            "checkpoint_ns": task_namespace(configurable, task),
-        }
-    }
+    ns = task_namespace(configurable, task)
+    return {"configurable": {"thread_id": configurable.get("thread_id"), "checkpoint_ns": ns}}
 
 
-async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any) -> dict[str, Any]:
+async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, call_index: int = 0) -> dict[str, Any]:
     """The subgraph's output state (the task's update); raises GraphInterrupt when it paused on the
-    parent's thread (a subgraph with a checkpointer of its own returns its interrupts as its output)."""
+    parent's thread (a subgraph with a checkpointer of its own returns its interrupts as its output).
+    `call_index`: how many graphs the task's function invoked before this one."""
     parent = run.config.get("configurable", {})
-    configurable = {**parent, "checkpoint_ns": task_namespace(parent, task)}
+    ns = subgraph_namespace(parent, task, subgraph, call_index)
+    configurable = {**parent, "checkpoint_ns": ns}
     configurable.pop("checkpoint_id", None)
     config = {"configurable": configurable, "recursion_limit": run.recursion_limit}
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
+    start_from: Any = MISSING
     if checkpointer is not None:
-        saved = checkpointer.get_tuple(config)
-        if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
-            arg = _resume_command(run, saved)
+        if run.replay is not None and run.replay.first_visit(ns):
+            start_from = run.replay.checkpoint(checkpointer, config)  # its input goes on from there
+        else:
+            saved = checkpointer.get_tuple(config)
+            if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
+                arg = _resume_command(run, saved)
     modes = run.modes if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
+    sub.replay, sub.start_from = run.replay, start_from
     if run.subgraphs:
         sub.subgraphs = True
-        sub.stream_ns = (*run.stream_ns, f"{task.name}:{task.id}")
+        sub.stream_ns = tuple(ns.split("|"))
     async for event in sub.events_iter():
         forward(run, event)
     if checkpointer is None:

@@ -105,6 +105,9 @@ def test_history_and_threads(saver: ar.BaseCheckpointer) -> None:
     assert [h.metadata["source"] for h in history][-1] == "input"
     assert history[0].parent_config == history[1].config
     assert len(list(app.get_state_history(one, limit=2))) == 2
+    before = saver.list(one, before=history[2].config)  # as LangGraph's: the checkpoints saved before it
+    assert [t.config for t in before] == [h.config for h in history[3:]]
+    assert [t.config for t in saver.list(one, before=history[2].config, limit=1)] == [history[3].config]
     saver.delete_thread(one["configurable"]["thread_id"])
     assert app.get_state(one).values == {}
     assert app.get_state(two).values["log"] == ["2", "a", "b"]
@@ -207,3 +210,34 @@ def test_forking_an_earlier_checkpoint_keeps_the_old_branch(saver: ar.BaseCheckp
     assert app.get_state(forked).values["log"] == ["x", "a", "z"]
     assert app.get_state(old_tip.config).values["log"] == ["x", "a", "b"]  # untouched
     assert app.get_state(after_a.config).values["log"] == ["x", "a"]
+
+
+class Turn(TypedDict):
+    items: list[str]
+
+
+def test_stateful_subgraph_state_on_a_parent_replay(saver: ar.BaseCheckpointer) -> None:
+    """compile(checkpointer=True): the subgraph keeps its state across the parent's turns in the parent's
+    checkpointer; a replay of the parent's first turn starts it from what it had then (nothing)."""
+    seen: list[list[str]] = []
+
+    def step(state: State) -> dict[str, Any]:
+        seen.append(list(state["log"]))
+        return {"log": ["s"]}
+
+    sub = ar.StateGraph(State)
+    sub.add_node("step", step)
+    sub.add_edge(ar.START, "step")
+    parent = ar.StateGraph(Turn)
+    parent.add_node("a", lambda s: {"items": ["a"]})
+    parent.add_node("sub", sub.compile(checkpointer=True))
+    parent.add_edge(ar.START, "a")
+    parent.add_edge("a", "sub")
+    app = parent.compile(checkpointer=saver)
+    cfg = _cfg()
+    app.invoke({"items": []}, cfg)
+    app.invoke({"items": []}, cfg)
+    assert seen == [[], ["s"]]
+    first_turn = [h for h in app.get_state_history(cfg) if h.next == ("sub",)][-1]
+    app.invoke(None, first_turn.config)
+    assert seen[-1] == []
