@@ -17,7 +17,7 @@ from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
-from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
+from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state, with_checkpoint_map
 from agent_runtime.report import RunReport
 from agent_runtime.runtime import bind_stream_writer
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
@@ -292,10 +292,10 @@ class CompiledGraph(GraphAPI):
         return StateSnapshot(
             values=run.output(),
             next=tuple(t.name for t in pending),
-            config=saved.config,
+            config=with_checkpoint_map(saved.config, saved.metadata),
             metadata=saved.metadata,
             created_at=iso(saved.checkpoint.ts),
-            parent_config=saved.parent_config,
+            parent_config=saved.parent_config and with_checkpoint_map(saved.parent_config, saved.metadata),
             # Every task of the step, those that finished before a failure or an interrupt included (with
             # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(

@@ -106,6 +106,7 @@ class Run:
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
         self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
+        self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
         # which sync calls do on pool threads
@@ -239,7 +240,8 @@ class Run:
     def _first(self, has_checkpoint: bool) -> None:
         value = self.input
         answers = isinstance(value, Command) and value.resume is not None
-        if self._loaded is not None and "checkpoint_id" in self.config.get("configurable", {}) and not answers:
+        named = "checkpoint_id" in self.config.get("configurable", {})
+        if self._loaded is not None and named and not answers and self.replay is None:
             self.replay = ReplayBound.of(self._loaded)
         if value is None or isinstance(value, Command):
             if isinstance(value, Command) and value.resume is not None and not self.checkpointing:
@@ -358,7 +360,7 @@ class Run:
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
-            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
+            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": self.parents}, parent)
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -404,7 +406,7 @@ class Run:
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        metadata = {"source": source, "step": step, "parents": {}}
+        metadata = {"source": source, "step": step, "parents": self.parents}
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version

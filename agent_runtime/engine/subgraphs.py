@@ -75,7 +75,11 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     start_from: Any = MISSING
     if checkpointer is not None:
         if run.replay is not None and run.replay.first_visit(ns):
-            start_from = run.replay.checkpoint(checkpointer, config)  # its input goes on from there
+            pinned = configurable.get("checkpoint_map", {}).get(ns)
+            if pinned is not None:  # time travel to this subgraph's checkpoint: it replays from there
+                configurable["checkpoint_id"], arg = pinned, None
+            else:
+                start_from = run.replay.checkpoint(checkpointer, config)  # its input goes on from there
         else:
             saved = checkpointer.get_tuple(config)
             if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
@@ -84,6 +88,8 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
     sub.replay, sub.start_from = run.replay, start_from
+    if checkpointer is not None:
+        sub.parents = {**run.parents, run.ns: run.checkpoint_id}
     if run.subgraphs:
         sub.subgraphs = True
         sub.stream_ns = tuple(ns.split("|"))
@@ -96,6 +102,17 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
             checkpointer.put_writes(sub._cp_config(), [(INTERRUPT, [])], NULL_TASK_ID)
         raise GraphInterrupt(tuple(sub.interrupts))
     return subgraph.shape_output(sub.output())
+
+
+def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+    """A subgraph checkpoint's config as LangGraph shows it: with `checkpoint_map`, the checkpoint id of
+    each graph above it and its own, so running the root graph with it time travels into the subgraph."""
+    parents = metadata.get("parents")
+    if not parents:
+        return config
+    configurable = config["configurable"]
+    checkpoint_map = {**parents, configurable["checkpoint_ns"]: configurable["checkpoint_id"]}
+    return {**config, "configurable": {**configurable, "checkpoint_map": checkpoint_map}}
 
 
 def forward(run: Run, event: Event) -> None:
