@@ -16,8 +16,9 @@ from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, s
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
-from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
+from agent_runtime.engine.spec import RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state, with_checkpoint_map
+from agent_runtime.engine.task_status import read_task_statuses
 from agent_runtime.report import RunReport
 from agent_runtime.runtime import bind_stream_writer
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
@@ -279,8 +280,10 @@ class CompiledGraph(GraphAPI):
         if null_writes:
             apply_writes(self.spec, run.state, [Task.pseudo("__input__", null_writes)])
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
-        interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
-        errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
+        statuses = read_task_statuses(saved.pending_writes)
+        # live: the questions still waiting for an answer; the step's record: every question asked
+        interrupts = {t: s.pending_interrupts if live else s.interrupts for t, s in statuses.items()}
+        errors = {t: s.error for t, s in statuses.items() if s.error is not None}
         run._reapply_pending(tasks)
         pending = tasks
         if live:

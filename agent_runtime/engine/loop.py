@@ -27,6 +27,7 @@ from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
+from agent_runtime.engine.task_status import CONTROL_WRITES, pending_interrupts
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
@@ -37,18 +38,18 @@ if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
+_NOT_REAPPLIED = frozenset({NO_WRITES, INTERRUPT, ERROR})  # saved, but not a restored task's writes
 
 
 def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
     """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
-    writes when it had finished (not when it was interrupted or failed: then it runs again)."""
-    channels = {c for c, _ in saved}
+    writes when it had finished (it has output writes, engine/task_status.py; otherwise it runs again)."""
     for chan, value in saved:
         if chan == RESUME:
             task.resume = list(value)
-    if INTERRUPT in channels or ERROR in channels:
+    if all(c in CONTROL_WRITES for c, _ in saved):
         return
-    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
+    task.writes = [(c, v) for c, v in saved if c not in _NOT_REAPPLIED]
     task.done = True
 
 
@@ -280,7 +281,9 @@ class Run:
             gotos = command.goto_targets()
             new_writes = writes + (route(self, START, gotos) if gotos else [])
             if new_writes and self.checkpointer is not None and not forks:  # a fork carries them itself
-                self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
+                # saved after the input writes of earlier resumes of this step, which a saver keys by position
+                saved = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID]
+                self.checkpointer.put_writes(self._cp_config(), saved + new_writes, NULL_TASK_ID)
             null_writes += new_writes
         if null_writes:
             apply_writes(self.spec, state, [Task.pseudo("__input__", null_writes)])
@@ -294,8 +297,7 @@ class Run:
             self._emit("values", self.output())
 
     def _set_resume(self, resume: Any) -> None:
-        pending = [i for t, c, v in self._pending_writes if c == INTERRUPT for i in v]
-        ids = {i.id for i in pending}
+        ids = {i.id for i in pending_interrupts(self._pending_writes)}
         if isinstance(resume, dict) and resume and set(resume) <= ids:
             self.resume_source.by_id = dict(resume)
         elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
@@ -423,8 +425,11 @@ class Run:
             # error does not replace), so an invalid resume value can be answered again
             asked = [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
             writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
-        elif not writes:
-            writes = [(NO_WRITES, None)]
+        else:
+            if all(c in CONTROL_WRITES for c, _ in writes):  # finished without output: say it finished
+                writes.append((NO_WRITES, None))
+            # the questions it asked before it finished stay on record (a step's history shows them)
+            writes += [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
     def _reapply_pending(self, tasks: list[Task]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import NULL_TASK_ID, CheckpointTuple
 from agent_runtime.engine.spec import INTERRUPT
+from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import GraphInterrupt
 from agent_runtime.types import Command
 
@@ -128,7 +129,7 @@ def _resume_command(run: Run, saved: CheckpointTuple) -> Command | None:
     """What the paused subgraph is resumed with: only the answers to its own interrupts (its siblings
     get theirs), or the run's single answer; None goes on past a breakpoint or asks again."""
     source = run.resume_source
-    own = {i.id for _, c, v in saved.pending_writes if c == INTERRUPT for i in v}
+    own = {i.id for i in pending_interrupts(saved.pending_writes)}
     answers = {iid: source.by_id.pop(iid) for iid in own & source.by_id.keys()}
     if answers:
         return Command(resume=answers)

@@ -1,9 +1,11 @@
-"""`langgraph._internal._constants`: the config key of the run's Runtime and the overwrite marker
-(the rest are stubs)."""
+"""`langgraph._internal._constants`: the config key of the run's Runtime, the overwrite marker and the
+reserved channels of pending writes (the rest are stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
+from agent_runtime.checkpoint.base import NULL_TASK_ID
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 
-__all__ = ["CONFIG_KEY_RUNTIME", "OVERWRITE"]
+__all__ = ["CONFIG_KEY_RUNTIME", "ERROR", "INTERRUPT", "NO_WRITES", "NULL_TASK_ID", "OVERWRITE", "RESUME", "RETURN"]
 __getattr__ = _shim.module_getattr(__name__)
