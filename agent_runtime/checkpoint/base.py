@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_runtime.channels import MISSING
+from agent_runtime.engine.spec import ERROR, INTERRUPT, RESUME
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -77,6 +78,16 @@ def thread_key(config: dict[str, Any]) -> tuple[str, str]:
     if "thread_id" not in conf:
         raise ValueError('A checkpointer needs a thread: pass config={"configurable": {"thread_id": "..."}}')
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+
+
+# A task's control writes each have a fixed slot (LangGraph's WRITES_IDX_MAP), so a newer one replaces the
+# older and never an output write; output writes are keyed by their position.
+_CONTROL_SLOTS = {ERROR: -1, INTERRUPT: -3, RESUME: -4}
+
+
+def write_slots(writes: Sequence[tuple[str, Any]]) -> list[tuple[int, str, Any]]:
+    """(slot, channel, value) of each of a task's writes, the key a backend stores it under per task."""
+    return [(_CONTROL_SLOTS.get(chan, idx), chan, value) for idx, (chan, value) in enumerate(writes)]
 
 
 def before_id(before: dict[str, Any] | None) -> str | None:

@@ -15,6 +15,7 @@ from agent_runtime.checkpoint.base import (
     NewCheckpoint,
     before_id,
     thread_key,
+    write_slots,
 )
 
 _EMPTY = object()  # a channel version whose value is empty (e.g. a cleared trigger)
@@ -48,11 +49,11 @@ class InMemoryCheckpointer(BaseCheckpointer):
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = (thread_id, ns, config["configurable"]["checkpoint_id"])
-        copied = [(task_id, chan, _copy(value)) for chan, value in writes]
+        copied = [(slot, (task_id, chan, _copy(value))) for slot, chan, value in write_slots(writes)]
         with self._lock:
             bucket = self._writes.setdefault(key, {})
-            for idx, write in enumerate(copied):
-                bucket[(task_id, idx)] = write
+            for slot, write in copied:
+                bucket[(task_id, slot)] = write
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple:
         stored, metadata, parent_id = self._checkpoints[(thread_id, ns)][checkpoint_id]

@@ -17,6 +17,7 @@ from agent_runtime.checkpoint.base import (
     NewCheckpoint,
     before_id,
     thread_key,
+    write_slots,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
 
@@ -68,7 +69,9 @@ class RedisCheckpointer(BaseCheckpointer):
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = self._key("writes", thread_id, ns, config["configurable"]["checkpoint_id"])
-        mapping = {f"{task_id}\x00{idx:06d}": dumps((task_id, chan, value)) for idx, (chan, value) in enumerate(writes)}
+        mapping = {
+            f"{task_id}\x00{slot:06d}": dumps((task_id, chan, value)) for slot, chan, value in write_slots(writes)
+        }
         pipe = self.client.pipeline(transaction=True)
         pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
         self._expire(pipe, key)

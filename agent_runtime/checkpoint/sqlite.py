@@ -16,6 +16,7 @@ from agent_runtime.checkpoint.base import (
     NewCheckpoint,
     before_id,
     thread_key,
+    write_slots,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
 
@@ -69,7 +70,8 @@ class SqliteCheckpointer(BaseCheckpointer):
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"]["checkpoint_id"]
         rows = [
-            (thread_id, ns, checkpoint_id, task_id, idx, chan, dumps(value)) for idx, (chan, value) in enumerate(writes)
+            (thread_id, ns, checkpoint_id, task_id, slot, chan, dumps(value))
+            for slot, chan, value in write_slots(writes)
         ]
         with self._lock, self._conn:
             self._conn.execute("BEGIN")

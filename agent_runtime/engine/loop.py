@@ -25,6 +25,7 @@ from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
+from agent_runtime.engine.resume import STRICT_RESUME, check_resume, is_resume_map
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
 from agent_runtime.engine.task_status import CONTROL_WRITES, pending_interrupts
@@ -297,16 +298,23 @@ class Run:
             self._emit("values", self.output())
 
     def _set_resume(self, resume: Any) -> None:
-        ids = {i.id for i in pending_interrupts(self._pending_writes)}
-        if isinstance(resume, dict) and resume and set(resume) <= ids:
+        pending = {i.id for i in pending_interrupts(self._pending_writes)}
+        check_resume(resume, pending, self._strict_resume())
+        if is_resume_map(resume):
             self.resume_source.by_id = dict(resume)
-        elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
-            raise RuntimeError(
-                "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
-                "Command(resume={interrupt_id: value, ...})"
-            )
         else:
             self.resume_source.value = resume
+
+    def _strict_resume(self) -> bool:
+        """Strict mode applies to the graph resumed (not its subgraphs) at the thread's latest checkpoint
+        (a resume of an earlier one re-runs tasks that may ask again what they were answered)."""
+        configurable = self.config.get("configurable", {})
+        if not configurable.get(STRICT_RESUME) or self.ns or self.checkpointer is None:
+            return False
+        if "checkpoint_id" not in configurable:
+            return True
+        newest = self.checkpointer.get_tuple({"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ""}})
+        return newest is not None and newest.checkpoint.id == self.checkpoint_id
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""

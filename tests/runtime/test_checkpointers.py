@@ -241,3 +241,22 @@ def test_stateful_subgraph_state_on_a_parent_replay(saver: ar.BaseCheckpointer) 
     first_turn = [h for h in app.get_state_history(cfg) if h.next == ("sub",)][-1]
     app.invoke(None, first_turn.config)
     assert seen[-1] == []
+
+
+def test_a_finished_task_keeps_its_question_on_record(saver: ar.BaseCheckpointer) -> None:
+    """Control writes have fixed slots: the answered task's INTERRUPT stays beside its output, so the
+    step's record lists both questions while get_state lists only the one still pending."""
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": [f"a:{ar.interrupt('A')}"]})
+    g.add_node("b", lambda s: {"log": [f"b:{ar.interrupt('B')}"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge(ar.START, "b")
+    app = g.compile(checkpointer=saver)
+    cfg = _cfg()
+    app.invoke({"log": []}, cfg)
+    asked = {i.value: i.id for i in app.get_state(cfg).interrupts}
+    app.invoke(ar.Command(resume={asked["A"]: "yes"}), cfg)
+    live = app.get_state(cfg)
+    assert [i.value for i in live.interrupts] == ["B"]
+    assert sorted(i.value for i in app.get_state(live.config).interrupts) == ["A", "B"]
+    assert sorted(app.invoke(ar.Command(resume={asked["B"]: "ok"}), cfg)["log"]) == ["a:yes", "b:ok"]

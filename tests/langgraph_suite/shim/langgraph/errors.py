@@ -8,6 +8,7 @@ from agent_runtime.errors import (
     InvalidUpdateError,
     NodeTimeoutError,
     ParentCommand,
+    UnknownInterruptError,
     is_invalid_resume,
 )
 from langgraph import _shim
@@ -20,6 +21,7 @@ __all__ = [
     "InvalidUpdateError",
     "NodeTimeoutError",
     "ParentCommand",
+    "UnknownInterruptError",
     "is_invalid_resume",
 ]
 __getattr__ = _shim.module_getattr(__name__)

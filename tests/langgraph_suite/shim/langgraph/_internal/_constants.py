@@ -3,9 +3,20 @@ reserved channels of pending writes (the rest are stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.checkpoint.base import NULL_TASK_ID
+from agent_runtime.engine.resume import STRICT_RESUME as CONFIG_KEY_STRICT_RESUME
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 
-__all__ = ["CONFIG_KEY_RUNTIME", "ERROR", "INTERRUPT", "NO_WRITES", "NULL_TASK_ID", "OVERWRITE", "RESUME", "RETURN"]
+__all__ = [
+    "CONFIG_KEY_RUNTIME",
+    "CONFIG_KEY_STRICT_RESUME",
+    "ERROR",
+    "INTERRUPT",
+    "NO_WRITES",
+    "NULL_TASK_ID",
+    "OVERWRITE",
+    "RESUME",
+    "RETURN",
+]
 __getattr__ = _shim.module_getattr(__name__)
