@@ -335,7 +335,7 @@ class CompiledGraph(GraphAPI):
             return config
         subgraph = task.node.subgraph or task.node.invoked_graph if task.node is not None else None
         assert subgraph is not None  # subgraph_state gives a config to a subgraph node's task only
-        return subgraph._state(config, subgraph.checkpointer or checkpointer, recurse=True)
+        return subgraph._state(config, checkpointer, recurse=True)
 
     def _state(self, config: dict[str, Any], checkpointer: BaseCheckpointer, *, recurse: bool) -> StateSnapshot:
         config = self.own_config(config)
@@ -352,7 +352,9 @@ class CompiledGraph(GraphAPI):
     def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
-        for saved in checkpointer.list(owner.own_config(config), limit=limit):
+        configurable = config.get("configurable", {})
+        one_ns = {**config, "configurable": {**configurable, "checkpoint_ns": configurable.get("checkpoint_ns", "")}}
+        for saved in checkpointer.list(owner.own_config(one_ns), limit=limit):
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:

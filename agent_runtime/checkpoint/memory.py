@@ -13,7 +13,6 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
-    before_id,
     thread_key,
     write_slots,
 )
@@ -85,15 +84,15 @@ class InMemoryCheckpointer(BaseCheckpointer):
                 return None
             return self._tuple(thread_id, ns, checkpoint_id)
 
-    def list(
-        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
-    ) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
-        bound = before_id(before)
+    def _namespaces(self, thread_id: str) -> set[str]:
+        with self._lock:
+            return {ns for thread, ns in self._checkpoints if thread == thread_id}
+
+    def _list(self, thread_id: str, ns: str, before: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
         with self._lock:
             ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)
-            if bound is not None:
-                ids = [i for i in ids if i < bound]
+            if before is not None:
+                ids = [i for i in ids if i < before]
             ids = ids[:limit]
             tuples = [self._tuple(thread_id, ns, i) for i in ids]
         yield from tuples

@@ -15,7 +15,6 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
-    before_id,
     thread_key,
     write_slots,
 )
@@ -63,7 +62,9 @@ class RedisCheckpointer(BaseCheckpointer):
             pipe.hset(blob_key, mapping=blobs)  # type: ignore[arg-type]
         pipe.hset(body, checkpoint.id, record)
         pipe.zadd(index, {checkpoint.id: 0})
-        self._expire(pipe, index, body, blob_key)
+        namespaces = self._key("namespaces", new.thread[0], "")
+        pipe.sadd(namespaces, new.thread[1])
+        self._expire(pipe, index, body, blob_key, namespaces)
         pipe.execute()
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
@@ -108,18 +109,20 @@ class RedisCheckpointer(BaseCheckpointer):
         record = self.client.hget(self._key("checkpoints", thread_id, ns), checkpoint_id)
         return None if record is None else self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
-    def list(
-        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
-    ) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
+    def _namespaces(self, thread_id: str) -> set[str]:
+        # threads saved before the set was kept have it empty: their root namespace is still listed
+        members = self.client.smembers(self._key("namespaces", thread_id, ""))
+        return {"", *(m.decode() if isinstance(m, bytes) else str(m) for m in members)}  # type: ignore[union-attr]
+
+    def _list(self, thread_id: str, ns: str, before: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
         body = self._key("checkpoints", thread_id, ns)
-        for checkpoint_id in self._ids(thread_id, ns, limit, before_id(before)):
+        for checkpoint_id in self._ids(thread_id, ns, limit, before):
             record = self.client.hget(body, checkpoint_id)
             if record is not None:
                 yield self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
     def delete_thread(self, thread_id: str) -> None:
-        for kind in ("index", "checkpoints", "blobs", "writes"):
+        for kind in ("index", "checkpoints", "blobs", "writes", "namespaces"):
             keys = list(self.client.scan_iter(match=f"{_glob_escape(self.prefix)}:{kind}:{_glob_escape(thread_id)}:*"))
             if keys:
                 self.client.delete(*keys)

@@ -14,7 +14,6 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     NewCheckpoint,
-    before_id,
     thread_key,
     write_slots,
 )
@@ -108,11 +107,12 @@ class SqliteCheckpointer(BaseCheckpointer):
                 row = self._conn.execute(columns + " ORDER BY id DESC LIMIT 1", (thread_id, ns)).fetchone()
             return None if row is None else self._tuple(thread_id, ns, row)
 
-    def list(
-        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
-    ) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
-        bound = before_id(before)
+    def _namespaces(self, thread_id: str) -> set[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT ns FROM checkpoints WHERE thread_id=?", (thread_id,))
+            return {ns for (ns,) in rows.fetchall()}
+
+    def _list(self, thread_id: str, ns: str, bound: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, parent_id, ts, body, metadata FROM checkpoints WHERE thread_id=? AND ns=? "

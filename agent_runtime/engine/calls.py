@@ -19,8 +19,9 @@ from typing import Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.loop import Run, restore_task
+from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESUME, RETURN
+from agent_runtime.engine.task_status import restore_task
 from agent_runtime.engine.tasks import call_sync, retry_delay
 from agent_runtime.errors import GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync

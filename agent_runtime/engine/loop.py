@@ -25,10 +25,10 @@ from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
-from agent_runtime.engine.resume import STRICT_RESUME, check_resume, is_resume_map
+from agent_runtime.engine.resume import set_resume
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
-from agent_runtime.engine.task_status import CONTROL_WRITES, pending_interrupts
+from agent_runtime.engine.task_status import CONTROL_WRITES, restore_task
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
@@ -39,19 +39,6 @@ if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
-_NOT_REAPPLIED = frozenset({NO_WRITES, INTERRUPT, ERROR})  # saved, but not a restored task's writes
-
-
-def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
-    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
-    writes when it had finished (it has output writes, engine/task_status.py; otherwise it runs again)."""
-    for chan, value in saved:
-        if chan == RESUME:
-            task.resume = list(value)
-    if all(c in CONTROL_WRITES for c, _ in saved):
-        return
-    task.writes = [(c, v) for c, v in saved if c not in _NOT_REAPPLIED]
-    task.done = True
 
 
 class Run:
@@ -108,6 +95,7 @@ class Run:
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
         self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
+        self.ns = ""  # the checkpoint namespace (set from the config when the run has a checkpointer)
         self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
@@ -277,7 +265,7 @@ class Run:
         null_writes = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
         if command is not None:
             if command.resume is not None:
-                self._set_resume(command.resume)
+                set_resume(self, command.resume)
             writes, _ = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
             gotos = command.goto_targets()
             new_writes = writes + (route(self, START, gotos) if gotos else [])
@@ -296,25 +284,6 @@ class Run:
             events.checkpoint_loaded(self, self._loaded)
         if "values" in self.modes:
             self._emit("values", self.output())
-
-    def _set_resume(self, resume: Any) -> None:
-        pending = {i.id for i in pending_interrupts(self._pending_writes)}
-        check_resume(resume, pending, self._strict_resume())
-        if is_resume_map(resume):
-            self.resume_source.by_id = dict(resume)
-        else:
-            self.resume_source.value = resume
-
-    def _strict_resume(self) -> bool:
-        """Strict mode applies to the graph resumed (not its subgraphs) at the thread's latest checkpoint
-        (a resume of an earlier one re-runs tasks that may ask again what they were answered)."""
-        configurable = self.config.get("configurable", {})
-        if not configurable.get(STRICT_RESUME) or self.ns or self.checkpointer is None:
-            return False
-        if "checkpoint_id" not in configurable:
-            return True
-        newest = self.checkpointer.get_tuple({"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ""}})
-        return newest is not None and newest.checkpoint.id == self.checkpoint_id
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""
@@ -579,7 +548,9 @@ class Run:
         report.duplicate_runs = self.lineage.duplicates
         if self.status in ("done", "terminated", "guard"):
             report.waiting_joins = self.lineage.waiting_joins(self.state)
-        self._save_exit(self._tasks if self.status.startswith("interrupt") else ())
+        paused = self.status.startswith("interrupt")
+        if paused or not self.ns or ":" not in self.ns:  # a finished per-call subgraph leaves nothing to resume
+            self._save_exit(self._tasks if paused else ())
         if self.status == "done":
             report.stop_reason = StopReason.GOAL
         elif self.status == "terminated":

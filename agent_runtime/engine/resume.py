@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import UnknownInterruptError
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.loop import Run
 
 STRICT_RESUME = "__pregel_strict_resume"
 _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
@@ -48,3 +52,25 @@ def check_resume(resume: Any, pending: Collection[str], strict: bool) -> None:
         if strict:
             raise UnknownInterruptError(AMBIGUOUS, reason="ambiguous", pending_ids=pending_ids)
         raise RuntimeError(AMBIGUOUS)
+
+
+def set_resume(run: Run, resume: Any) -> None:
+    """Hand `Command(resume=...)` to the resumed step's tasks (checked first, see `check_resume`)."""
+    pending = {i.id for i in pending_interrupts(run._pending_writes)}
+    check_resume(resume, pending, _strict(run))
+    if is_resume_map(resume):
+        run.resume_source.by_id = dict(resume)
+    else:
+        run.resume_source.value = resume
+
+
+def _strict(run: Run) -> bool:
+    """Strict mode applies to the graph resumed (not its subgraphs) at the thread's latest checkpoint
+    (a resume of an earlier one re-runs tasks that may ask again what they were answered)."""
+    configurable = run.config.get("configurable", {})
+    if not configurable.get(STRICT_RESUME) or run.ns or run.checkpointer is None:
+        return False
+    if "checkpoint_id" not in configurable:
+        return True
+    newest = run.checkpointer.get_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
+    return newest is not None and newest.checkpoint.id == run.checkpoint_id

@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
 
 def inherits(run: Run, subgraph: CompiledGraph) -> bool:
-    """A subgraph without a checkpointer of its own runs on the parent's thread, if it has one."""
-    return run.checkpointer is not None and subgraph.checkpointer is None and subgraph.persistence != "off"
+    """A subgraph runs on the parent's thread when the parent has a checkpointer (as LangGraph, whose
+    parent lends its checkpointer even to a subgraph compiled with one of its own), unless compiled
+    with `checkpointer=False`."""
+    return run.checkpointer is not None and subgraph.persistence != "off"
 
 
 def task_namespace(configurable: Mapping[str, Any], task: Task) -> str:
@@ -97,6 +99,8 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     async for event in sub.events_iter():
         forward(run, event)
     if checkpointer is None:
+        if sub.interrupts and subgraph.checkpointer is None:  # no thread to resume on: the parent stops too
+            raise GraphInterrupt(tuple(sub.interrupts))
         return subgraph.result_of(sub)
     if sub.status.startswith("interrupt"):
         if not sub.interrupts:  # a static breakpoint: mark it, so the parent's resume goes on from it

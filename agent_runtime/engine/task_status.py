@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID
-from agent_runtime.engine.spec import ERROR, INTERRUPT, RESUME
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME
 from agent_runtime.types import Interrupt
 
+if TYPE_CHECKING:
+    from agent_runtime.engine.algo import Task
+
 CONTROL_WRITES = frozenset({ERROR, INTERRUPT, RESUME})
+_NOT_REAPPLIED = frozenset({NO_WRITES, INTERRUPT, ERROR})  # saved, but not a restored task's writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +63,15 @@ def read_task_statuses(pending_writes: Iterable[tuple[str, str, Any]]) -> dict[s
 def pending_interrupts(pending_writes: Iterable[tuple[str, str, Any]]) -> list[Interrupt]:
     """The interrupts of a step still waiting for an answer."""
     return [i for status in read_task_statuses(pending_writes).values() for i in status.pending_interrupts]
+
+
+def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
+    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
+    writes when it had finished (it saved output writes; otherwise it runs again)."""
+    for chan, value in saved:
+        if chan == RESUME:
+            task.resume = list(value)
+    if all(c in CONTROL_WRITES for c, _ in saved):
+        return
+    task.writes = [(c, v) for c, v in saved if c not in _NOT_REAPPLIED]
+    task.done = True

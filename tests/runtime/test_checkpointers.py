@@ -241,6 +241,15 @@ def test_stateful_subgraph_state_on_a_parent_replay(saver: ar.BaseCheckpointer) 
     first_turn = [h for h in app.get_state_history(cfg) if h.next == ("sub",)][-1]
     app.invoke(None, first_turn.config)
     assert seen[-1] == []
+    # a config without checkpoint_ns lists every namespace of the thread, newest first (as LangGraph's)
+    everything = list(saver.list(cfg))
+    assert {t.config["configurable"]["checkpoint_ns"] for t in everything} == {"", "sub"}
+    assert [t.checkpoint.id for t in everything] == sorted((t.checkpoint.id for t in everything), reverse=True)
+    assert len(everything) == len(list(app.get_state_history(cfg))) + len(list(saver.list(sub_config(cfg))))
+
+
+def sub_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {"configurable": {**cfg["configurable"], "checkpoint_ns": "sub"}}
 
 
 def test_a_finished_task_keeps_its_question_on_record(saver: ar.BaseCheckpointer) -> None:

@@ -5,6 +5,8 @@ from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.checkpoint.base import NULL_TASK_ID
 from agent_runtime.engine.resume import STRICT_RESUME as CONFIG_KEY_STRICT_RESUME
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN
+from agent_runtime.pregel import PULL_PATH as PULL
+from agent_runtime.pregel import PUSH_PATH as PUSH
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 
@@ -16,6 +18,8 @@ __all__ = [
     "NO_WRITES",
     "NULL_TASK_ID",
     "OVERWRITE",
+    "PULL",
+    "PUSH",
     "RESUME",
     "RETURN",
 ]
