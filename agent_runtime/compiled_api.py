@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.spec import INTERRUPT, GraphSpec
+from agent_runtime.engine.spec import INTERRUPT, NO_WRITES, GraphSpec
 from agent_runtime.engine.subgraphs import with_checkpoint_map
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
@@ -206,8 +206,22 @@ class GraphAPI:
 
     async def _update_superstep(self, run: Run, updates: Sequence[StateUpdate]) -> None:
         tasks = [await self._update_task(run, update, len(updates)) for update in updates]
+        self._save_as_pending_tasks(run, tasks)
         run.updated = apply_writes(self.spec, run.state, tasks)
         run._save("update")
+
+    def _save_as_pending_tasks(self, run: Run, updates: Sequence[Task]) -> None:
+        """An update as a node the checkpoint has a task of is saved as that task's writes (as LangGraph,
+        so the step's history shows them as its result), in the order of the node's tasks."""
+        if run.checkpointer is None or not run.checkpoint_id:
+            return
+        task_ids: dict[str, list[str]] = {}
+        for task in prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None):
+            task_ids.setdefault(task.name, []).append(task.id)
+        for update in updates:
+            ids = task_ids.get(update.name)
+            if ids:
+                run.checkpointer.put_writes(run._cp_config(), update.writes or [(NO_WRITES, None)], ids.pop(0))
 
     async def _copy(self, run: Run, values: Any) -> None:
         """as_node="__copy__": a sibling of the checkpoint (same values, same parent, source "fork"), a
@@ -237,9 +251,9 @@ class GraphAPI:
     def _update_as_input(self, run: Run, update: StateUpdate) -> None:
         """as_node="__input__" (LangGraph's INPUT): the values as a new graph input, an "input"
         checkpoint whose next task is __start__. Unlike invoke's input, pending tasks stay pending."""
-        writes = run.input_writes(update.values)
-        if not any(values for _, values in writes):
+        if update.values is None:
             raise InvalidUpdateError(f"Received no input writes for {START}")
+        writes = run.input_writes(update.values)
         run.updated = apply_writes(self.spec, run.state, [Task.pseudo(INPUT, writes)])
         run._save("input")
 

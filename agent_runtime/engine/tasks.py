@@ -49,7 +49,7 @@ def retry_delay(policies: Sequence[RetryPolicy], exc: Exception, attempts: int) 
     return policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0)
 
 
-async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
+async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
     commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
     node = task.node
@@ -112,8 +112,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
-        if commit:
-            run.commit(task)
+        run.commit(task)
         if run.modes:
             task_finished(run, task)
         return scratch
