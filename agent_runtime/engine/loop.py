@@ -27,7 +27,7 @@ from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.resume import set_resume
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, NODE_FINISHED, RESERVED, RESUME, TASKS
 from agent_runtime.engine.task_status import CONTROL_WRITES, restore_task
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
@@ -96,6 +96,7 @@ class Run:
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
         self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
         self.ns = ""  # the checkpoint namespace (set from the config when the run has a checkpointer)
+        self.node_finished = config.get("configurable", {}).get(NODE_FINISHED)  # LangGraph's test hook
         self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,

@@ -21,6 +21,7 @@ RESUME = "__resume__"
 ERROR = "__error__"
 NO_WRITES = "__no_writes__"
 RETURN = "__return__"  # a task call's result, saved as its pending write
+NODE_FINISHED = "__pregel_node_finished"  # configurable key: called with each node's name as it finishes
 RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR})
 
 

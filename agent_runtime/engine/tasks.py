@@ -112,6 +112,8 @@ async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScr
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
+        if run.node_finished is not None and not task.hidden:
+            run.node_finished(task.name)
         run.commit(task)
         if run.modes:
             task_finished(run, task)
