@@ -305,7 +305,7 @@ class CompiledGraph(GraphAPI):
                 PregelTask(
                     t.id,
                     t.name,
-                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index),
+                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index, False),
                     errors.get(t.id),
                     interrupts.get(t.id, ()),
                     self._task_state(run, t, checkpointer, recurse),

@@ -337,6 +337,8 @@ class Run:
         parent = self._cp_config()
         if self.durability == "exit":
             self.checkpoint_id = new_checkpoint_id()
+            # the parent the final checkpoint gets: the last one written (none yet: an empty config)
+            parent = self._exit_parent()
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
@@ -356,16 +358,16 @@ class Run:
         """durability="exit": persist the final state and the unfinished step's task writes."""
         if self.checkpointer is None or self.durability != "exit":
             return
-        parent = (
-            checkpoint_config(self.thread_id, self.ns, self._persisted_id)
-            if self._persisted_id
-            else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
-        )
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
-            self._put(self.checkpoint_id, "loop", self._last_step, parent)
+            self._put(self.checkpoint_id, "loop", self._last_step, self._exit_parent())
         for task in (*tasks, *self.calls):
             if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
+
+    def _exit_parent(self) -> dict[str, Any]:
+        if self._persisted_id:
+            return checkpoint_config(self.thread_id, self.ns, self._persisted_id)
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
 
     def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
         assert self.checkpointer is not None
