@@ -84,8 +84,11 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
             else:
                 start_from = run.replay.checkpoint(checkpointer, config)  # its input goes on from there
         else:
+            # resumed: the parent's task paused (in this subgraph, or the subgraph marked its own pause;
+            # an update_state of the subgraph since then saved a checkpoint without the mark)
+            paused = any(c == INTERRUPT for c, _ in run.saved_writes.get(task.id, ()))
             saved = checkpointer.get_tuple(config)
-            if saved is not None and any(c == INTERRUPT for _, c, _ in saved.pending_writes):
+            if saved is not None and (paused or any(c == INTERRUPT for _, c, _ in saved.pending_writes)):
                 arg = _resume_command(run, saved)
     modes = run.modes if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
