@@ -390,7 +390,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
-            raise TypeError(f"compile(checkpointer=...): a checkpointer, True, False or None, not {checkpointer!r}")
+            raise TypeError(
+                "Invalid checkpointer provided. Expected a checkpointer (BaseCheckpointer), True, False or None. "
+                f"Received {type(checkpointer).__name__}."
+            )
         persistence: SubgraphPersistence = _PERSISTENCE[checkpointer] if isinstance(checkpointer, bool) else "per_call"
         if isinstance(checkpointer, bool):  # a subgraph's runs use the parent's, but for False
             checkpointer = None
