@@ -95,6 +95,7 @@ class Run:
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
         self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
+        self.nested = False  # a subgraph's run (engine/subgraphs.py)
         self.ns = ""  # the checkpoint namespace (set from the config when the run has a checkpointer)
         self.node_finished = config.get("configurable", {}).get(NODE_FINISHED)  # LangGraph's test hook
         self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
@@ -293,7 +294,7 @@ class Run:
         if self.spec.input_keys is not None:  # StateGraph(input_schema=...): only its keys are input
             data = {k: v for k, v in data.items() if k in self.spec.input_keys}
         unknown = [k for k in data if k not in schema.keys]
-        if unknown:
+        if unknown and not self.nested:  # a subgraph gets its parent's whole state: no warning there
             warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=5)
         return [(START, {k: data[k] for k in data if k in schema.keys})]
 

@@ -93,7 +93,7 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     modes = run.modes if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
-    sub.replay, sub.start_from = run.replay, start_from
+    sub.nested, sub.replay, sub.start_from = True, run.replay, start_from
     if checkpointer is not None:
         sub.parents = {**run.parents, run.ns: run.checkpoint_id}
     if run.subgraphs:
