@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator, Sequence
@@ -349,12 +350,25 @@ class CompiledGraph(GraphAPI):
         """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
         return self._owner(config)._state(config, self._require_checkpointer(), recurse=subgraphs)
 
-    def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's snapshots, newest first: those saved before `before` (a checkpoint's config), whose
+        metadata has the `filter` items, at most `limit`."""
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
         configurable = config.get("configurable", {})
         one_ns = {**config, "configurable": {**configurable, "checkpoint_ns": configurable.get("checkpoint_ns", "")}}
-        for saved in checkpointer.list(owner.own_config(one_ns), limit=limit):
+        saved_list = checkpointer.list(owner.own_config(one_ns), before=before, limit=None if filter else limit)
+        if filter:
+            matching = (t for t in saved_list if all(t.metadata.get(k) == v for k, v in filter.items()))
+            saved_list = itertools.islice(matching, limit)
+        for saved in saved_list:
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
@@ -362,9 +376,14 @@ class CompiledGraph(GraphAPI):
         return self.get_state(config, subgraphs=subgraphs)
 
     async def aget_state_history(
-        self, config: dict[str, Any], *, limit: int | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
-        for snapshot in self.get_state_history(config, limit=limit):
+        for snapshot in self.get_state_history(config, filter=filter, before=before, limit=limit):
             yield snapshot
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:

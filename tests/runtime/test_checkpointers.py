@@ -108,6 +108,10 @@ def test_history_and_threads(saver: ar.BaseCheckpointer) -> None:
     before = saver.list(one, before=history[2].config)  # as LangGraph's: the checkpoints saved before it
     assert [t.config for t in before] == [h.config for h in history[3:]]
     assert [t.config for t in saver.list(one, before=history[2].config, limit=1)] == [history[3].config]
+    page = app.get_state_history(one, before=history[2].config, limit=2)
+    assert [h.config for h in page] == [h.config for h in history[3:5]]
+    inputs = app.get_state_history(one, filter={"source": "input"})
+    assert [h.metadata["step"] for h in inputs] == [3, -1]
     saver.delete_thread(one["configurable"]["thread_id"])
     assert app.get_state(one).values == {}
     assert app.get_state(two).values["log"] == ["2", "a", "b"]
