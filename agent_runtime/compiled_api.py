@@ -186,8 +186,9 @@ class GraphAPI:
             if not updates:
                 raise ValueError("No updates provided")
             run = self._new_run(None, config, frozenset(), None, None, checkpointer=checkpointer)
-            if run._load():  # a subgraph's checkpoint: the update keeps its place under the graphs above
-                run.parents = dict(run._loaded.metadata.get("parents", {})) if run._loaded is not None else {}
+            run._load()
+            if run._loaded is not None:  # a subgraph's checkpoint: the update keeps its place under the graphs above
+                run.parents = dict(run._loaded.metadata.get("parents", {}))
             special = {update.as_node for update in updates} & {INPUT, COPY, END}
             if special and len(updates) > 1:
                 raise InvalidUpdateError(f"Cannot apply multiple updates with as_node={special.pop()!r}")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
-from agent_runtime.checkpoint.base import NULL_TASK_ID, CheckpointTuple
+from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple
 from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import GraphInterrupt
@@ -66,8 +66,8 @@ def subgraph_state(config: dict[str, Any], task: Task) -> dict[str, Any] | None:
 
 
 async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, call_index: int = 0) -> dict[str, Any]:
-    """The subgraph's output state (the task's update); raises GraphInterrupt when it paused on the
-    parent's thread (a subgraph with a checkpointer of its own returns its interrupts as its output).
+    """The subgraph's output state (the task's update); raises GraphInterrupt when it paused (a subgraph
+    with a checkpointer of its own under a parent without one returns its interrupts as its output).
     `call_index`: how many graphs the task's function invoked before this one."""
     parent = run.config.get("configurable", {})
     ns = subgraph_namespace(parent, task, subgraph, call_index)
@@ -77,19 +77,7 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
     start_from: Any = MISSING
     if checkpointer is not None:
-        if run.replay is not None and run.replay.first_visit(ns):
-            pinned = configurable.get("checkpoint_map", {}).get(ns)
-            if pinned is not None:  # time travel to this subgraph's checkpoint: it replays from there
-                configurable["checkpoint_id"], arg = pinned, None
-            else:
-                start_from = run.replay.checkpoint(checkpointer, config)  # its input goes on from there
-        else:
-            # resumed: the parent's task paused (in this subgraph, or the subgraph marked its own pause;
-            # an update_state of the subgraph since then saved a checkpoint without the mark)
-            paused = any(c == INTERRUPT for c, _ in run.saved_writes.get(task.id, ()))
-            saved = checkpointer.get_tuple(config)
-            if saved is not None and (paused or any(c == INTERRUPT for _, c, _ in saved.pending_writes)):
-                arg = _resume_command(run, saved)
+        arg, start_from = _starting_point(run, task, checkpointer, config, arg)
     modes = run.modes if run.subgraphs else frozenset()
     durability = run.durability if checkpointer is not None else None
     sub = subgraph._new_run(arg, config, modes, durability, None, checkpointer=checkpointer)
@@ -110,6 +98,30 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
             checkpointer.put_writes(sub._cp_config(), [(INTERRUPT, [])], NULL_TASK_ID)
         raise GraphInterrupt(tuple(sub.interrupts))
     return subgraph.shape_output(sub.output())
+
+
+def _starting_point(
+    run: Run, task: Task, checkpointer: BaseCheckpointer, config: dict[str, Any], arg: Any
+) -> tuple[Any, Any]:
+    """(input, checkpoint to start from: MISSING for the latest) of a subgraph on the parent's thread.
+    The first run of a subgraph in a time-travelling run starts from its checkpoint the config's
+    `checkpoint_map` names (it replays from there: `config` gets its id), or else from its last one
+    saved before the replayed parent checkpoint. A resumed subgraph (the parent's task paused, in it or
+    at its static breakpoint) goes on from its latest checkpoint; an update_state of it since then saved
+    one without the pause mark, so the parent task's record counts too."""
+    configurable = config["configurable"]
+    ns = configurable["checkpoint_ns"]
+    if run.replay is not None and run.replay.first_visit(ns):
+        pinned = configurable.get("checkpoint_map", {}).get(ns)
+        if pinned is not None:
+            configurable["checkpoint_id"] = pinned
+            return None, MISSING
+        return arg, run.replay.checkpoint(checkpointer, config)
+    paused = any(c == INTERRUPT for c, _ in run.saved_writes.get(task.id, ()))
+    saved = checkpointer.get_tuple(config)
+    if saved is not None and (paused or any(c == INTERRUPT for _, c, _ in saved.pending_writes)):
+        return _resume_command(run, saved), MISSING
+    return arg, MISSING
 
 
 def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
