@@ -73,7 +73,8 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     ns = subgraph_namespace(parent, task, subgraph, call_index)
     configurable = {**parent, "checkpoint_ns": ns}
     configurable.pop("checkpoint_id", None)
-    config = {"configurable": configurable, "recursion_limit": run.recursion_limit}
+    # the parent's config goes down (tags, metadata, ...), as the task's config does in LangGraph
+    config = {**run.config, "configurable": configurable, "recursion_limit": run.recursion_limit}
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
     start_from: Any = MISSING
     if checkpointer is not None:
