@@ -6,27 +6,31 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from agent_runtime.channels import BaseChannel
-from agent_runtime.engine.algo import PULL, Task, apply_writes
-from agent_runtime.engine.spec import INTERRUPT, GraphSpec
+from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.spec import INTERRUPT, NO_WRITES, GraphSpec
+from agent_runtime.engine.subgraphs import with_checkpoint_map
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.run_config import merge_callbacks
 from agent_runtime.runtime import RunControl, coerce_context, with_runtime
-from agent_runtime.types import START, StateUpdate
+from agent_runtime.types import END, START, StateUpdate
 
 if TYPE_CHECKING:
     from agent_runtime.checkpoint.base import BaseCheckpointer
     from agent_runtime.engine.loop import Run
     from agent_runtime.graph import StateGraph
+    from agent_runtime.pregel import CompiledGraph
 
 _MERGED = ("configurable", "metadata")
+SubgraphPersistence = Literal["per_call", "per_thread", "off"]
 INPUT = "__input__"  # update_state's as_node for writing a graph input
+COPY = "__copy__"  # update_state's as_node for a sibling copy of the checkpoint
 
 
 def merge_configs(base: dict[str, Any] | None, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -64,6 +68,9 @@ class GraphAPI:
     store: Any = None  # compile(store=...): the runtime's store
     context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
     builder: StateGraph[Any, Any, Any, Any] | None = None
+    # as a subgraph: "per_call" (the parent's checkpointer, a fresh state per call; compile's default),
+    # "per_thread" (checkpointer=True: its state kept across the parent's turns), "off" (checkpointer=False)
+    persistence: SubgraphPersistence = "per_call"
 
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """A copy of the graph whose runs start from `config` (merged under the config of each call)."""
@@ -77,14 +84,75 @@ class GraphAPI:
         """The config a public call runs with: the bound config, the call's, and the run's Runtime."""
         if self.config:
             config = merge_configs(self.config, config)
+        # a subgraph checkpoint's config reads the thread (without a checkpointer there is none: the
+        # keys stay, as the run's metadata, which LangGraph's callbacks and "messages" stream show)
+        if config and self.checkpointer is not None and config.get("configurable", {}).get("checkpoint_ns"):
+            config = _from_subgraph_checkpoint(config)
         return with_runtime(config, coerce_context(self.context_schema, context), self.store, control)
 
     @property
     def nodes(self) -> dict[str, NodeView]:
-        return {
-            name: NodeView(name, node.fn, node.triggers, [node.subgraph] if node.subgraph is not None else [])
-            for name, node in self.spec.nodes.items()
-        }
+        views = {}
+        for name, node in self.spec.nodes.items():
+            subgraph = node.subgraph or node.invoked_graph
+            views[name] = NodeView(name, node.fn, node.triggers, [subgraph] if subgraph is not None else [])
+        return views
+
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, CompiledGraph]]:
+        """(namespace, graph) of each node's subgraph (the node is a compiled graph or its function
+        invokes one); `namespace` ("parent|child", without task ids) picks the one there, matching
+        whole segments; a nested one needs `recurse`."""
+        for name, view in self.nodes.items():
+            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
+                continue
+            if not view.subgraphs:
+                continue
+            graph = view.subgraphs[0]
+            if name == namespace:
+                yield name, graph
+                return
+            if namespace is None:
+                yield name, graph
+            if recurse:
+                child = None if namespace is None else namespace[len(name) + 1 :]
+                for sub_ns, sub in graph.get_subgraphs(namespace=child, recurse=True):
+                    yield f"{name}|{sub_ns}", sub
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, CompiledGraph]]:
+        for found in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield found
+
+    def _owner(self, config: dict[str, Any], *, for_update: bool = False) -> Any:
+        """The graph whose checkpoints `config` names: for a subgraph's namespace ("<node>:<task id>|..."),
+        that subgraph; for one that names none (a graph a tool invokes, say), this graph reads it, but
+        cannot update it (its nodes and channels would write the wrong state there)."""
+        ns = config.get("configurable", {}).get("checkpoint_ns", "")
+        if not ns:
+            return self
+        path = "|".join(part.split(":")[0] for part in ns.split("|") if not part.isdigit())
+        for _, graph in self.get_subgraphs(namespace=path, recurse=True):
+            return graph
+        if for_update:
+            raise ValueError(f"Subgraph {path} not found")
+        return self
+
+    def own_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """`config` with the namespace this graph keeps its checkpoints in (see `own_namespace`)."""
+        configurable = config.get("configurable", {})
+        ns = configurable.get("checkpoint_ns", "")
+        own = self.own_namespace(ns)
+        return config if own == ns else {**config, "configurable": {**configurable, "checkpoint_ns": own}}
+
+    def own_namespace(self, ns: str) -> str:
+        """The namespace this graph, run as a subgraph under `ns`, keeps its checkpoints in: a stateful
+        one (`checkpointer=True`) drops the task ids, so every call continues one history."""
+        if self.persistence != "per_thread":
+            return ns
+        return "|".join(part.split(":")[0] for part in ns.split("|"))
 
     @property
     def channels(self) -> dict[str, BaseChannel]:
@@ -109,56 +177,132 @@ class GraphAPI:
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Apply each superstep's updates together, as if their nodes had run in one step (their edges
-        fire too), saving one checkpoint per superstep; returns the config of the last."""
+        fire too), saving one checkpoint per superstep; returns the config of the last. A config in a
+        subgraph's namespace updates that subgraph."""
         if self.checkpointer is None:
             raise ValueError("No checkpointer set: compile(checkpointer=InMemoryCheckpointer())")
+        owner = self._owner(config, for_update=True)
+        return await owner.apply_updates(owner.own_config(config), supersteps, self.checkpointer)
+
+    async def apply_updates(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]], checkpointer: BaseCheckpointer
+    ) -> dict[str, Any]:
         if not supersteps:
             raise ValueError("No supersteps provided")
         for updates in supersteps:
             if not updates:
                 raise ValueError("No updates provided")
-            run = self._new_run(None, config, frozenset(), None, None)
+            run = self._new_run(None, config, frozenset(), None, None, checkpointer=checkpointer)
             run._load()
+            if run._loaded is not None:  # a subgraph's checkpoint: the update keeps its place under the graphs above
+                run.parents = dict(run._loaded.metadata.get("parents", {}))
+            special = {update.as_node for update in updates} & {INPUT, COPY, END}
+            if special and len(updates) > 1:
+                raise InvalidUpdateError(f"Cannot apply multiple updates with as_node={special.pop()!r}")
             if len(updates) == 1 and updates[0].values is None and updates[0].as_node is None:
                 run.save_branch_point("update")  # as LangGraph: a copy of the checkpoint, a new branch point
-            elif any(update.as_node == INPUT for update in updates):
-                self._update_as_input(run, updates)
+            elif INPUT in special:
+                self._update_as_input(run, updates[0])
+            elif COPY in special:
+                await self._copy(run, updates[0].values)
+            elif END in special:
+                self._clear_tasks(run)
             else:
-                tasks = [await self._update_task(run, update, len(updates)) for update in updates]
-                run.updated = apply_writes(self.spec, run.state, tasks)
-                run._save("update")
+                await self._update_superstep(run, updates)
             config = run._cp_config()
-        return config
+        return with_checkpoint_map(config, {"parents": run.parents})
 
-    def _update_as_input(self, run: Run, updates: Sequence[StateUpdate]) -> None:
+    async def _update_superstep(self, run: Run, updates: Sequence[StateUpdate]) -> None:
+        tasks = [await self._update_task(run, update, len(updates)) for update in updates]
+        self._save_as_pending_tasks(run, tasks)
+        run.updated = apply_writes(self.spec, run.state, tasks)
+        run._save("update")
+
+    def _save_as_pending_tasks(self, run: Run, updates: Sequence[Task]) -> None:
+        """An update as a node the checkpoint has a task of is saved as that task's writes (as LangGraph,
+        so the step's history shows them as its result), in the order of the node's tasks."""
+        if run.checkpointer is None or not run.checkpoint_id:
+            return
+        task_ids: dict[str, list[str]] = {}
+        for task in prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None):
+            task_ids.setdefault(task.name, []).append(task.id)
+        for update in updates:
+            ids = task_ids.get(update.name)
+            if ids:
+                run.checkpointer.put_writes(run._cp_config(), update.writes or [(NO_WRITES, None)], ids.pop(0))
+
+    async def _copy(self, run: Run, values: Any) -> None:
+        """as_node="__copy__": a sibling of the checkpoint (same values, same parent, source "fork"), a
+        branch point; `values` a list of (values, as_node) updates: then applied as a superstep on it."""
+        loaded = run._loaded
+        if loaded is None:
+            raise InvalidUpdateError("Cannot copy a non-existent checkpoint")
+        parent = loaded.parent_config
+        run.checkpoint_id = parent["configurable"]["checkpoint_id"] if parent is not None else ""
+        run.save_branch_point("fork")
+        if isinstance(values, list) and values:
+            run.step += 1
+            await self._update_superstep(run, [StateUpdate(*item[:2]) for item in values])
+
+    def _clear_tasks(self, run: Run) -> None:
+        """as_node="__end__": the step's finished tasks' writes applied, the others dropped (their
+        triggers marked seen): nothing is left to run."""
+        tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
+        if run._pending_writes:
+            run._reapply_pending(tasks)
+        for task in tasks:
+            if not task.done:
+                task.writes = []
+        run.updated = apply_writes(self.spec, run.state, sort_tasks(tasks))
+        run._save("update")
+
+    def _update_as_input(self, run: Run, update: StateUpdate) -> None:
         """as_node="__input__" (LangGraph's INPUT): the values as a new graph input, an "input"
         checkpoint whose next task is __start__. Unlike invoke's input, pending tasks stay pending."""
-        if len(updates) > 1:
-            raise InvalidUpdateError("Cannot apply multiple updates when updating as input")
-        writes = run.input_writes(updates[0].values)
-        if not any(values for _, values in writes):
+        if update.values is None:
             raise InvalidUpdateError(f"Received no input writes for {START}")
+        writes = run.input_writes(update.values)
         run.updated = apply_writes(self.spec, run.state, [Task.pseudo(INPUT, writes)])
         run._save("input")
 
     async def _update_task(self, run: Run, update: StateUpdate, count: int) -> Task:
         """The update as the writes of a finished task of node `as_node` (the last writer by default)."""
-        node_name = update.as_node or (None if count > 1 else self._last_writer(run) or START)
+        if update.as_node is None and count > 1:
+            raise InvalidUpdateError("update_state: as_node is required when a superstep has several updates")
+        node_name = update.as_node or self._last_writer(run)
         if node_name is None:
-            raise ValueError("update_state: as_node is required when a superstep has several updates")
+            raise InvalidUpdateError("Ambiguous update, specify as_node")
         if node_name not in self.spec.nodes:
-            raise ValueError(f"update_state(as_node={node_name!r}): no such node")
+            raise InvalidUpdateError(f"Node {node_name} does not exist")
         task = Task(node_name, "", self.spec.nodes[node_name], PULL, 0, (INTERRUPT,))
         writes = await node_writes_async(run, task, update.values)
         return Task.pseudo(node_name, writes, (INTERRUPT,))
 
     def _last_writer(self, run: Run) -> str | None:
-        latest = [
-            (max(seen.values()), name)
-            for name, seen in run.state.seen.items()
-            if name in self.spec.nodes and name != START and seen
-        ]
-        return max(latest)[1] if latest else None
+        """The node an update without `as_node` is applied as (LangGraph's inference): the one that saw
+        the newest channel version, START on a thread where none ran; None when two nodes tie."""
+        nodes = self.spec.nodes
+        if len(nodes) == 1:
+            return next(iter(nodes))
+        seen = sorted(
+            (v, name) for name, versions in run.state.seen.items() if name in nodes for v in versions.values()
+        )
+        if not seen or not seen[-1][0]:
+            return START
+        if len(seen) == 1 or seen[-1][0] != seen[-2][0]:
+            return seen[-1][1]
+        return None
+
+
+def _from_subgraph_checkpoint(config: dict[str, Any]) -> dict[str, Any]:
+    """A run of the graph from a config naming a subgraph's checkpoint (a snapshot's, with its
+    `checkpoint_map`): the graph runs from its own checkpoint of that moment, and the subgraph, when
+    its task runs, from the named one (time travel into a subgraph, as LangGraph)."""
+    configurable = {k: v for k, v in config["configurable"].items() if k not in ("checkpoint_ns", "checkpoint_id")}
+    own = configurable.get("checkpoint_map", {}).get("")
+    if own is not None:
+        configurable["checkpoint_id"] = own
+    return {**config, "configurable": configurable}
 
 
 def _json_schema(schema: type[Any] | None, title: str) -> dict[str, Any]:

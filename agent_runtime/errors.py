@@ -60,6 +60,25 @@ class ParentCommand(GraphBubbleUp):
         self.command = command
 
 
+class UnknownInterruptError(Exception):
+    """Strict resume mode (engine/resume.py): the resume does not match the pending interrupts. `reason`:
+    "not_pending" (the map names interrupts that are not pending: `interrupt_ids`), "empty_map", or
+    "ambiguous" (one value, several pending); `pending_ids` can still be answered (nothing was written)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: Literal["not_pending", "empty_map", "ambiguous"],
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
+
+
 class GuardStopped(Exception):
     """Raised at a task call (functional API) once the guard rails decided to stop the run; the run
     ends with the guard's stop reason, as a StateGraph run stopped at a barrier does."""

@@ -17,7 +17,9 @@ from agent_runtime.channels import (
     Topic,
 )
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.compiled_api import SubgraphPersistence
 from agent_runtime.diagnostics import check_topology
+from agent_runtime.engine.introspect import invoked_subgraph
 from agent_runtime.engine.spec import (
     TASKS,
     Branch,
@@ -408,6 +410,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 timeout=timeout,
                 defer=node.defer,
                 subgraph=node.subgraph,
+                invoked_graph=None if node.fn is None else invoked_subgraph(node.fn),
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
@@ -450,8 +453,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
-            raise TypeError(f"compile(checkpointer=...): a checkpointer, True, False or None, not {checkpointer!r}")
-        if isinstance(checkpointer, bool):  # True: a subgraph's runs use the parent's (its default here)
+            raise TypeError(
+                "Invalid checkpointer provided. Expected a checkpointer (BaseCheckpointer), True, False or None. "
+                f"Received {type(checkpointer).__name__}."
+            )
+        persistence: SubgraphPersistence = _PERSISTENCE[checkpointer] if isinstance(checkpointer, bool) else "per_call"
+        if isinstance(checkpointer, bool):  # a subgraph's runs use the parent's, but for False
             checkpointer = None
         before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())
         after = tuple(self.nodes) if interrupt_after == "*" else tuple(interrupt_after or ())
@@ -466,6 +473,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             name=name or "LangGraph",  # LangGraph's default (a tracer names the graph's run after it)
             guard_rails=guard_rails,
         )
+        compiled.persistence = persistence
         compiled.store = store
         compiled.context_schema = self.context_schema
         compiled.builder = self
@@ -475,6 +483,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 
 def _handler_def(fn: Callable[..., Any]) -> _NodeDef:
     return _NodeDef(fn, None, False, None, _command_destinations(fn), None, is_error_handler=True)
+
+
+# compile(checkpointer=True / False): a subgraph's checkpoints kept per thread / none at all
+_PERSISTENCE: dict[bool, SubgraphPersistence] = {True: "per_thread", False: "off"}
 
 
 def _subgraph_marker(state: Any) -> Any:

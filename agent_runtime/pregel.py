@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator, Sequence
@@ -17,8 +18,9 @@ from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
-from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
-from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
+from agent_runtime.engine.spec import INTERRUPT, RESERVED, GraphSpec
+from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state, with_checkpoint_map
+from agent_runtime.engine.task_status import read_task_statuses
 from agent_runtime.report import RunReport
 from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ambient_config
 from agent_runtime.runtime import RunControl, bind_runtime
@@ -232,7 +234,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             and (inherits(caller.run, self) or caller.run.subgraphs)
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
-            return await run_subgraph(caller.run, caller.task, self, input)
+            index, caller.subgraph_calls = caller.subgraph_calls, caller.subgraph_calls + 1
+            return await run_subgraph(caller.run, caller.task, self, input, index)
         run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
@@ -412,8 +415,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         if null_writes:
             apply_writes(self.spec, run.state, [Task.pseudo("__input__", null_writes)])
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
-        interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
-        errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
+        statuses = read_task_statuses(saved.pending_writes)
+        # live: the questions still waiting for an answer; the step's record: every question asked
+        interrupts = {t: s.pending_interrupts if live else s.interrupts for t, s in statuses.items()}
+        errors = {t: s.error for t, s in statuses.items() if s.error is not None}
         run._reapply_pending(tasks, handlers=False)  # as LangGraph's, a snapshot shows the step's own tasks
         pending = tasks
         if live:  # a failed task its error handler took over is still to run (its handler is)
@@ -425,17 +430,17 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         return StateSnapshot(
             values=run.output(),
             next=tuple(t.name for t in pending),
-            config=saved.config,
+            config=with_checkpoint_map(saved.config, saved.metadata),
             metadata=saved.metadata,
             created_at=iso(saved.checkpoint.ts),
-            parent_config=saved.parent_config,
+            parent_config=saved.parent_config and with_checkpoint_map(saved.parent_config, saved.metadata),
             # Every task of the step, those that finished before a failure or an interrupt included (with
             # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(
                 PregelTask(
                     t.id,
                     t.name,
-                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index),
+                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index, False),
                     errors.get(t.id),
                     interrupts.get(t.id, ()),
                     self._task_state(run, t, checkpointer, recurse),
@@ -463,37 +468,41 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         config = subgraph_state(run.config, task)
         if config is None or not recurse:
             return config
-        subgraph = task.node.subgraph if task.node is not None else None
+        subgraph = task.node.subgraph or task.node.invoked_graph if task.node is not None else None
         assert subgraph is not None  # subgraph_state gives a config to a subgraph node's task only
-        return subgraph._state(config, subgraph.checkpointer or checkpointer, recurse=True)
+        return subgraph._state(config, checkpointer, recurse=True)
 
     def _state(self, config: dict[str, Any], checkpointer: BaseCheckpointer, *, recurse: bool) -> StateSnapshot:
+        config = self.own_config(config)
         saved = checkpointer.get_tuple(config)
         if saved is None:
             return StateSnapshot({}, (), config, {}, "", None)
         live = not config.get("configurable", {}).get("checkpoint_id")
         return self._snapshot(saved, checkpointer, live=live, recurse=recurse)
 
-    def _owner(self, config: dict[str, Any]) -> CompiledGraph:
-        """The graph whose checkpoints `config` names: for a subgraph node's namespace ("<node>:<task
-        id>|..."), that subgraph (as LangGraph reads them); otherwise this graph."""
-        ns = config.get("configurable", {}).get("checkpoint_ns", "")
-        graph = self
-        for part in ns.split("|") if ns else ():
-            node = graph.spec.nodes.get(part.split(":")[0])
-            if node is None or node.subgraph is None:
-                return self
-            graph = node.subgraph
-        return graph
-
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
         return self._owner(config)._state(config, self._require_checkpointer(), recurse=subgraphs)
 
-    def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's snapshots, newest first: those saved before `before` (a checkpoint's config), whose
+        metadata has the `filter` items, at most `limit`."""
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
-        for saved in checkpointer.list(config, limit=limit):
+        configurable = config.get("configurable", {})
+        one_ns = {**config, "configurable": {**configurable, "checkpoint_ns": configurable.get("checkpoint_ns", "")}}
+        saved_list = checkpointer.list(owner.own_config(one_ns), before=before, limit=None if filter else limit)
+        if filter:
+            matching = (t for t in saved_list if all(t.metadata.get(k) == v for k, v in filter.items()))
+            saved_list = itertools.islice(matching, limit)
+        for saved in saved_list:
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
@@ -501,9 +510,14 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         return self.get_state(config, subgraphs=subgraphs)
 
     async def aget_state_history(
-        self, config: dict[str, Any], *, limit: int | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
-        for snapshot in self.get_state_history(config, limit=limit):
+        for snapshot in self.get_state_history(config, filter=filter, before=before, limit=limit):
             yield snapshot
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:

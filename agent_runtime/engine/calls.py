@@ -21,8 +21,8 @@ from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
 from agent_runtime.engine.loop import Run
-from agent_runtime.engine.resume import restore_task
 from agent_runtime.engine.spec import RESUME, RETURN
+from agent_runtime.engine.task_status import restore_task
 from agent_runtime.engine.tasks import call_sync
 from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync

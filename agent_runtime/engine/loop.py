@@ -24,6 +24,7 @@ from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.error_handlers import handler_config, in_barrier_order
 from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
 from agent_runtime.engine.spec import (
@@ -31,11 +32,13 @@ from agent_runtime.engine.spec import (
     ERROR_SOURCE,
     INTERRUPT,
     NO_WRITES,
+    NODE_FINISHED,
     RESUME,
     TASKS,
     config_namespace,
 )
 from agent_runtime.engine.start import start
+from agent_runtime.engine.task_status import CONTROL_WRITES
 from agent_runtime.errors import GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
@@ -112,6 +115,11 @@ class Run:
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
+        self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
+        self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
+        self.ns = ""  # the checkpoint namespace (set from the config when the run has a checkpointer)
+        self.node_finished = config.get("configurable", {}).get(NODE_FINISHED)  # LangGraph's test hook
+        self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
         # which sync calls do on pool threads
@@ -205,7 +213,7 @@ class Run:
         saved = None
         if self.checkpointer is not None:
             self.thread_id, self.ns = thread_key(self.config)
-            saved = self.checkpointer.get_tuple(self.config)
+            saved = self.checkpointer.get_tuple(self.config) if self.start_from is MISSING else self.start_from
         if saved is None:
             self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
             self.checkpoint_id = ""
@@ -223,6 +231,8 @@ class Run:
             self._saved_max = self.state.max_version
             self._pending_writes = list(saved.pending_writes)
             saved_step = int(saved.metadata.get("step", -1))
+        if self.start_from is not MISSING:  # an earlier state of the namespace (or none): a fork of it
+            self._above_the_thread()
         self.step = saved_step + 1
         self.stop = self.step + self.recursion_limit + 1
         self.updated: set[str] | None = None
@@ -247,7 +257,7 @@ class Run:
         if self.spec.input_keys is not None:  # StateGraph(input_schema=...): only its keys are input
             data = {k: v for k, v in data.items() if k in self.spec.input_keys}
         unknown = [k for k in data if k not in schema.keys]
-        if unknown:
+        if unknown and not self.nested:  # a subgraph gets its parent's whole state: no warning there
             warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=5)
         return [(START, {k: data[k] for k in data if k in schema.keys})]
 
@@ -274,10 +284,12 @@ class Run:
         parent = self._cp_config()
         if self.durability == "exit":
             self.checkpoint_id = new_checkpoint_id()
+            # the parent the final checkpoint gets: the last one written (none yet: an empty config)
+            parent = self._exit_parent()
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
-            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
+            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": self.parents}, parent)
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -293,16 +305,16 @@ class Run:
         """durability="exit": persist the final state and the unfinished step's task writes."""
         if self.checkpointer is None or self.durability != "exit":
             return
-        parent = (
-            checkpoint_config(self.thread_id, self.ns, self._persisted_id)
-            if self._persisted_id
-            else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
-        )
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
-            self._put(self.checkpoint_id, "loop", self._last_step, parent)
+            self._put(self.checkpoint_id, "loop", self._last_step, self._exit_parent())
         for task in (*tasks, *self.calls):
             if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
+
+    def _exit_parent(self) -> dict[str, Any]:
+        if self._persisted_id:
+            return checkpoint_config(self.thread_id, self.ns, self._persisted_id)
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
 
     def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
         assert self.checkpointer is not None
@@ -323,7 +335,7 @@ class Run:
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        metadata = {"source": source, "step": step, "parents": {}}
+        metadata = {"source": source, "step": step, "parents": self.parents}
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
@@ -342,8 +354,11 @@ class Run:
             writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
             if task.done:  # done with an error: its error handler took over
                 writes.append((ERROR_SOURCE, task.name))
-        elif not writes:
-            writes = [(NO_WRITES, None)]
+        else:
+            if all(c in CONTROL_WRITES for c, _ in writes):  # finished without output: say it finished
+                writes.append((NO_WRITES, None))
+            # the questions it asked before it finished stay on record (a step's history shows them)
+            writes += [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
     def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
@@ -509,7 +524,9 @@ class Run:
         report.duplicate_runs = self.lineage.duplicates
         if self.status in ("done", "terminated", "guard"):
             report.waiting_joins = self.lineage.waiting_joins(self.state)
-        self._save_exit(self._tasks if self.status.startswith("interrupt") else ())
+        paused = self.status.startswith("interrupt")
+        if paused or not self.ns or ":" not in self.ns:  # a finished per-call subgraph leaves nothing to resume
+            self._save_exit(self._tasks if paused else ())
         if self.status == "done":
             report.stop_reason = StopReason.GOAL
         elif self.status == "terminated":

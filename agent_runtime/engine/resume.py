@@ -10,29 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.error_handlers import handler_task
-from agent_runtime.engine.spec import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, RESUME
-from agent_runtime.errors import SavedError
+from agent_runtime.engine.task_status import restore_task
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
 
 SavedWrites = dict[str, list[tuple[str, Any]]]  # task id -> its saved (channel, value) writes
-
-
-def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
-    """Give a task (or a task call) of a resumed step what it saved."""
-    channels = {c for c, _ in saved}
-    for chan, value in saved:
-        if chan == RESUME:
-            task.resume = list(value)
-        elif chan == ERROR and ERROR_SOURCE in channels:  # its error handler took over: it stays done
-            task.error = SavedError(value)
-            task.done = True
-            return
-    if INTERRUPT in channels or ERROR in channels:
-        return
-    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
-    task.done = True
 
 
 def restore_step(

@@ -109,18 +109,14 @@ class StepRun:
             await asyncio.gather(*futures, return_exceptions=True)
 
     async def _execute(self, task: Task) -> TaskScratch:
-        # a lone task's writes go with the step's checkpoint (see `_all`)
-        commit = len(self.tasks) > 1
-        return await execute(self.run, task, inline=task.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
+        return await execute(self.run, task, inline=task.node.runs_inline())  # type: ignore[union-attr]
 
     async def _all(self) -> list[TaskScratch]:
         run, todo = self.run, self.todo
         if len(todo) == 1:
-            # A lone task's writes are saved with the step's checkpoint right after it, so they need
-            # no separate pending-write record (a crash in between loses no more than a crash in the
-            # task). Interrupted or failed tasks are still committed at once, for the resume.
+            # a lone task's writes are saved apart too (as LangGraph's): the step's history shows them
             inline = run.owns_loop or todo[0].node.runs_inline()  # type: ignore[union-attr]
-            return [await execute(run, todo[0], inline=inline, commit=len(self.tasks) > 1)]
+            return [await execute(run, todo[0], inline=inline)]
         inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
         # pooled and async tasks start first, so they progress while the inline ones run
         futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]

@@ -22,6 +22,7 @@ ERROR = "__error__"
 ERROR_SOURCE = "__error_source_node__"  # with ERROR: the error went to the node's error handler
 NO_WRITES = "__no_writes__"
 RETURN = "__return__"  # a task call's result, saved as its pending write
+NODE_FINISHED = "__pregel_node_finished"  # configurable key: called with each node's name as it finishes
 RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE})
 CONF = "configurable"
 CONFIG_KEY_CHECKPOINT_NS = "checkpoint_ns"  # "<node>:<task id>|..." down to a subgraph
@@ -109,6 +110,7 @@ class NodeSpec:
     timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
     subgraph: CompiledGraph | None = None
+    invoked_graph: CompiledGraph | None = None  # a graph the node's function invokes (engine/introspect.py)
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from agent_runtime.checkpoint.base import NULL_TASK_ID
 from agent_runtime.engine import events
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks
+from agent_runtime.engine.replay import ReplayBound
+from agent_runtime.engine.resume_values import set_resume
 from agent_runtime.engine.spec import INTERRUPT, RESERVED
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError
@@ -21,6 +23,10 @@ if TYPE_CHECKING:
 def start(run: Run, has_checkpoint: bool) -> None:
     """Take the run's input: a new input, or None / a Command resuming the thread's checkpoint."""
     value = run.input
+    answers = isinstance(value, Command) and value.resume is not None
+    named = "checkpoint_id" in run.config.get("configurable", {})
+    if run._loaded is not None and named and not answers and run.replay is None:
+        run.replay = ReplayBound.of(run._loaded)
     if value is None or isinstance(value, Command):
         if isinstance(value, Command) and value.resume is not None and not run.checkpointing:
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
@@ -55,12 +61,14 @@ def _resume(run: Run, command: Command | None) -> None:
     null_writes = [(c, v) for t, c, v in run._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
     if command is not None:
         if command.resume is not None:
-            _set_resume(run, command.resume)
+            set_resume(run, command.resume)
         writes, _ = state_updates(run.spec.schema, command.update, Task.pseudo("__input__", []))
         gotos = command.goto_targets()
         new_writes = writes + (route(run, START, gotos) if gotos else [])
         if new_writes and run.checkpointer is not None and not forks:  # a fork carries them itself
-            run.checkpointer.put_writes(run._cp_config(), new_writes, NULL_TASK_ID)
+            # saved after the input writes of earlier resumes of this step, which a saver keys by position
+            saved = [(c, v) for t, c, v in run._pending_writes if t == NULL_TASK_ID]
+            run.checkpointer.put_writes(run._cp_config(), saved + new_writes, NULL_TASK_ID)
         null_writes += new_writes
     if null_writes:
         apply_writes(run.spec, state, [Task.pseudo("__input__", null_writes)])
@@ -72,20 +80,6 @@ def _resume(run: Run, command: Command | None) -> None:
         events.checkpoint_loaded(run, run._loaded)
     if "values" in run.modes:
         run._emit("values", run.output())
-
-
-def _set_resume(run: Run, resume: Any) -> None:
-    pending = [i for t, c, v in run._pending_writes if c == INTERRUPT for i in v]
-    ids = {i.id for i in pending}
-    if isinstance(resume, dict) and resume and set(resume) <= ids:
-        run.resume_source.by_id = dict(resume)
-    elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
-        raise RuntimeError(
-            "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
-            "Command(resume={interrupt_id: value, ...})"
-        )
-    else:
-        run.resume_source.value = resume
 
 
 def _fresh_input(run: Run, value: Any, has_checkpoint: bool) -> None:

@@ -101,7 +101,7 @@ async def call_node(
     return await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
 
 
-async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
+async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
     commit the outcome at once. The hot path of every superstep: one coroutine and, per attempt, one
     call_node."""
@@ -149,7 +149,7 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             attempts += 1
             delay = retry_delay(node.retry, exc, attempts)
             if delay is None:
-                return await _failed(run, task, exc, inline, commit)
+                return await _failed(run, task, exc, inline)
             run.report.retries += 1
             await wait_before_retry(delay, node.is_async, run.executor)
             continue
@@ -157,14 +157,15 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
-        if commit:
-            run.commit(task)
+        if run.node_finished is not None and not task.hidden:
+            run.node_finished(task.name)
+        run.commit(task)
         if run.modes:
             task_finished(run, task)
         return scratch
 
 
-async def _failed(run: Run, task: Task, error: Exception, inline: bool, commit: bool) -> context.TaskScratch:
+async def _failed(run: Run, task: Task, error: Exception, inline: bool) -> context.TaskScratch:
     """A task that failed for good: saved as failed; its error handler, if it has one, runs now as a
     task of this step (the failed task writes nothing), otherwise the error fails the step."""
     task.error = error
@@ -179,7 +180,7 @@ async def _failed(run: Run, task: Task, error: Exception, inline: bool, commit: 
     run._tasks.append(handler)  # the step's task list: the barrier applies the handler's writes
     if run.task_events:
         events.tasks_started(run, [handler])
-    return await execute(run, handler, inline=inline or handler.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
+    return await execute(run, handler, inline=inline or handler.node.runs_inline())  # type: ignore[union-attr]
 
 
 def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes, list[str | Send]]:

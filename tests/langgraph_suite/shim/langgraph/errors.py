@@ -12,6 +12,7 @@ from agent_runtime.errors import (
     NodeError,
     NodeTimeoutError,
     ParentCommand,
+    UnknownInterruptError,
     is_invalid_resume,
 )
 from langgraph import _shim
@@ -28,6 +29,7 @@ __all__ = [
     "NodeError",
     "NodeTimeoutError",
     "ParentCommand",
+    "UnknownInterruptError",
     "is_invalid_resume",
 ]
 __getattr__ = _shim.module_getattr(__name__)
