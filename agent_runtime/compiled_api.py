@@ -16,6 +16,7 @@ from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
 
@@ -24,22 +25,7 @@ if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
     from agent_runtime.graph import StateGraph
 
-_MERGED = ("configurable", "metadata")
 INPUT = "__input__"  # update_state's as_node for writing a graph input
-
-
-def merge_configs(base: dict[str, Any] | None, config: dict[str, Any] | None) -> dict[str, Any]:
-    """`config` over `base` as LangGraph merges them: configurable and metadata key by key, tags
-    concatenated, any other key replaced."""
-    merged = dict(base or {})
-    for key, value in (config or {}).items():
-        if key in _MERGED and isinstance(value, dict):
-            merged[key] = {**merged.get(key, {}), **value}
-        elif key == "tags" and value:
-            merged[key] = [*merged.get(key, []), *value]
-        else:
-            merged[key] = value
-    return merged
 
 
 @dataclass(frozen=True)

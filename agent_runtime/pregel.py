@@ -19,6 +19,7 @@ from agent_runtime.engine.payloads import task_result
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT
 from agent_runtime.runtime import bind_stream_writer
 from agent_runtime.types import START, PregelTask, StateSnapshot, StateUpdate
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
 

@@ -45,6 +45,11 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
+def is_async_generator(fn: Callable[..., Any]) -> bool:
+    """An async generator function, or an object whose `__call__` is one."""
+    return inspect.isasyncgenfunction(fn) or inspect.isasyncgenfunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
 @dataclass(slots=True)
 class Branch:
     """A conditional edge: `path(state)` names the next node(s), optionally through `path_map`."""
