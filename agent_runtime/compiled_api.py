@@ -5,17 +5,16 @@ and output, and `bulk_update_state` (several updates per superstep, one checkpoi
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
 from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
@@ -42,6 +41,7 @@ class GraphAPI:
     """Mixed into CompiledGraph."""
 
     spec: GraphSpec
+    name: str
     checkpointer: BaseCheckpointer | None
     config: dict[str, Any] | None = None  # bound by with_config
     store: Any = None  # compile(store=...): the runtime's store
@@ -71,11 +71,42 @@ class GraphAPI:
     def channels(self) -> dict[str, BaseChannel]:
         return self.spec.channels
 
+    def get_name(self, suffix: str | None = None) -> str:
+        return graph_name(self.name, suffix) if suffix else self.name
+
+    @property
+    def input_schema(self) -> Any:
+        """What the graph takes: the builder's input schema; a graph reading channels (a Pregel graph, an
+        entrypoint, `io_channels`) has a model of its input channels' types."""
+        if self.builder is not None:
+            return self.builder.input_schema
+        inputs, _ = self.io_channels()
+        return channels_model(self.get_name("Input"), self.spec.channels, inputs, output=False)
+
+    @property
+    def output_schema(self) -> Any:
+        if self.builder is not None:
+            return self.builder.output_schema
+        _, outputs = self.io_channels()
+        return channels_model(self.get_name("Output"), self.spec.channels, outputs, output=True)
+
+    def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
+        """The (input, output) channels of a graph built without a StateGraph: all its state keys."""
+        keys = tuple(self.spec.schema.keys)
+        return keys, keys
+
     def get_input_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _json_schema(self.builder.input_schema if self.builder else None, "Input")
+        if self.builder is None:
+            return self.input_schema.model_json_schema()  # type: ignore[no-any-return]
+        return state_json_schema(self.input_schema, self.get_name("Input"))
 
     def get_output_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _json_schema(self.builder.output_schema if self.builder else None, "Output")
+        if self.builder is None:
+            return self.output_schema.model_json_schema()  # type: ignore[no-any-return]
+        return state_json_schema(self.output_schema, self.get_name("Output"))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        return context_json_schema(self.context_schema)
 
     if TYPE_CHECKING:
 
@@ -140,25 +171,3 @@ class GraphAPI:
             if name in self.spec.nodes and name != START and seen
         ]
         return max(latest)[1] if latest else None
-
-
-def _json_schema(schema: type[Any] | None, title: str) -> dict[str, Any]:
-    """The JSON schema pydantic gives the state class (TypedDict, dataclass or model). As in LangGraph,
-    a dataclass field whose type admits None is optional even without a default."""
-    from pydantic import TypeAdapter
-
-    if schema is None:
-        return {"title": title, "type": "object"}
-    json_schema: dict[str, Any] = TypeAdapter(schema).json_schema()
-    if dataclasses.is_dataclass(schema) and "required" in json_schema:
-        hints = get_type_hints(schema, include_extras=True)
-        json_schema["required"] = [k for k in json_schema["required"] if not _admits_none(hints.get(k))]
-    return json_schema
-
-
-def _admits_none(hint: Any) -> bool:
-    if hint is None or hint is type(None):
-        return True
-    if get_origin(hint) is Annotated:
-        return _admits_none(get_args(hint)[0])
-    return get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)

@@ -14,9 +14,9 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, overload
+from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, get_args, get_origin, overload
 
-from agent_runtime.channels import EphemeralValue, Topic
+from agent_runtime.channels import EphemeralValue, LastValue, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
@@ -131,6 +131,23 @@ class Entrypoint(CompiledGraph):
 
     run_class = EntrypointRun
 
+    def io_channels(self) -> tuple[str, str]:
+        return START, END
+
+
+def _io_types(func: Callable[..., Any]) -> tuple[Any, Any]:
+    """The entrypoint's (input, output) types: its first parameter's and its return annotation's (the
+    value of an `entrypoint.final[value, save]`); Any where not annotated."""
+    signature = inspect.signature(func)
+    first = next(iter(signature.parameters.values()))
+    input_type = Any if first.annotation is inspect.Parameter.empty else first.annotation
+    returns = signature.return_annotation
+    if returns is inspect.Signature.empty or returns is entrypoint.final:
+        return input_type, Any
+    if get_origin(returns) is entrypoint.final:
+        return input_type, get_args(returns)[0]
+    return input_type, returns
+
 
 class entrypoint:  # lowercase: LangGraph's name
     """Turn a function into a workflow: `@entrypoint(checkpointer=...)`.
@@ -181,9 +198,11 @@ class entrypoint:  # lowercase: LangGraph's name
             writer=_entry_writes,
         )
         schema = StateSchema(_EntrypointState)
+        input_type, output_type = _io_types(func)
         channels = {
             **{k: ch.new() for k, ch in schema.channels.items()},
-            START: EphemeralValue(key=START),
+            END: LastValue(output_type, END),
+            START: EphemeralValue(input_type, key=START),
             TASKS: Topic(key=TASKS),
         }
         spec = GraphSpec(

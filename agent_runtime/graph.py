@@ -400,7 +400,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             checkpointer=checkpointer,
             interrupt_before=before,
             interrupt_after=after,
-            name=name or "StateGraph",
+            name=name or "LangGraph",
             guard_rails=guard_rails,
         )
         compiled.store = store

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails
 
 T = TypeVar("T")
+OutputKeys = str | Sequence[str]  # invoke(output_keys=...): the state keys or channels returned
 
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
@@ -81,6 +82,15 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if errors:
         raise errors[0]
     return result[0]
+
+
+def select_output(output: Any, keys: OutputKeys) -> Any:
+    """One key's value (None if unset), or a dict of the keys set among several."""
+    if not isinstance(output, dict):  # a root state's value, an entrypoint's return value
+        return output
+    if isinstance(keys, str):
+        return output.get(keys)
+    return {k: v for k, v in output.items() if k in keys}
 
 
 class CompiledGraph(GraphAPI):
@@ -137,11 +147,11 @@ class CompiledGraph(GraphAPI):
         bind_stream_writer(run)
         return run
 
-    def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
-        """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
-        if self.spec.output_keys is None:
-            return output
-        return {k: v for k, v in output.items() if k in self.spec.output_keys}
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
+        """What invoke returns (and a parent gets of a subgraph): the `output_keys` asked for, else
+        StateGraph(output_schema=...)'s keys, else the whole state."""
+        keys = output_keys if output_keys is not None else self.spec.output_keys
+        return output if keys is None else select_output(output, keys)
 
     async def ainvoke(
         self,
@@ -151,10 +161,12 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        output_keys: OutputKeys | None = None,
         **_ignored: Any,
-    ) -> dict[str, Any]:
+    ) -> Any:
         config = self.entry_config(config, context)
-        return await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        caller = task_context.running()
+        return await self.invoke_from(caller, input, config, durability, guard_rails, output_keys)
 
     async def invoke_from(
         self,
@@ -163,7 +175,8 @@ class CompiledGraph(GraphAPI):
         config: dict[str, Any] | None,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
-    ) -> dict[str, Any]:
+        output_keys: OutputKeys | None = None,
+    ) -> Any:
         """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
         if (
@@ -175,11 +188,11 @@ class CompiledGraph(GraphAPI):
         run = self._new_run(input, config, frozenset(), durability, guard_rails)
         async for _ in run.events_iter():
             pass
-        return self.result_of(run)
+        return self.result_of(run, output_keys)
 
-    def result_of(self, run: Run) -> dict[str, Any]:
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
         """What `invoke` returns once `run` ended: its output, with the interrupts it paused on."""
-        output = self.shape_output(run.output())
+        output = self.shape_output(run.output(), output_keys)
         return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
     def invoke(
@@ -190,11 +203,13 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
+        output_keys: OutputKeys | None = None,
         **_ignored: Any,
-    ) -> dict[str, Any]:
+    ) -> Any:
         config = self.entry_config(config, context)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        return run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        caller = task_context.running()
+        return run_sync(self.invoke_from(caller, input, config, durability, guard_rails, output_keys))
 
     async def astream(
         self,

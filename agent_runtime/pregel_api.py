@@ -32,7 +32,7 @@ from agent_runtime.engine.algo import Task
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESERVED, TASKS, GraphSpec, NodeSpec, is_async_callable, takes_config
 from agent_runtime.injection import node_callable
-from agent_runtime.pregel import CompiledGraph
+from agent_runtime.pregel import CompiledGraph, OutputKeys, select_output
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, RetryPolicy
 
@@ -152,7 +152,8 @@ class NodeBuilder:
 
 def _step_function(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
     """`step` as the engine calls a node function (a Runnable through its `invoke` / `ainvoke`)."""
-    if not inspect.isroutine(step) and hasattr(step, "ainvoke") and hasattr(step, "invoke"):
+    # a Runnable's class defines invoke (a Mock only answers any attribute: it is a plain callable)
+    if not inspect.isroutine(step) and hasattr(type(step), "ainvoke") and hasattr(type(step), "invoke"):
         runnable = step
 
         def invoke(value: Any, config: dict[str, Any]) -> Any:
@@ -336,11 +337,12 @@ class Pregel(CompiledGraph):
             consumable=frozenset(c for c, ch in compiled.items() if type(ch).consume is not BaseChannel.consume),
         )
 
-    def shape_output(self, output: dict[str, Any]) -> Any:
+    def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
+        return self.input_channels, self.output_channels
+
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
         """`invoke`'s result: the output channel's value (None if empty), or a dict of the available ones."""
-        if isinstance(self.output_channels, str):
-            return output.get(self.output_channels)
-        return {c: output[c] for c in self.output_channels if c in output}
+        return select_output(output, self.output_channels if output_keys is None else output_keys)
 
     def stream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[Any]:
         """As a graph's, with LangGraph's default for Pregel: `stream_mode="values"`."""

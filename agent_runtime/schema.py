@@ -63,14 +63,20 @@ def channel_for(key: str, hint: Any) -> BaseChannel | Managed:
     return LastValue(base, key)
 
 
-class StateSchema:
-    """What the runtime needs to know about a state class."""
+ROOT = "__root__"  # the one channel of a graph whose state is a single value (`StateGraph(list[str])`)
 
-    def __init__(self, cls: type[Any]) -> None:
+
+class StateSchema:
+    """What the runtime needs to know about a state class. A schema without fields (`int`, `list[str]`,
+    `Annotated[list, add]`) is a root state: one channel `__root__` holding the whole state, which
+    nodes get and return as it is."""
+
+    def __init__(self, cls: Any) -> None:
         self.cls = cls
         self.is_pydantic = _is_pydantic(cls)
         self.is_dataclass = dataclasses.is_dataclass(cls)
-        hints = get_type_hints(cls, include_extras=True)
+        self.is_root = not hasattr(cls, "__annotations__")
+        hints = {ROOT: cls} if self.is_root else get_type_hints(cls, include_extras=True)
         if self.is_pydantic:
             hints = {k: v for k, v in hints.items() if k in cls.model_fields}
         self.channels: dict[str, BaseChannel] = {}
@@ -97,10 +103,13 @@ class StateSchema:
 
     @property
     def coerces(self) -> bool:
-        return self.is_pydantic or self.is_dataclass
+        return self.is_pydantic or self.is_dataclass or self.is_root
 
     def coerce(self, values: dict[str, Any]) -> Any:
-        """Node input: a dict for TypedDict states, an instance for dataclass/pydantic states."""
+        """Node input: a dict for TypedDict states, an instance for dataclass/pydantic states, the value
+        of a root state."""
+        if self.is_root:
+            return values.get(ROOT)
         if self.is_pydantic:
             return self.cls.model_validate(values)
         if self.is_dataclass:
@@ -109,6 +118,8 @@ class StateSchema:
 
     def updates_from_object(self, obj: Any) -> list[tuple[str, Any]] | None:
         """Writes for a returned state object; None if `obj` is not a schema-like object."""
+        if self.is_root:
+            return [(ROOT, obj)]
         if _is_pydantic(type(obj)):
             explicitly_set = obj.model_fields_set
             fields = type(obj).model_fields
@@ -127,6 +138,8 @@ class StateSchema:
 
     def input_dict(self, value: Any) -> dict[str, Any]:
         """Graph input as a dict of state keys (objects are unpacked)."""
+        if self.is_root:
+            return {ROOT: value}
         if isinstance(value, Mapping):
             return dict(value)
         from_object = self.updates_from_object(value)

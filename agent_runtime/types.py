@@ -33,6 +33,11 @@ class Command(Generic[N]):
 
     PARENT: ClassVar[str] = "__parent__"
 
+    def __repr__(self) -> str:
+        """Only the fields given (LangGraph's repr, which tests and logs compare)."""
+        given = ((name, getattr(self, name)) for name in ("update", "goto", "resume", "graph"))
+        return f"Command({', '.join(f'{name}={value!r}' for name, value in given if value)})"
+
     def goto_targets(self) -> list[str | Send]:
         if isinstance(self.goto, str | Send):
             return [self.goto]

@@ -29,6 +29,7 @@ from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RES
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
+from agent_runtime.schema import ROOT
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
@@ -165,7 +166,10 @@ class Run:
             return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})
         return state
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> Any:
+        """The state values (a root state: its value)."""
+        if self.spec.schema.is_root:
+            return self.step_view().get(ROOT)
         return dict(self.step_view())
 
     def node_config(self, task: Task) -> dict[str, Any]:
@@ -174,8 +178,12 @@ class Run:
         return {**self.config, "configurable": configurable, "metadata": metadata}
 
     def task_update(self, task: Task, keys: frozenset[str]) -> Any:
-        """What stream_mode="updates" shows for a finished task: its state updates."""
-        return payloads.task_update(task.writes, keys)
+        """What stream_mode="updates" shows for a finished task: its state updates (a root state's:
+        the value written)."""
+        update = payloads.task_update(task.writes, keys)
+        if not self.spec.schema.is_root or update is None:
+            return update
+        return [u[ROOT] for u in update] if isinstance(update, list) else update[ROOT]
 
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:

@@ -123,7 +123,8 @@ def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes,
     """(state writes, goto targets) of a node's return value."""
     if result is None:
         return [], []
-    if isinstance(result, dict):
+    # (a root state's __start__ task returns its input as {ROOT: value}, as any graph input)
+    if isinstance(result, dict) and (not schema.is_root or task.name == START):
         keys = schema.keys
         return [(k, v) for k, v in result.items() if k in keys], []
     if isinstance(result, Command):
