@@ -11,7 +11,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, RootModel, TypeAdapter, create_model
 
 from agent_runtime.channels import BaseChannel
-from agent_runtime.schema import ROOT, channel_for
+from agent_runtime.schema import ROOT, StateSchema
 
 _NO_DEFAULT: Any = ...
 
@@ -46,7 +46,7 @@ def state_json_schema(schema: Any, title: str) -> dict[str, Any]:
     if schema is None:
         return {"title": title, "type": "object"}
     if not hasattr(schema, "__annotations__"):
-        return root_model(title, channel_for(ROOT, schema).UpdateType, None).model_json_schema()
+        return root_model(title, StateSchema(schema).channels[ROOT].UpdateType, None).model_json_schema()
     json_schema: dict[str, Any] = TypeAdapter(schema).json_schema()
     if dataclasses.is_dataclass(schema) and "required" in json_schema:
         hints = get_type_hints(schema, include_extras=True)

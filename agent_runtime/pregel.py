@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails
 
 T = TypeVar("T")
-OutputKeys = str | Sequence[str]  # invoke(output_keys=...): the state keys or channels returned
+OutputKeys = str | Collection[str]  # invoke(output_keys=...): the state keys or channels returned
 
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})

@@ -154,7 +154,7 @@ def _step_function(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
     """`step` as the engine calls a node function (a Runnable through its `invoke` / `ainvoke`)."""
     # a Runnable's class defines invoke (a Mock only answers any attribute: it is a plain callable)
     if not inspect.isroutine(step) and hasattr(type(step), "ainvoke") and hasattr(type(step), "invoke"):
-        runnable = step
+        runnable: Any = step
 
         def invoke(value: Any, config: dict[str, Any]) -> Any:
             return runnable.invoke(value, config)
