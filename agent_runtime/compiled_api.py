@@ -5,16 +5,20 @@ and output, and `bulk_update_state` (several updates per superstep, one checkpoi
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from agent_runtime.channels import BaseChannel
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
+from agent_runtime.json_schemas import channels_model, context_json_schema, fields_model, graph_name, state_json_schema
 from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
@@ -107,6 +111,26 @@ class GraphAPI:
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         return context_json_schema(self.context_schema)
+
+    def config_schema(self) -> type[BaseModel]:
+        """Deprecated (LangGraph 1.0): a model of the config, its `configurable` the context schema."""
+        warnings.warn(
+            "`config_schema` is deprecated. Use `get_context_jsonschema` for the relevant schema instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        fields = {"configurable": self.context_schema} if self.context_schema is not None else {}
+        return fields_model(self.get_name("Config"), fields)
+
+    def get_config_jsonschema(self) -> dict[str, Any]:
+        warnings.warn(
+            "`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+            return self.config_schema().model_json_schema()
 
     if TYPE_CHECKING:
 

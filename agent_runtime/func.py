@@ -18,6 +18,7 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, get_
 
 from agent_runtime.channels import EphemeralValue, LastValue, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.calls import CallSpec, Future, call_settled, call_settled_async, start_call
@@ -89,10 +90,12 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     timeout: float | timedelta | TimeoutPolicy | None = None,
+    **deprecated: Any,
 ) -> Callable[[Callable[P, T]], _TaskFunction[P, T]] | _TaskFunction[P, T]:
     """Make a function a task: `@task` or `@task(name=..., retry_policy=..., timeout=...)`, sync or
     async (a timeout: async only)."""
     policy = TimeoutPolicy.coerce(timeout)
+    retry_policy = renamed_argument(deprecated, "retry", "retry_policy", retry_policy)
 
     def decorator(func: Callable[P, T]) -> _TaskFunction[P, T]:
         return _TaskFunction(func, name=name, retry_policy=_policies(retry_policy), timeout=policy)
@@ -167,11 +170,14 @@ class entrypoint:  # lowercase: LangGraph's name
         *,
         guard_rails: GuardRails | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
+        **deprecated: Any,
     ) -> None:
         self.checkpointer = checkpointer
         self.store = store
-        self.context_schema = context_schema
-        self.retry_policy = _policies(retry_policy)
+        self.context_schema = renamed_argument(
+            deprecated, "config_schema", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
+        self.retry_policy = _policies(renamed_argument(deprecated, "retry", "retry_policy", retry_policy))
         self.guard_rails = guard_rails
         self.timeout = TimeoutPolicy.coerce(timeout)
 

@@ -17,6 +17,7 @@ from agent_runtime.channels import (
     Topic,
 )
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.diagnostics import check_topology
 from agent_runtime.engine.spec import (
     TASKS,
@@ -29,7 +30,7 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import node_callable
+from agent_runtime.injection import node_callable, warn_config_annotation
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
@@ -139,7 +140,15 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         *,
         input_schema: type[InputT] | None = None,
         output_schema: type[OutputT] | None = None,
+        **deprecated: Any,
     ) -> None:
+        input_schema = renamed_argument(deprecated, "input", "input_schema", input_schema)
+        output_schema = renamed_argument(deprecated, "output", "output_schema", output_schema)
+        context_schema = renamed_argument(
+            deprecated, "config_schema", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
+        if deprecated:
+            raise TypeError(f"StateGraph() got unexpected keyword arguments {sorted(deprecated)}")
         self.schema = StateSchema(state_schema)
         self.state_schema = state_schema
         self.input_schema: type[Any] = input_schema or state_schema
@@ -176,8 +185,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Self:
+        retry_policy = renamed_argument(options, "retry", "retry_policy", retry_policy)
+        renamed_argument(options, "input", "input_schema", None)
         if not isinstance(node, str):
             action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
         if action is None:
@@ -191,6 +202,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
             self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
             return self
+        warn_config_annotation(action)
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
         self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
         return self

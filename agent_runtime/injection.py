@@ -7,6 +7,7 @@ itself); otherwise it is wrapped in a `(state, config)` function that builds its
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,41 @@ def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
     except (TypeError, ValueError):
         return ()
     return tuple(p.name for p in params if p.kind in _KINDS and p.name in ("config", *INJECTED))
+
+
+# How a `config` parameter may be annotated (LangChain's RunnableConfig, as a type or a string).
+_CONFIG_ANNOTATIONS = frozenset(
+    ("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None", "typing.Optional[RunnableConfig]")
+)
+
+
+def _annotation_name(annotation: Any) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    if getattr(annotation, "__name__", None) == "RunnableConfig":
+        return "RunnableConfig"
+    args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    if len(args) == 1 and len(annotation.__args__) == 2 and _annotation_name(args[0]) == "RunnableConfig":
+        return "Optional[RunnableConfig]"
+    return repr(annotation)
+
+
+def warn_config_annotation(fn: Callable[..., Any]) -> None:
+    """LangGraph's UserWarning for a node whose `config` parameter is annotated other than
+    RunnableConfig (it used to take any annotation; unannotated is fine)."""
+    try:
+        param = inspect.signature(fn).parameters.get("config")
+    except (TypeError, ValueError):
+        return
+    if param is None or param.kind not in _KINDS or param.annotation is inspect.Parameter.empty:
+        return
+    if _annotation_name(param.annotation) not in _CONFIG_ANNOTATIONS:
+        warnings.warn(
+            "The 'config' parameter should be typed as 'RunnableConfig' or "
+            f"'RunnableConfig | None', not '{param.annotation}'. ",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[str, Any]:

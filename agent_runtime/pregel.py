@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
 from agent_runtime.compiled_api import GraphAPI
+from agent_runtime.deprecation import checkpoint_during
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.events import with_interrupts
@@ -162,8 +163,9 @@ class CompiledGraph(GraphAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         output_keys: OutputKeys | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Any:
+        durability = checkpoint_during(options, durability)
         config = self.entry_config(config, context)
         caller = task_context.running()
         return await self.invoke_from(caller, input, config, durability, guard_rails, output_keys)
@@ -204,8 +206,9 @@ class CompiledGraph(GraphAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         output_keys: OutputKeys | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Any:
+        durability = checkpoint_during(options, durability)
         config = self.entry_config(config, context)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
         caller = task_context.running()
@@ -221,10 +224,11 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
         the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`."""
+        durability = checkpoint_during(options, durability)
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
@@ -249,14 +253,14 @@ class CompiledGraph(GraphAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         context: Any = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
             input,
             config,
             stream_mode=stream_mode,
             subgraphs=subgraphs,
-            durability=durability,
+            durability=checkpoint_during(options, durability),
             guard_rails=guard_rails,
             context=context,
         )

@@ -28,6 +28,7 @@ from typing import Any, Final, Self, TypedDict
 
 from agent_runtime.channels import BaseChannel, EmptyChannelError, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESERVED, TASKS, GraphSpec, NodeSpec, is_async_callable, takes_config
@@ -274,8 +275,11 @@ class Pregel(CompiledGraph):
         name: str = "LangGraph",
         store: Any = None,
         context_schema: type[Any] | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> None:
+        context_schema = renamed_argument(
+            options, "config_type", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
         built = {n: node.build() if isinstance(node, NodeBuilder) else node for n, node in nodes.items()}
         channels = dict(channels or {})
         _validate(built, channels, input_channels)

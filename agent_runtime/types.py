@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import enum
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar, cast
+
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11
 
 START = "__start__"
 END = "__end__"
@@ -59,8 +62,53 @@ class Interrupt:
     `response_schema` the JSON schema of the expected resume value, if interrupt() was given one."""
 
     value: Any
-    id: str
+    id: str = "placeholder-id"  # LangGraph's, for an Interrupt built by hand (NodeInterrupt)
     response_schema: Any = field(default=None, kw_only=True)
+
+    @property
+    def interrupt_id(self) -> str:
+        warnings.warn("`interrupt_id` is deprecated. Use `id` instead.", LangGraphDeprecatedSinceV10, stacklevel=2)
+        return self.id
+
+
+OutputT = TypeVar("OutputT")
+_GRAPH_OUTPUT_ACCESS = "Use `result.value` to access the output value directly, or `result.interrupts` for interrupts."
+
+
+@dataclass(frozen=True, slots=True)
+class GraphOutput(Generic[OutputT]):
+    """What `invoke(..., version="v2")` returns: the output and the interrupts the run paused on.
+    Reading it as the old dict (`result[key]`, `key in result`) still works, with LangGraph's warning."""
+
+    value: OutputT
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        warnings.warn(
+            f"Accessing GraphOutput via `result[key]` is deprecated. {_GRAPH_OUTPUT_ACCESS}",
+            LangGraphDeprecatedSinceV11,
+            stacklevel=2,
+        )
+        if key == "__interrupt__":
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        warnings.warn(
+            f"Accessing GraphOutput via `key in result` is deprecated. {_GRAPH_OUTPUT_ACCESS}",
+            LangGraphDeprecatedSinceV11,
+            stacklevel=2,
+        )
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
 
 
 def default_retry_on(exc: Exception) -> bool:

@@ -173,7 +173,8 @@ class Run:
         return dict(self.step_view())
 
     def node_config(self, task: Task) -> dict[str, Any]:
-        configurable = dict(self.config.get("configurable", {}))
+        # the run's durability, where LangGraph's nodes find it
+        configurable = {**self.config.get("configurable", {}), "__pregel_durability": self.durability}
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
         return {**self.config, "configurable": configurable, "metadata": metadata}
 

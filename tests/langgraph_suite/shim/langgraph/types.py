@@ -6,6 +6,7 @@ from agent_runtime.engine.context import interrupt
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
+    GraphOutput,
     Interrupt,
     Overwrite,
     PregelTask,
@@ -24,6 +25,7 @@ StreamMode = Literal["values", "updates", "debug", "custom"]
 __all__ = [
     "Command",
     "Durability",
+    "GraphOutput",
     "Interrupt",
     "Overwrite",
     "PregelTask",
