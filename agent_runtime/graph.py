@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Generic, Literal, Self, get_args, get_origin, get_type_hints
@@ -31,6 +32,7 @@ from agent_runtime.engine.spec import (
 )
 from agent_runtime.errors import GraphCompileError
 from agent_runtime.injection import node_callable, warn_config_annotation
+from agent_runtime.node_schemas import inferred_input_schema, node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
@@ -111,7 +113,7 @@ def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) ->
 
 
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout")
+    __slots__ = ("defer", "destinations", "fn", "input_schema", "retry", "subgraph", "timeout")
 
     def __init__(
         self,
@@ -121,8 +123,10 @@ class _NodeDef:
         retry: tuple[RetryPolicy, ...] | None,
         destinations: tuple[str, ...] | None,
         timeout: TimeoutPolicy | None,
+        input_schema: StateSchema | None = None,
     ) -> None:
         self.fn = fn
+        self.input_schema = input_schema  # None: the graph's state schema
         self.subgraph = subgraph
         self.defer = defer
         self.retry = retry  # None: the graph's default (set_node_defaults)
@@ -149,7 +153,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         )
         if deprecated:
             raise TypeError(f"StateGraph() got unexpected keyword arguments {sorted(deprecated)}")
-        self.schema = StateSchema(state_schema)
+        self.schema = StateSchema(state_schema)  # grows: input, output and node schemas' keys join it
+        self.state = StateSchema(state_schema)  # the state schema's own keys: what nodes read by default
         self.state_schema = state_schema
         self.input_schema: type[Any] = input_schema or state_schema
         self.output_schema: type[Any] = output_schema or state_schema
@@ -166,14 +171,27 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.branches: dict[str, list[Branch]] = {}
         self._compiled = False
 
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The state's managed values (RemainingSteps, IsLastStep) by key."""
+        return self.schema.managed
+
     def _also_state(self, schema: type[Any] | None) -> frozenset[str] | None:
         if schema is None:
             return None
         extra = StateSchema(schema)
-        for key, channel in extra.channels.items():
-            self.schema.channels.setdefault(key, channel)
-        self.schema.keys = frozenset(self.schema.channels)
+        self.schema.merge(extra)
         return frozenset(extra.channels)
+
+    def _own_input(self, explicit: type[Any] | None, fn: Callable[..., Any]) -> StateSchema | None:
+        """The schema a node or path function reads when not the state schema: `input_schema=`, or
+        the class its first parameter is annotated with. Its keys join the graph's state."""
+        schema = explicit or inferred_input_schema(fn)
+        if schema is None or schema is self.state_schema:
+            return None
+        own = StateSchema(schema)
+        self.schema.merge(own)
+        return own
 
     # -- building -------------------------------------------------------------------------------
     def add_node(
@@ -185,12 +203,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
+        input_schema: type[Any] | None = None,
         **options: Any,
     ) -> Self:
         retry_policy = renamed_argument(options, "retry", "retry_policy", retry_policy)
-        renamed_argument(options, "input", "input_schema", None)
+        input_schema = renamed_argument(options, "input", "input_schema", input_schema)
         if not isinstance(node, str):
-            action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
+            action, node = node, node_name(node)
         if action is None:
             raise ValueError(f"Node '{node}' needs an action (a function or a compiled graph)")
         if not node or node in RESERVED_NAMES or ":" in node:
@@ -204,7 +223,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             return self
         warn_config_annotation(action)
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
+        own_input = self._own_input(input_schema, action)
+        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy, own_input)
         return self
 
     def set_node_defaults(
@@ -258,7 +278,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         else:
             mapping = {name: name for name in path_map}
             declared = tuple(path_map)
-        self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared))
+        own_input = self._own_input(None, path)
+        reader = own_input.input_reader() if own_input is not None else None
+        self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared, reader=reader))
         return self
 
     def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> Self:
@@ -345,8 +367,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             triggers[dst].append(chan)
             for src in starts:
                 writes[src].append((chan, src))
+        # a graph with keys beyond its state schema's (input, output, node schemas): nodes and paths
+        # without a schema of their own read the state schema's keys, and invoke takes and returns those
+        extra_keys = self.schema.keys != self.state.keys
+        default_reader = self.state.input_reader() if extra_keys else None
         nodes: dict[str, NodeSpec] = {
-            START: NodeSpec(START, None, (START,), tuple(writes[START]), tuple(self.branches.get(START, ())))
+            START: NodeSpec(START, None, (START,), tuple(writes[START]), self._branches(START, default_reader))
         }
         for name, node in self.nodes.items():
             timeout = node.timeout or self.default_timeout
@@ -356,13 +382,14 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 fn=fn if fn is not None else _subgraph_marker,
                 triggers=tuple(triggers[name]),
                 static_writes=tuple(writes[name]),
-                branches=tuple(self.branches.get(name, ())),
+                branches=self._branches(name, default_reader),
                 retry=self.default_retry if node.retry is None else node.retry,
                 defer=node.defer,
                 subgraph=node.subgraph,
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
+                reader=node.input_schema.input_reader() if node.input_schema is not None else default_reader,
             )
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, spec in nodes.items():
@@ -382,9 +409,16 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             joins=joins,
             edges=frozenset(self.edges),
             waiting_edges=frozenset(self.waiting_edges),
-            input_keys=self.input_keys,
-            output_keys=self.output_keys,
+            input_keys=self.input_keys if self.input_keys is not None or not extra_keys else self.state.keys,
+            output_keys=self.output_keys if self.output_keys is not None or not extra_keys else self.state.keys,
         )
+
+    def _branches(self, source: str, default_reader: Callable[[dict[str, Any]], Any] | None) -> tuple[Branch, ...]:
+        """`source`'s conditional edges; a path function without a schema of its own reads the default."""
+        branches = self.branches.get(source, ())
+        if default_reader is None:
+            return tuple(branches)
+        return tuple(b if b.reader is not None else dataclasses.replace(b, reader=default_reader) for b in branches)
 
     def compile(
         self,

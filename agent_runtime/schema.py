@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
@@ -32,6 +33,37 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     return sum(1 for p in params if p.kind in kinds)
 
 
+def _channel_item(item: Any, base: Any) -> BaseChannel | None:
+    """An Annotated metadata item naming a channel: an instance, or a class made for the base type
+    (LangGraph's `Annotated[int, EphemeralValue]`)."""
+    if isinstance(item, BaseChannel):
+        return item
+    if isinstance(item, type) and issubclass(item, BaseChannel):
+        return item(base)  # type: ignore[call-arg]
+    return None
+
+
+def field_channel(hint: Any) -> BaseChannel | None:
+    """The channel an `Annotated[type, ..., <channel>, ...]` field declares, None if it declares none."""
+    if get_origin(hint) is not Annotated:
+        return None
+    base, *meta = get_args(hint)
+    return next((c for c in (_channel_item(item, base) for item in meta) if c is not None), None)
+
+
+def warn_invalid_state_schema(schema: Any) -> None:
+    """LangGraph's warning for a state schema that is neither a type nor a parameterized one
+    (`Annotated[list, add]`, `list[str]`): a value given by mistake (`StateGraph({"a": 1})`)."""
+    if isinstance(schema, type) or get_args(schema):
+        return
+    warnings.warn(
+        f"Invalid state_schema: {schema}. Expected a type or Annotated[type, reducer]. "
+        "Please provide a valid schema to ensure correct updates.\n"
+        " See: https://langchain-ai.github.io/langgraph/reference/graphs/#stategraph",
+        stacklevel=3,
+    )
+
+
 # TypedDict qualifiers around a key's type: its reducer is inside (NotRequired[Annotated[list, add]]).
 _QUALIFIERS = (NotRequired, Required, ReadOnly)
 
@@ -48,10 +80,9 @@ def channel_for(key: str, hint: Any) -> BaseChannel | Managed:
     for item in reversed(meta):
         if item is RemainingStepsManager or item is IsLastStepManager:
             return item  # type: ignore[no-any-return]
-        if isinstance(item, BaseChannel):
-            return item.for_annotation(key, base)
-        if isinstance(item, type) and issubclass(item, BaseChannel):
-            return item(base).keyed(key)  # type: ignore[call-arg]  # LangGraph's: `EphemeralValue(int)`
+        channel = _channel_item(item, base)
+        if channel is not None:
+            return channel.for_annotation(key, base)
         if callable(item):
             arity = _positional_arity(item)
             if arity is not None and arity != 2:
@@ -76,6 +107,8 @@ class StateSchema:
         self.is_pydantic = _is_pydantic(cls)
         self.is_dataclass = dataclasses.is_dataclass(cls)
         self.is_root = not hasattr(cls, "__annotations__")
+        if self.is_root:
+            warn_invalid_state_schema(cls)
         hints = {ROOT: cls} if self.is_root else get_type_hints(cls, include_extras=True)
         if self.is_pydantic:
             hints = {k: v for k, v in hints.items() if k in cls.model_fields}
@@ -100,6 +133,26 @@ class StateSchema:
         if self.is_dataclass:
             return {f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING}
         return {}
+
+    def input_reader(self) -> Callable[[dict[str, Any]], Any]:
+        """A node's input from the state values when it reads this schema (its input schema, or the
+        graph's state schema in a graph with more keys): this schema's keys only, coerced to it."""
+        keys = self.keys | frozenset(self.managed)
+        coerce = self.coerce if self.coerces else None
+
+        def read(values: dict[str, Any]) -> Any:
+            own = {k: v for k, v in values.items() if k in keys}
+            return coerce(own) if coerce is not None else own
+
+        return read
+
+    def merge(self, other: StateSchema) -> None:
+        """Add `other`'s keys (an input, output or node schema's) to this schema's channels."""
+        for key, channel in other.channels.items():
+            self.channels.setdefault(key, channel)
+        for key, managed in other.managed.items():
+            self.managed.setdefault(key, managed)
+        self.keys = frozenset(self.channels)
 
     @property
     def coerces(self) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 import warnings
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
@@ -138,10 +138,16 @@ class Run:
         values = dict(self.step_view())
         if self._managed:
             self._with_managed(values)
+        reader = task.node.reader  # type: ignore[union-attr]
+        if reader is not None:
+            return reader(values)
         return self._coerce(values) if self._coerce is not None else values
 
-    def local_state(self, own: Sequence[tuple[str, Any]], result: Any) -> Any:
-        """What a conditional edge sees: the pre-step state plus only this task's own writes."""
+    def local_state(
+        self, own: Sequence[tuple[str, Any]], result: Any, reader: Callable[[dict[str, Any]], Any] | None = None
+    ) -> Any:
+        """What a conditional edge sees: the pre-step state plus only this task's own writes (read
+        through `reader` when its path function has an input schema of its own)."""
         state = dict(self.step_view())
         if own:
             channels = self.state.channels
@@ -161,6 +167,8 @@ class Run:
                 state.setdefault(key, value)
         if self._managed:
             self._with_managed(state)
+        if reader is not None:
+            return reader(state)
         schema = self.spec.schema
         if schema.coerces:
             return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})

@@ -62,6 +62,8 @@ class Branch:
     declared: tuple[str, ...] | None
     is_async: bool = False
     takes_config: bool = False
+    # the path function's input from the state values when it reads a schema of its own (None: all)
+    reader: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
         self.is_async = is_async_callable(self.path)
@@ -110,6 +112,8 @@ class NodeSpec:
     # maps the node's return value to its writes instead of the state schema (the functional API's
     # entrypoint returns any value, which goes to its return and `previous` channels)
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
+    # the node's input from the state values when it reads a schema of its own (None: all of them)
+    reader: Callable[[dict[str, Any]], Any] | None = None
     async_branches: bool = False  # derived: any conditional edge has an async path function
     placement: SyncPlacement = field(default_factory=SyncPlacement)
 
