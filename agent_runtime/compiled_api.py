@@ -18,7 +18,8 @@ from agent_runtime.engine.algo import PULL, Task, apply_writes
 from agent_runtime.engine.spec import INTERRUPT, GraphSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.json_schemas import channels_model, context_json_schema, fields_model, graph_name, state_json_schema
+from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
+from agent_runtime.models import create_model
 from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import coerce_context, with_runtime
 from agent_runtime.types import START, StateUpdate
@@ -119,8 +120,8 @@ class GraphAPI:
             LangGraphDeprecatedSinceV10,
             stacklevel=2,
         )
-        fields = {"configurable": self.context_schema} if self.context_schema is not None else {}
-        return fields_model(self.get_name("Config"), fields)
+        fields = {"configurable": (self.context_schema, None)} if self.context_schema is not None else {}
+        return create_model(self.get_name("Config"), field_definitions=fields)
 
     def get_config_jsonschema(self) -> dict[str, Any]:
         warnings.warn(

@@ -8,24 +8,11 @@ from collections.abc import Mapping, Sequence
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, RootModel, TypeAdapter, create_model
+from pydantic import BaseModel, TypeAdapter
 
 from agent_runtime.channels import BaseChannel
+from agent_runtime.models import create_model
 from agent_runtime.schema import ROOT, StateSchema
-
-_NO_DEFAULT: Any = ...
-
-
-def root_model(title: str, typ: Any, default: Any = _NO_DEFAULT) -> type[BaseModel]:
-    """A model of one value of type `typ` (a graph whose input or output is not a dict)."""
-    if default is _NO_DEFAULT:
-        return create_model(title, __base__=RootModel[typ])  # type: ignore[call-overload, no-any-return]
-    return create_model(title, __base__=RootModel[typ], root=(typ, default))  # type: ignore[call-overload, no-any-return]
-
-
-def fields_model(title: str, fields: Mapping[str, Any]) -> type[BaseModel]:
-    """A model of a dict whose keys are all optional (a Pregel graph's input or output channels)."""
-    return create_model(title, **{key: (typ, None) for key, typ in fields.items()})  # type: ignore[call-overload, no-any-return]
 
 
 def channels_model(
@@ -35,8 +22,9 @@ def channels_model(
     of its output channels): one channel's type as it is, several as a dict of optional keys."""
     if isinstance(names, str):
         channel = channels[names]
-        return root_model(title, channel.ValueType if output else channel.UpdateType)
-    return fields_model(title, {n: channels[n].ValueType if output else channels[n].UpdateType for n in names})
+        return create_model(title, root=channel.ValueType if output else channel.UpdateType)
+    types = {n: channels[n].ValueType if output else channels[n].UpdateType for n in names}
+    return create_model(title, field_definitions={n: (typ, None) for n, typ in types.items()})
 
 
 def state_json_schema(schema: Any, title: str) -> dict[str, Any]:
@@ -46,7 +34,7 @@ def state_json_schema(schema: Any, title: str) -> dict[str, Any]:
     if schema is None:
         return {"title": title, "type": "object"}
     if not hasattr(schema, "__annotations__"):
-        return root_model(title, StateSchema(schema).channels[ROOT].UpdateType, None).model_json_schema()
+        return create_model(title, root=(StateSchema(schema).channels[ROOT].UpdateType, None)).model_json_schema()
     json_schema: dict[str, Any] = TypeAdapter(schema).json_schema()
     if dataclasses.is_dataclass(schema) and "required" in json_schema:
         hints = get_type_hints(schema, include_extras=True)
