@@ -26,6 +26,7 @@ from agent_runtime.engine.guard_rails import GuardRails
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import TASKS, GraphSpec, NodeSpec, is_async_callable
 from agent_runtime.injection import injected_arguments, injected_parameters, with_timeout
+from agent_runtime.node_schemas import node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
@@ -61,7 +62,7 @@ class _TaskFunction(Generic[P, T]):
         timeout: TimeoutPolicy | None = None,
     ) -> None:
         self.func = func
-        name = name or func.__name__
+        name = name or node_name(func)
         self.spec = CallSpec(name, with_timeout(name, func, timeout), retry_policy, is_async_callable(func))
         functools.update_wrapper(self, func)
         self.__name__ = self.spec.name

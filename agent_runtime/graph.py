@@ -316,31 +316,31 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         problems: list[str] = []
         for src, dst in sorted(self.edges):
             if src not in known:
-                problems.append(f"edge {src!r} -> {dst!r} starts at unknown node {src!r}")
+                problems.append(f"Found edge starting at unknown node {src!r} (edge {src!r} -> {dst!r})")
             if dst not in known and dst != END:
-                problems.append(f"edge {src!r} -> {dst!r} ends at unknown node {dst!r}")
+                problems.append(f"Found edge ending at unknown node `{dst}` (edge {src!r} -> {dst!r})")
         for starts, dst in sorted(self.waiting_edges):
             for src in starts:
                 if src not in known:
-                    problems.append(f"join {list(starts)} -> {dst!r} starts at unknown node {src!r}")
+                    problems.append(f"Found edge starting at unknown node {src!r} (join {list(starts)} -> {dst!r})")
             if dst not in known:
-                problems.append(f"join {list(starts)} -> {dst!r} ends at unknown node {dst!r}")
+                problems.append(f"Found edge ending at unknown node `{dst}` (join {list(starts)} -> {dst!r})")
         for source, branches in sorted(self.branches.items()):
             if source not in known:
-                problems.append(f"conditional edge starts at unknown node {source!r}")
+                problems.append(f"Found edge starting at unknown node {source!r} (a conditional edge)")
             for branch in branches:
                 for dst in branch.declared or ():
                     if dst not in known and dst != END:
-                        problems.append(f"conditional edge from {source!r} leads to unknown node {dst!r}")
+                        problems.append(f"At {source!r} node, a conditional edge found unknown target {dst!r}")
         for name, node in self.nodes.items():
             for dst in node.destinations or ():
                 if dst not in known and dst != END:
                     problems.append(f"node {name!r} declares Command destination {dst!r}, which is not a node")
         for name in interrupts:
             if name not in self.nodes:
-                problems.append(f"interrupt_before/after names unknown node {name!r}")
+                problems.append(f"Interrupt node `{name}` not found (interrupt_before/after)")
         if not any(src == START for src, _ in self.edges) and START not in self.branches:
-            problems.append("graph has no entry point: add an edge from START, e.g. add_edge(START, 'first_node')")
+            problems.append("Graph must have an entrypoint: add at least one edge from START to another node")
         if problems:
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
@@ -433,7 +433,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
-            raise TypeError(f"compile(checkpointer=...): a checkpointer, True, False or None, not {checkpointer!r}")
+            raise TypeError(
+                f"Invalid checkpointer provided: {checkpointer!r} (give a checkpointer, True, False or None)"
+            )
         if isinstance(checkpointer, bool):  # True: a subgraph's runs use the parent's (its default here)
             checkpointer = None
         before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())

@@ -89,8 +89,26 @@ def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | Non
     return timed
 
 
+def is_runnable(obj: Any) -> bool:
+    """A LangChain Runnable (a tool, a chain, a compiled graph...): its class defines invoke and
+    ainvoke (a Mock, which answers any attribute, is a plain callable)."""
+    return not inspect.isroutine(obj) and hasattr(type(obj), "invoke") and hasattr(type(obj), "ainvoke")
+
+
+def runnable_node(runnable: Any) -> Callable[..., Any]:
+    """A Runnable as a node function: `ainvoke(state, config)` (a sync-only Runnable's ainvoke runs
+    its invoke on an executor thread)."""
+
+    async def call(state: Any, config: dict[str, Any]) -> Any:
+        return await runnable.ainvoke(state, config)
+
+    return call
+
+
 def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
     """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
+    if is_runnable(fn):
+        fn = runnable_node(fn)
     names = injected_parameters(fn)
     if timeout is None and not set(names) & set(INJECTED):
         return fn

@@ -4,6 +4,7 @@ of its own gets only that schema's keys (their channels join the graph's state),
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, get_type_hints
@@ -15,6 +16,8 @@ def node_name(action: Any) -> str:
     name = getattr(action, "name", None)
     if isinstance(name, str) and name:
         return name
+    if isinstance(action, functools.partial):
+        return node_name(action.func)
     return getattr(action, "__name__", type(action).__name__)
 
 

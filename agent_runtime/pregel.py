@@ -375,10 +375,29 @@ class CompiledGraph(GraphAPI):
         """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
         return self._owner(config)._state(config, self._require_checkpointer(), recurse=subgraphs)
 
-    def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's states, newest first: those saved `before` the checkpoint that config names,
+        whose metadata has the `filter` items, at most `limit`."""
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
-        for saved in checkpointer.list(config, limit=limit):
+        before_id = (before or {}).get("configurable", {}).get("checkpoint_id")
+        selective = filter is not None or before_id is not None
+        found = 0
+        for saved in checkpointer.list(config, limit=None if selective else limit):
+            if before_id is not None and saved.checkpoint.id >= before_id:
+                continue
+            if filter is not None and any(saved.metadata.get(k) != v for k, v in filter.items()):
+                continue
+            if limit is not None and found >= limit:
+                return
+            found += 1
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
@@ -386,9 +405,14 @@ class CompiledGraph(GraphAPI):
         return self.get_state(config, subgraphs=subgraphs)
 
     async def aget_state_history(
-        self, config: dict[str, Any], *, limit: int | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
-        for snapshot in self.get_state_history(config, limit=limit):
+        for snapshot in self.get_state_history(config, filter=filter, before=before, limit=limit):
             yield snapshot
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:

@@ -151,24 +151,11 @@ class NodeBuilder:
         )
 
 
-def _step_function(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
-    """`step` as the engine calls a node function (a Runnable through its `invoke` / `ainvoke`)."""
-    # a Runnable's class defines invoke (a Mock only answers any attribute: it is a plain callable)
-    if not inspect.isroutine(step) and hasattr(type(step), "ainvoke") and hasattr(type(step), "invoke"):
-        runnable: Any = step
-
-        def invoke(value: Any, config: dict[str, Any]) -> Any:
-            return runnable.invoke(value, config)
-
-        return invoke
-    return node_callable(name, step, None)
-
-
 def _node_function(name: str, steps: tuple[Callable[..., Any], ...]) -> Callable[..., Any]:
     """One function running `steps` in turn, each on the previous one's result (identity if none)."""
     if len(steps) == 1:
-        return _step_function(name, steps[0])
-    functions = [(fn, takes_config(fn)) for fn in (_step_function(name, s) for s in steps)]
+        return node_callable(name, steps[0], None)
+    functions = [(fn, takes_config(fn)) for fn in (node_callable(name, s, None) for s in steps)]
     if any(is_async_callable(fn) for fn, _ in functions):
 
         async def run_async(value: Any, config: dict[str, Any]) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,6 +32,9 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+_CHECKPOINT_KEYS = frozenset(("id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels"))
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """One superstep's saved state. After `put` the saver owns the object (the engine hands over
@@ -43,6 +46,13 @@ class Checkpoint:
     channel_versions: dict[str, int]
     versions_seen: dict[str, dict[str, int]]
     updated_channels: tuple[str, ...] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        """LangGraph's checkpoints are dicts: `checkpoint["channel_values"]` reads the field (`ts` as
+        the ISO time LangGraph stores)."""
+        if key not in _CHECKPOINT_KEYS:
+            raise KeyError(key)
+        return iso(self.ts) if key == "ts" else getattr(self, key)
 
 
 @dataclass(slots=True)
@@ -136,3 +146,32 @@ class BaseCheckpointer:
 
     def delete_thread(self, thread_id: str) -> None:
         raise NotImplementedError
+
+    def get(self, config: dict[str, Any]) -> Checkpoint | None:
+        """The checkpoint `config` names (the thread's latest without a checkpoint_id), or None."""
+        saved = self.get_tuple(config)
+        return saved.checkpoint if saved is not None else None
+
+    # LangGraph's async API. The backends are in-process or one round trip: the sync calls serve.
+    async def aget(self, config: dict[str, Any]) -> Checkpoint | None:
+        return self.get(config)
+
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(self, config: dict[str, Any], *, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
+        for saved in self.list(config, limit=limit):
+            yield saved
+
+    async def aput(
+        self, config: dict[str, Any], checkpoint: Checkpoint, metadata: dict[str, Any], new_versions: dict[str, int]
+    ) -> dict[str, Any]:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        self.put_writes(config, writes, task_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
