@@ -4,6 +4,7 @@ and output, and `bulk_update_state` (several updates per superstep, one checkpoi
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import warnings
 from collections.abc import Callable, Sequence
@@ -133,7 +134,41 @@ class GraphAPI:
             warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
             return self.config_schema().model_json_schema()
 
+    def batch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """`invoke` of each input, run concurrently (LangChain's Runnable.batch); `config` is one for
+        all or one per input; with `return_exceptions`, a failed run's exception is its result."""
+        from agent_runtime.pregel import run_sync
+
+        return run_sync(self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs))
+
+    async def abatch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        configs = list(config) if isinstance(config, Sequence) else [config or {}] * len(inputs)
+        if len(configs) != len(inputs):
+            raise ValueError(f"batch: {len(inputs)} inputs but {len(configs)} configs")
+        runs = [self.ainvoke(value, run_config, **kwargs) for value, run_config in zip(inputs, configs, strict=True)]
+        return await asyncio.gather(*runs, return_exceptions=return_exceptions)
+
+    def map(self) -> GraphMap:
+        """A runnable invoking this graph on each item of a list (LangChain's Runnable.map)."""
+        return GraphMap(self)
+
     if TYPE_CHECKING:
+
+        async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
 
         def _new_run(self, *args: Any, **kwargs: Any) -> Run: ...  # CompiledGraph's
 
@@ -196,3 +231,16 @@ class GraphAPI:
             if name in self.spec.nodes and name != START and seen
         ]
         return max(latest)[1] if latest else None
+
+
+class GraphMap:
+    """`graph.map()`: invoke and ainvoke take a list and return the graph's result for each item."""
+
+    def __init__(self, graph: GraphAPI) -> None:
+        self.graph = graph
+
+    def invoke(self, inputs: Sequence[Any], config: dict[str, Any] | None = None, **kwargs: Any) -> list[Any]:
+        return self.graph.batch(inputs, config, **kwargs)
+
+    async def ainvoke(self, inputs: Sequence[Any], config: dict[str, Any] | None = None, **kwargs: Any) -> list[Any]:
+        return await self.graph.abatch(inputs, config, **kwargs)

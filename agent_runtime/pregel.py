@@ -143,7 +143,9 @@ class CompiledGraph(GraphAPI):
             durability=durability or "sync",
             executor=_shared_executor(),
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
-            checkpointer=checkpointer or self.checkpointer,
+            # (`graph.checkpointer = False` set after compile: never checkpoint)
+            checkpointer=checkpointer
+            or (self.checkpointer if isinstance(self.checkpointer, BaseCheckpointer) else None),
         )
         bind_stream_writer(run)
         return run
