@@ -31,7 +31,7 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import node_callable, warn_config_annotation
+from agent_runtime.injection import is_runnable, node_callable, warn_config_annotation
 from agent_runtime.node_schemas import inferred_input_schema, node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
@@ -126,12 +126,22 @@ class _NodeDef:
         input_schema: StateSchema | None = None,
     ) -> None:
         self.fn = fn
-        self.input_schema = input_schema  # None: the graph's state schema
         self.subgraph = subgraph
         self.defer = defer
         self.retry = retry  # None: the graph's default (set_node_defaults)
         self.destinations = destinations
         self.timeout = timeout
+        self.input_schema = input_schema  # None: the graph's state schema
+
+    @property
+    def runnable(self) -> Any:
+        """The node's action as LangGraph shows it: a Runnable (a function wrapped in a RunnableCallable,
+        whose `func` is the function), or the compiled subgraph."""
+        if self.subgraph is not None or is_runnable(self.fn):
+            return self.subgraph or self.fn
+        from agent_runtime.runnable import RunnableCallable
+
+        return RunnableCallable(self.fn, trace=False)
 
 
 class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):

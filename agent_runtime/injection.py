@@ -9,7 +9,8 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_origin
 
 from agent_runtime.engine.spec import is_async_callable
 from agent_runtime.runtime import task_runtime
@@ -30,20 +31,20 @@ def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
 
 
 # How a `config` parameter may be annotated (LangChain's RunnableConfig, as a type or a string).
-_CONFIG_ANNOTATIONS = frozenset(
-    ("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None", "typing.Optional[RunnableConfig]")
-)
+CONFIG_ANNOTATIONS = frozenset(("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None"))
 
 
-def _annotation_name(annotation: Any) -> str:
+def annotation_name(annotation: Any) -> str:
+    """How LangGraph matches an injectable parameter's annotation, without importing its types: a
+    string as written, a class by name, `X | None` / `Optional[X]` as "Optional[X]"."""
     if isinstance(annotation, str):
         return annotation
-    if getattr(annotation, "__name__", None) == "RunnableConfig":
-        return "RunnableConfig"
-    args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
-    if len(args) == 1 and len(annotation.__args__) == 2 and _annotation_name(args[0]) == "RunnableConfig":
-        return "Optional[RunnableConfig]"
-    return repr(annotation)
+    args = getattr(annotation, "__args__", None)
+    if args and len(args) == 2 and type(None) in args and get_origin(annotation) in (Union, UnionType):
+        inner = args[0] if args[1] is type(None) else args[1]
+        return f"Optional[{annotation_name(inner)}]"
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) and get_origin(annotation) is None else repr(annotation)
 
 
 def warn_config_annotation(fn: Callable[..., Any]) -> None:
@@ -55,7 +56,7 @@ def warn_config_annotation(fn: Callable[..., Any]) -> None:
         return
     if param is None or param.kind not in _KINDS or param.annotation is inspect.Parameter.empty:
         return
-    if _annotation_name(param.annotation) not in _CONFIG_ANNOTATIONS:
+    if annotation_name(param.annotation) not in CONFIG_ANNOTATIONS:
         warnings.warn(
             "The 'config' parameter should be typed as 'RunnableConfig' or "
             f"'RunnableConfig | None', not '{param.annotation}'. ",

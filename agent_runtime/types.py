@@ -222,9 +222,9 @@ class Terminate:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class StateSnapshot:
-    """What `get_state` returns: values with finished pending writes applied, and what runs next."""
+class StateSnapshot(NamedTuple):
+    """What `get_state` returns: values with finished pending writes applied, and what runs next (a
+    named tuple, as LangGraph's: `snapshot._replace(...)`, unpacking)."""
 
     values: dict[str, Any]
     next: tuple[str, ...]

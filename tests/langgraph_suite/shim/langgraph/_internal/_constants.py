@@ -4,6 +4,8 @@ entrypoint's `previous` channel and the reserved write channels (the rest are st
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN, TASKS
 from agent_runtime.func import PREVIOUS
+from agent_runtime.pregel import PULL_PATH as PULL
+from agent_runtime.pregel import PUSH_PATH as PUSH
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 
@@ -14,6 +16,8 @@ __all__ = [
     "NO_WRITES",
     "OVERWRITE",
     "PREVIOUS",
+    "PULL",
+    "PUSH",
     "RESUME",
     "RETURN",
     "TASKS",
