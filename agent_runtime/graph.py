@@ -31,7 +31,7 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import is_runnable, node_callable, warn_config_annotation
+from agent_runtime.injection import is_runnable, node_callable, runnable_node, warn_config_annotation
 from agent_runtime.node_schemas import inferred_input_schema, node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
@@ -288,6 +288,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         else:
             mapping = {name: name for name in path_map}
             declared = tuple(path_map)
+        if is_runnable(path):  # a chain as the path function: called through ainvoke
+            path = runnable_node(path)
         own_input = self._own_input(None, path)
         reader = own_input.input_reader() if own_input is not None else None
         self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared, reader=reader))

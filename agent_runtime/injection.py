@@ -106,12 +106,21 @@ def runnable_node(runnable: Any) -> Callable[..., Any]:
     return call
 
 
+def _keyword_only_config(fn: Callable[..., Any]) -> bool:
+    """`config` must be passed by name (`def f(state, *, config)`, langsmith's @traceable wrapper)."""
+    try:
+        param = inspect.signature(fn).parameters.get("config")
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def node_callable(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | None) -> Callable[..., Any]:
     """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
     if is_runnable(fn):
         fn = runnable_node(fn)
     names = injected_parameters(fn)
-    if timeout is None and not set(names) & set(INJECTED):
+    if timeout is None and not set(names) & set(INJECTED) and not _keyword_only_config(fn):
         return fn
     _no_sync_timeout(name, fn, timeout)
     if is_async_callable(fn):

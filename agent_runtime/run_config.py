@@ -191,6 +191,37 @@ def ensure_config(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
     return empty
 
 
+# config keys a checkpoint's metadata never copies: its coordinates and the node's bookkeeping
+EXCLUDED_METADATA_KEYS = frozenset(
+    (
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    )
+)
+
+
+def checkpoint_metadata(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run's config adds to each checkpoint's metadata, as LangGraph saves it: the scalar
+    (str, int, float, bool) values of its metadata, then of its configurable, not private ("__")."""
+    metadata: dict[str, Any] = {}
+    for source in (config.get("metadata"), config.get(CONF)):
+        for key, value in (source or {}).items():
+            if not isinstance(key, str) or key in metadata or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+                continue
+            if isinstance(value, str):
+                metadata[key] = value.replace("\u0000", "")
+            elif isinstance(value, int | float | bool):
+                metadata[key] = value
+    return metadata
+
+
 def tracing_metadata(config: Mapping[str, Any]) -> dict[str, Any] | None:
     """The configurable values tracers get as metadata: plain scalars, no private or secret keys."""
     metadata = {

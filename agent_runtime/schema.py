@@ -106,10 +106,10 @@ class StateSchema:
         self.cls = cls
         self.is_pydantic = _is_pydantic(cls)
         self.is_dataclass = dataclasses.is_dataclass(cls)
-        self.is_root = not hasattr(cls, "__annotations__")
-        if self.is_root:
+        fieldless = not hasattr(cls, "__annotations__")
+        if fieldless:
             warn_invalid_state_schema(cls)
-        hints = {ROOT: cls} if self.is_root else get_type_hints(cls, include_extras=True)
+        hints = {ROOT: cls} if fieldless else get_type_hints(cls, include_extras=True)
         if self.is_pydantic:
             hints = {k: v for k, v in hints.items() if k in cls.model_fields}
         self.channels: dict[str, BaseChannel] = {}
@@ -121,6 +121,8 @@ class StateSchema:
             else:
                 self.managed[key] = spec
         self.keys = frozenset(self.channels)
+        # a class whose one field is `__root__` is a root state too (LangGraph's older spelling)
+        self.is_root = self.keys == {ROOT} and not self.managed
         self.defaults = self._defaults()
 
     def _defaults(self) -> dict[str, Any]:

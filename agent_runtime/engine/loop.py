@@ -29,6 +29,7 @@ from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RES
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import checkpoint_metadata
 from agent_runtime.schema import ROOT
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
@@ -78,6 +79,7 @@ class Run:
         self.executor = executor
         self.checkpointer = checkpointer
         self.checkpointing = self.checkpointer is not None
+        self.config_metadata = checkpoint_metadata(config)  # saved with each checkpoint
         self.events: list[Event] = []
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
         self.stream_ns: tuple[str, ...] = ()  # this run's namespace in the stream (a subgraph's)
@@ -367,7 +369,8 @@ class Run:
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
-            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
+            metadata = {**self.config_metadata, "source": source, "step": self.step, "parents": {}}
+            events.checkpoint_saved(self, metadata, parent)
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -413,7 +416,7 @@ class Run:
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        metadata = {"source": source, "step": step, "parents": {}}
+        metadata = {**self.config_metadata, "source": source, "step": step, "parents": {}}
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
