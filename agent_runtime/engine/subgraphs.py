@@ -55,7 +55,8 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any) 
     parent = run.config.get("configurable", {})
     configurable = {**parent, "checkpoint_ns": task_namespace(parent, task)}
     configurable.pop("checkpoint_id", None)
-    config = {"configurable": configurable, "recursion_limit": run.recursion_limit}
+    # the parent's tags, metadata and callbacks reach the subgraph's nodes, once (as LangGraph's)
+    config = {**run.config, "configurable": configurable, "recursion_limit": run.recursion_limit}
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
     if checkpointer is not None:
         saved = checkpointer.get_tuple(config)
