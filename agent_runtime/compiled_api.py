@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ class NodeView:
     bound: Callable[..., Any] | None
     triggers: tuple[str, ...]
     subgraphs: list[Any] = field(default_factory=list)
+
+    def copy(self, update: dict[str, Any]) -> NodeView:
+        return dataclasses.replace(self, **update)
 
 
 class GraphAPI:
@@ -110,6 +114,21 @@ class GraphAPI:
         if self.builder is None:
             return self.output_schema.model_json_schema()  # type: ignore[no-any-return]
         return state_json_schema(self.output_schema, self.get_name("Output"))
+
+    def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+        """The graph as LangChain's drawable Graph (`.draw_mermaid()`, `.to_json()`); subgraphs are
+        drawn as one node (`xray` is accepted for LangGraph's signature)."""
+        from agent_runtime.drawing import draw
+
+        labels = self.builder.destination_labels if self.builder is not None else {}
+        return draw(self.spec, {name: node.bound for name, node in self.nodes.items()}, labels)
+
+    def copy(self, update: dict[str, Any] | None = None) -> Any:
+        """A shallow copy of the compiled graph, with the attributes in `update` replaced."""
+        clone = copy.copy(self)
+        for key, value in (update or {}).items():
+            setattr(clone, key, value)
+        return clone
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         return context_json_schema(self.context_schema)

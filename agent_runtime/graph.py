@@ -179,6 +179,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, list[Branch]] = {}
+        self.destination_labels: dict[str, dict[str, str]] = {}  # add_node(destinations={node: label})
         self._compiled = False
 
     @property
@@ -228,6 +229,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Node '{node}' already present")
         retry = _retry_policies(retry_policy)
         policy = TimeoutPolicy.coerce(timeout)
+        if isinstance(destinations, Mapping):
+            self.destination_labels[node] = dict(destinations)
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
             self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
             return self
