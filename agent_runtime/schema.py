@@ -10,7 +10,7 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import ReadOnly
 
-from agent_runtime.channels import MISSING, BaseChannel, BinaryOperatorAggregate, LastValue
+from agent_runtime.channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.types import IsLastStepManager, RemainingStepsManager
 
@@ -123,18 +123,6 @@ class StateSchema:
         self.keys = frozenset(self.channels)
         # a class whose one field is `__root__` is a root state too (LangGraph's older spelling)
         self.is_root = self.keys == {ROOT} and not self.managed
-        self.defaults = self._defaults()
-
-    def _defaults(self) -> dict[str, Any]:
-        if self.is_pydantic:
-            return {
-                k: f.default
-                for k, f in self.cls.model_fields.items()
-                if not f.is_required() and f.default_factory is None
-            }
-        if self.is_dataclass:
-            return {f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING}
-        return {}
 
     def input_reader(self) -> Callable[[dict[str, Any]], Any]:
         """A node's input from the state values when it reads this schema (its input schema, or the
@@ -183,7 +171,8 @@ class StateSchema:
                 if key not in fields:
                     continue
                 value = getattr(obj, key)
-                if value is None and key not in explicitly_set and self.defaults.get(key, MISSING) is None:
+                # a None the object's own class defaults to, and that was not set: not an update
+                if value is None and key not in explicitly_set and fields[key].default is None:
                     continue
                 out.append((key, value))
             return out
