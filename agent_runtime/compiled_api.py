@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agent_runtime import node_cache
 from agent_runtime.channels import BaseChannel
 from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.engine.algo import PULL, Task, apply_writes
@@ -55,6 +56,7 @@ class GraphAPI:
     checkpointer: BaseCheckpointer | None
     config: dict[str, Any] | None = None  # bound by with_config
     store: Any = None  # compile(store=...): the runtime's store
+    cache: Any = None  # compile(cache=...): where cached nodes keep their results
     context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
     builder: StateGraph[Any, Any, Any, Any] | None = None
 
@@ -122,6 +124,17 @@ class GraphAPI:
 
         labels = self.builder.destination_labels if self.builder is not None else {}
         return draw(self.spec, {name: node.bound for name, node in self.nodes.items()}, labels)
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of `nodes` (all nodes by default)."""
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        self.cache.clear([node_cache.namespace(name) for name in nodes or self.spec.nodes])
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        await self.cache.aclear([node_cache.namespace(name) for name in nodes or self.spec.nodes])
 
     def copy(self, update: dict[str, Any] | None = None) -> Any:
         """A shallow copy of the compiled graph, with the attributes in `update` replaced."""

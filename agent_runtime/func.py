@@ -26,6 +26,7 @@ from agent_runtime.engine.guard_rails import GuardRails
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import TASKS, GraphSpec, NodeSpec, is_async_callable
 from agent_runtime.injection import injected_arguments, injected_parameters, with_timeout
+from agent_runtime.node_cache import CachePolicy, cached_call, namespace
 from agent_runtime.node_schemas import node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
@@ -60,15 +61,29 @@ class _TaskFunction(Generic[P, T]):
         name: str | None,
         retry_policy: tuple[RetryPolicy, ...],
         timeout: TimeoutPolicy | None = None,
+        cache_policy: CachePolicy | None = None,
     ) -> None:
         self.func = func
         name = name or node_name(func)
-        self.spec = CallSpec(name, with_timeout(name, func, timeout), retry_policy, is_async_callable(func))
+        call = with_timeout(name, func, timeout)
+        self.cache_policy = cache_policy
+        if cache_policy is not None:
+            call = cached_call(name, call, cache_policy)
+        self.spec = CallSpec(name, call, retry_policy, is_async_callable(func))
         functools.update_wrapper(self, func)
         self.__name__ = self.spec.name
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Future:
         return start_call(self.spec, args, kwargs)
+
+    def clear_cache(self, cache: Any) -> None:
+        """Forget this task's cached results in `cache`."""
+        if self.cache_policy is not None:
+            cache.clear([namespace(self.spec.name)])
+
+    async def aclear_cache(self, cache: Any) -> None:
+        if self.cache_policy is not None:
+            await cache.aclear([namespace(self.spec.name)])
 
 
 @overload
@@ -91,6 +106,7 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     timeout: float | timedelta | TimeoutPolicy | None = None,
+    cache_policy: CachePolicy | None = None,
     **deprecated: Any,
 ) -> Callable[[Callable[P, T]], _TaskFunction[P, T]] | _TaskFunction[P, T]:
     """Make a function a task: `@task` or `@task(name=..., retry_policy=..., timeout=...)`, sync or
@@ -99,7 +115,9 @@ def task(
     retry_policy = renamed_argument(deprecated, "retry", "retry_policy", retry_policy)
 
     def decorator(func: Callable[P, T]) -> _TaskFunction[P, T]:
-        return _TaskFunction(func, name=name, retry_policy=_policies(retry_policy), timeout=policy)
+        return _TaskFunction(
+            func, name=name, retry_policy=_policies(retry_policy), timeout=policy, cache_policy=cache_policy
+        )
 
     return decorator(__func_or_none__) if __func_or_none__ is not None else decorator
 
@@ -171,9 +189,11 @@ class entrypoint:  # lowercase: LangGraph's name
         *,
         guard_rails: GuardRails | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
+        cache: Any = None,
         **deprecated: Any,
     ) -> None:
         self.checkpointer = checkpointer
+        self.cache = cache
         self.store = store
         self.context_schema = renamed_argument(
             deprecated, "config_schema", "context_schema", context_schema, LangGraphDeprecatedSinceV10
@@ -229,6 +249,7 @@ class entrypoint:  # lowercase: LangGraph's name
             guard_rails=self.guard_rails,
         )
         compiled.store = self.store
+        compiled.cache = self.cache
         compiled.context_schema = self.context_schema
         return compiled
 

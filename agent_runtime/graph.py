@@ -32,6 +32,7 @@ from agent_runtime.engine.spec import (
 )
 from agent_runtime.errors import GraphCompileError
 from agent_runtime.injection import is_runnable, node_callable, runnable_node, warn_config_annotation
+from agent_runtime.node_cache import CachePolicy, cached_node
 from agent_runtime.node_schemas import inferred_input_schema, node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
@@ -180,6 +181,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, list[Branch]] = {}
         self.destination_labels: dict[str, dict[str, str]] = {}  # add_node(destinations={node: label})
+        self.cache_policies: dict[str, CachePolicy] = {}  # add_node(cache_policy=...)
         self._compiled = False
 
     @property
@@ -215,6 +217,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
         input_schema: type[Any] | None = None,
+        cache_policy: CachePolicy | None = None,
         **options: Any,
     ) -> Self:
         retry_policy = renamed_argument(options, "retry", "retry_policy", retry_policy)
@@ -231,6 +234,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         policy = TimeoutPolicy.coerce(timeout)
         if isinstance(destinations, Mapping):
             self.destination_labels[node] = dict(destinations)
+        if cache_policy is not None:
+            self.cache_policies[node] = cache_policy
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
             self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
             return self
@@ -359,7 +364,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if problems:
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
-    def _build_spec(self) -> GraphSpec:
+    def _build_spec(self, cache: Any = None) -> GraphSpec:
         channels: dict[str, BaseChannel] = {
             **{k: ch.new() for k, ch in self.schema.channels.items()},
             START: EphemeralValue(key=START),
@@ -392,6 +397,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         for name, node in self.nodes.items():
             timeout = node.timeout or self.default_timeout
             fn = None if node.fn is None else node_callable(name, node.fn, timeout)
+            policy = self.cache_policies.get(name)
+            if fn is not None and policy is not None and cache is not None:
+                fn = cached_node(name, fn, policy, cache)
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
@@ -445,6 +453,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         name: str | None = None,
         guard_rails: Any = None,
         store: Any = None,
+        cache: Any = None,
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
@@ -456,7 +465,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())
         after = tuple(self.nodes) if interrupt_after == "*" else tuple(interrupt_after or ())
         self._validate((*before, *after))
-        spec = self._build_spec()
+        spec = self._build_spec(cache)
         check_topology(spec, strict=strict)
         compiled = CompiledGraph(
             spec,
@@ -467,6 +476,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             guard_rails=guard_rails,
         )
         compiled.store = store
+        compiled.cache = cache
         compiled.context_schema = self.context_schema
         compiled.builder = self
         return compiled

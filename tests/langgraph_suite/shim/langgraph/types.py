@@ -3,6 +3,7 @@
 from typing import Literal
 
 from agent_runtime.engine.context import interrupt
+from agent_runtime.node_cache import CachePolicy
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
@@ -23,6 +24,7 @@ Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "debug", "custom"]
 
 __all__ = [
+    "CachePolicy",
     "Command",
     "Durability",
     "GraphOutput",
