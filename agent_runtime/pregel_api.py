@@ -210,6 +210,20 @@ class PregelRun(Run):
     """A run of a Pregel graph: input and output are channel values, nodes read their channels."""
 
     graph: Pregel
+    _outputs_at_start: tuple[int, ...] = ()
+
+    def _first(self, has_checkpoint: bool) -> None:
+        self._outputs_at_start = self._output_versions()
+        super()._first(has_checkpoint)
+
+    def _output_versions(self) -> tuple[int, ...]:
+        outputs = self.graph.output_channels
+        versions = self.state.versions
+        return tuple(versions.get(c, 0) for c in ((outputs,) if isinstance(outputs, str) else outputs))
+
+    def outputs_written(self) -> bool:
+        """Whether this run wrote an output channel (else, as LangGraph, invoke returns None)."""
+        return self._output_versions() != self._outputs_at_start
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         inputs = self.graph.input_channels
@@ -330,6 +344,12 @@ class Pregel(CompiledGraph):
 
     def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
         return self.input_channels, self.output_channels
+
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
+        """As a graph's, but None when the run wrote no output channel (it stopped before: LangGraph
+        returns the last "values" chunk of the run, and there was none)."""
+        assert isinstance(run, PregelRun)
+        return super().result_of(run, output_keys) if run.outputs_written() else None
 
     def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
         """`invoke`'s result: the output channel's value (None if empty), or a dict of the available ones."""
