@@ -48,6 +48,14 @@ class StepRun:
         self.streams = run.waker is not None or (len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes))
         self._futures: set[asyncio.Future[TaskScratch]] = set()
         self._deferred: BaseException | None = None  # an invalid resume value's error, see `_collect`
+        limit = run.config.get("max_concurrency")  # LangChain's config key: tasks running at once
+        self._slots = asyncio.Semaphore(limit) if limit else None
+
+    async def _limited(self, task: Task, inline: bool = False, commit: bool = True) -> TaskScratch:
+        if self._slots is None:
+            return await execute(self.run, task, inline=inline, commit=commit)
+        async with self._slots:
+            return await execute(self.run, task, inline=inline, commit=commit)
 
     async def advance(self) -> None:
         """Run until at least one more task finished (all of them, when nothing streams per task)."""
@@ -95,7 +103,7 @@ class StepRun:
     async def _execute(self, task: Task) -> TaskScratch:
         # a lone task's writes go with the step's checkpoint (see `_all`)
         commit = len(self.tasks) > 1
-        return await execute(self.run, task, inline=task.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
+        return await self._limited(task, inline=task.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
 
     async def _all(self) -> list[TaskScratch]:
         run, todo = self.run, self.todo
@@ -106,12 +114,12 @@ class StepRun:
             return [await execute(run, todo[0], inline=True, commit=len(self.tasks) > 1)]
         inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
         # pooled and async tasks start first, so they progress while the inline ones run
-        futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]
+        futures = [asyncio.ensure_future(self._limited(t)) for t, here in zip(todo, inline, strict=True) if not here]
         self._futures = set(futures)  # for `close()`, should an inline task fail
         for t, here in zip(todo, inline, strict=True):
             if here:
                 try:
-                    self.scratches.append(await execute(run, t, inline=True))
+                    self.scratches.append(await self._limited(t, inline=True))
                 except Exception as exc:
                     if not is_invalid_resume(exc):
                         raise
