@@ -196,10 +196,15 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.schema.merge(extra)
         return frozenset(extra.channels)
 
-    def _own_input(self, explicit: type[Any] | None, fn: Callable[..., Any]) -> StateSchema | None:
-        """The schema a node or path function reads when not the state schema: `input_schema=`, or
-        the class its first parameter is annotated with. Its keys join the graph's state."""
+    def _own_input(
+        self, explicit: type[Any] | None, fn: Callable[..., Any], *, state_too: bool = False
+    ) -> StateSchema | None:
+        """The schema a node or path function reads when not the state schema (`state_too`: even the
+        state schema): `input_schema=`, or the class its first parameter is annotated with. Its keys
+        join the graph's state."""
         schema = explicit or inferred_input_schema(fn)
+        if schema is not None and schema is self.state_schema and state_too:
+            return self.state
         if schema is None or schema is self.state_schema:
             return None
         own = StateSchema(schema)
@@ -298,9 +303,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             declared = tuple(path_map)
         if is_runnable(path):  # a chain as the path function: called through ainvoke
             path = runnable_node(path)
-        own_input = self._own_input(None, path)
+        # a path function annotated with a schema, the state schema included, reads just that schema
+        own_input = self._own_input(None, path, state_too=True)
         reader = own_input.input_reader() if own_input is not None else None
-        self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared, reader=reader))
+        branch = Branch(source, path, mapping, declared, reader=reader, own_schema=reader is not None)
+        self.branches.setdefault(source, []).append(branch)
         return self
 
     def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> Self:
@@ -400,19 +407,20 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             policy = self.cache_policies.get(name)
             if fn is not None and policy is not None and cache is not None:
                 fn = cached_node(name, fn, policy, cache)
+            reader = node.input_schema.input_reader() if node.input_schema is not None else default_reader
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
                 triggers=tuple(triggers[name]),
                 static_writes=tuple(writes[name]),
-                branches=self._branches(name, default_reader),
+                branches=self._branches(name, reader),
                 retry=self.default_retry if node.retry is None else node.retry,
                 defer=node.defer,
                 subgraph=node.subgraph,
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
-                reader=node.input_schema.input_reader() if node.input_schema is not None else default_reader,
+                reader=reader,
             )
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, spec in nodes.items():
@@ -437,7 +445,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         )
 
     def _branches(self, source: str, default_reader: Callable[[dict[str, Any]], Any] | None) -> tuple[Branch, ...]:
-        """`source`'s conditional edges; a path function without a schema of its own reads the default."""
+        """`source`'s conditional edges; a path function without a schema of its own reads what its source
+        node reads (`default_reader`)."""
         branches = self.branches.get(source, ())
         if default_reader is None:
             return tuple(branches)

@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 import warnings
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS
+from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS, Branch
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError, GraphRecursionError
 from agent_runtime.report import RunReport
@@ -145,11 +145,9 @@ class Run:
             return reader(values)
         return self._coerce(values) if self._coerce is not None else values
 
-    def local_state(
-        self, own: Sequence[tuple[str, Any]], result: Any, reader: Callable[[dict[str, Any]], Any] | None = None
-    ) -> Any:
+    def local_state(self, own: Sequence[tuple[str, Any]], result: Any, branch: Branch) -> Any:
         """What a conditional edge sees: the pre-step state plus only this task's own writes (read
-        through `reader` when its path function has an input schema of its own)."""
+        through the branch's reader, if it has one)."""
         state = dict(self.step_view())
         if own:
             channels = self.state.channels
@@ -169,8 +167,11 @@ class Run:
                 state.setdefault(key, value)
         if self._managed:
             self._with_managed(state)
-        if reader is not None:
-            return reader(state)
+        if branch.reader is not None:
+            read = branch.reader(state)
+            if branch.own_schema or not isinstance(read, dict) or not isinstance(result, dict):
+                return read
+            return {**result, **read}  # the node's other returned keys still reach it, as in LangGraph
         schema = self.spec.schema
         if schema.coerces:
             return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})

@@ -62,8 +62,10 @@ class Branch:
     declared: tuple[str, ...] | None
     is_async: bool = False
     takes_config: bool = False
-    # the path function's input from the state values when it reads a schema of its own (None: all)
+    # the path function's input from the state values: its own input schema's, else its source node's
+    # or the state schema's when the graph has more keys (None: all the state)
     reader: Callable[[dict[str, Any]], Any] | None = None
+    own_schema: bool = False  # `reader` is the path function's own input schema's
 
     def __post_init__(self) -> None:
         self.is_async = is_async_callable(self.path)

@@ -204,7 +204,7 @@ def _finish_writes(run: Run, writes: Writes) -> Writes:
 def node_writes(run: Run, task: Task, result: Any) -> Writes:
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result, branch.reader)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         writes.extend(route(run, task.name, out, branch.path_map))
     return _finish_writes(run, writes)
@@ -214,7 +214,7 @@ async def node_writes_async(run: Run, task: Task, result: Any) -> Writes:
     """Same as `node_writes`, for nodes with at least one async path function."""
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result, branch.reader)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         if branch.is_async:
             out = await out
