@@ -18,13 +18,14 @@ from agent_runtime import node_cache
 from agent_runtime.channels import BaseChannel
 from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.engine.algo import PULL, Task, apply_writes
-from agent_runtime.engine.spec import INTERRUPT, GraphSpec
+from agent_runtime.engine.spec import INTERRUPT, GraphSpec, NodeSpec
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
 from agent_runtime.models import create_model
 from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import coerce_context, with_runtime
+from agent_runtime.subgraph_detection import detected_subgraph
 from agent_runtime.types import START, StateUpdate
 
 if TYPE_CHECKING:
@@ -75,9 +76,19 @@ class GraphAPI:
     @property
     def nodes(self) -> dict[str, NodeView]:
         return {
-            name: NodeView(name, node.fn, node.triggers, [node.subgraph] if node.subgraph is not None else [])
+            name: NodeView(name, node.fn, node.triggers, self._subgraphs(node))
             for name, node in self.spec.nodes.items()
         }
+
+    def _subgraphs(self, node: NodeSpec) -> list[Any]:
+        """A node's subgraph: the compiled graph it is, or the one its function (as given to add_node,
+        not the engine's wrapper of it) reaches."""
+        if node.subgraph is not None:
+            return [node.subgraph]
+        given = self.builder.nodes.get(node.name) if self.builder is not None else None
+        action = given.fn if given is not None else node.fn
+        found = detected_subgraph(action) if action is not None else None
+        return [found] if found is not None else []
 
     @property
     def channels(self) -> dict[str, BaseChannel]:
