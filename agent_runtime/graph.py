@@ -15,7 +15,9 @@ from agent_runtime.channels import (
     LastValueAfterFinish,
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
+    SendQueue,
     Topic,
+    UntrackedValue,
 )
 from agent_runtime.checkpoint.base import BaseCheckpointer
 from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
@@ -372,10 +374,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
     def _build_spec(self, cache: Any = None) -> GraphSpec:
+        untracked = frozenset(k for k, ch in self.schema.channels.items() if isinstance(ch, UntrackedValue))
         channels: dict[str, BaseChannel] = {
             **{k: ch.new() for k, ch in self.schema.channels.items()},
             START: EphemeralValue(key=START),
-            TASKS: Topic(key=TASKS),
+            TASKS: SendQueue(untracked, key=TASKS) if untracked else Topic(key=TASKS),
         }
         writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*self.nodes, START)}
         triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in self.nodes}
