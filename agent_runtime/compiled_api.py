@@ -4,20 +4,27 @@ and output, and `bulk_update_state` (several updates per superstep, one checkpoi
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel
+
+from agent_runtime import node_cache
 from agent_runtime.channels import BaseChannel
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.spec import INTERRUPT, NO_WRITES, GraphSpec
 from agent_runtime.engine.subgraphs import with_checkpoint_map
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.run_config import merge_callbacks
+from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
+from agent_runtime.models import create_model
+from agent_runtime.run_config import merge_configs
 from agent_runtime.runtime import RunControl, coerce_context, with_runtime
 from agent_runtime.types import END, START, StateUpdate
 
@@ -27,26 +34,9 @@ if TYPE_CHECKING:
     from agent_runtime.graph import StateGraph
     from agent_runtime.pregel import CompiledGraph
 
-_MERGED = ("configurable", "metadata")
 SubgraphPersistence = Literal["per_call", "per_thread", "off"]
 INPUT = "__input__"  # update_state's as_node for writing a graph input
 COPY = "__copy__"  # update_state's as_node for a sibling copy of the checkpoint
-
-
-def merge_configs(base: dict[str, Any] | None, config: dict[str, Any] | None) -> dict[str, Any]:
-    """`config` over `base` as LangGraph merges them: configurable and metadata key by key, tags and
-    callbacks concatenated, any other key replaced."""
-    merged = dict(base or {})
-    for key, value in (config or {}).items():
-        if key in _MERGED and isinstance(value, dict):
-            merged[key] = {**merged.get(key, {}), **value}
-        elif key == "tags" and value:
-            merged[key] = [*merged.get(key, []), *value]
-        elif key == "callbacks":
-            merged[key] = merge_callbacks(merged.get(key), value)
-        else:
-            merged[key] = value
-    return merged
 
 
 @dataclass(frozen=True)
@@ -58,14 +48,19 @@ class NodeView:
     triggers: tuple[str, ...]
     subgraphs: list[Any] = field(default_factory=list)
 
+    def copy(self, update: dict[str, Any]) -> NodeView:
+        return dataclasses.replace(self, **update)
+
 
 class GraphAPI:
     """Mixed into CompiledGraph."""
 
     spec: GraphSpec
+    name: str
     checkpointer: BaseCheckpointer | None
     config: dict[str, Any] | None = None  # bound by with_config
     store: Any = None  # compile(store=...): the runtime's store
+    cache: Any = None  # compile(cache=...): where cached nodes keep their results
     context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
     builder: StateGraph[Any, Any, Any, Any] | None = None
     # as a subgraph: "per_call" (the parent's checkpointer, a fresh state per call; compile's default),
@@ -158,13 +153,124 @@ class GraphAPI:
     def channels(self) -> dict[str, BaseChannel]:
         return self.spec.channels
 
+    def get_name(self, suffix: str | None = None) -> str:
+        return graph_name(self.name, suffix) if suffix else self.name
+
+    @property
+    def input_schema(self) -> Any:
+        """What the graph takes: the builder's input schema; a graph reading channels (a Pregel graph, an
+        entrypoint, `io_channels`) has a model of its input channels' types."""
+        if self.builder is not None:
+            return self.builder.input_schema
+        inputs, _ = self.io_channels()
+        return channels_model(self.get_name("Input"), self.spec.channels, inputs, output=False)
+
+    @property
+    def output_schema(self) -> Any:
+        if self.builder is not None:
+            return self.builder.output_schema
+        _, outputs = self.io_channels()
+        return channels_model(self.get_name("Output"), self.spec.channels, outputs, output=True)
+
+    def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
+        """The (input, output) channels of a graph built without a StateGraph: all its state keys."""
+        keys = tuple(self.spec.schema.keys)
+        return keys, keys
+
     def get_input_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _json_schema(self.builder.input_schema if self.builder else None, "Input")
+        if self.builder is None:
+            return self.input_schema.model_json_schema()  # type: ignore[no-any-return]
+        return state_json_schema(self.input_schema, self.get_name("Input"))
 
     def get_output_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _json_schema(self.builder.output_schema if self.builder else None, "Output")
+        if self.builder is None:
+            return self.output_schema.model_json_schema()  # type: ignore[no-any-return]
+        return state_json_schema(self.output_schema, self.get_name("Output"))
+
+    def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+        """The graph as LangChain's drawable Graph (`.draw_mermaid()`, `.to_json()`); subgraphs are
+        drawn as one node (`xray` is accepted for LangGraph's signature)."""
+        from agent_runtime.drawing import draw
+
+        labels = self.builder.destination_labels if self.builder is not None else {}
+        return draw(self.spec, {name: node.bound for name, node in self.nodes.items()}, labels)
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of `nodes` (all nodes by default)."""
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        self.cache.clear([node_cache.namespace(name) for name in nodes or self.spec.nodes])
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        await self.cache.aclear([node_cache.namespace(name) for name in nodes or self.spec.nodes])
+
+    def copy(self, update: dict[str, Any] | None = None) -> Any:
+        """A shallow copy of the compiled graph, with the attributes in `update` replaced."""
+        clone = copy.copy(self)
+        for key, value in (update or {}).items():
+            setattr(clone, key, value)
+        return clone
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        return context_json_schema(self.context_schema)
+
+    def config_schema(self) -> type[BaseModel]:
+        """Deprecated (LangGraph 1.0): a model of the config, its `configurable` the context schema."""
+        warnings.warn(
+            "`config_schema` is deprecated. Use `get_context_jsonschema` for the relevant schema instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        fields = {"configurable": (self.context_schema, None)} if self.context_schema is not None else {}
+        return create_model(self.get_name("Config"), field_definitions=fields)
+
+    def get_config_jsonschema(self) -> dict[str, Any]:
+        warnings.warn(
+            "`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+            return self.config_schema().model_json_schema()
+
+    def batch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """`invoke` of each input, run concurrently (LangChain's Runnable.batch); `config` is one for
+        all or one per input; with `return_exceptions`, a failed run's exception is its result."""
+        from agent_runtime.pregel import run_sync
+
+        return run_sync(self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs))
+
+    async def abatch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        configs = list(config) if isinstance(config, Sequence) else [config or {}] * len(inputs)
+        if len(configs) != len(inputs):
+            raise ValueError(f"batch: {len(inputs)} inputs but {len(configs)} configs")
+        runs = [self.ainvoke(value, run_config, **kwargs) for value, run_config in zip(inputs, configs, strict=True)]
+        return await asyncio.gather(*runs, return_exceptions=return_exceptions)
+
+    def map(self) -> GraphMap:
+        """A runnable invoking this graph on each item of a list (LangChain's Runnable.map)."""
+        return GraphMap(self)
 
     if TYPE_CHECKING:
+
+        async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
 
         def _new_run(self, *args: Any, **kwargs: Any) -> Run: ...  # CompiledGraph's
 
@@ -305,23 +411,14 @@ def _from_subgraph_checkpoint(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "configurable": configurable}
 
 
-def _json_schema(schema: type[Any] | None, title: str) -> dict[str, Any]:
-    """The JSON schema pydantic gives the state class (TypedDict, dataclass or model). As in LangGraph,
-    a dataclass field whose type admits None is optional even without a default."""
-    from pydantic import TypeAdapter
+class GraphMap:
+    """`graph.map()`: invoke and ainvoke take a list and return the graph's result for each item."""
 
-    if schema is None:
-        return {"title": title, "type": "object"}
-    json_schema: dict[str, Any] = TypeAdapter(schema).json_schema()
-    if dataclasses.is_dataclass(schema) and "required" in json_schema:
-        hints = get_type_hints(schema, include_extras=True)
-        json_schema["required"] = [k for k in json_schema["required"] if not _admits_none(hints.get(k))]
-    return json_schema
+    def __init__(self, graph: GraphAPI) -> None:
+        self.graph = graph
 
+    def invoke(self, inputs: Sequence[Any], config: dict[str, Any] | None = None, **kwargs: Any) -> list[Any]:
+        return self.graph.batch(inputs, config, **kwargs)
 
-def _admits_none(hint: Any) -> bool:
-    if hint is None or hint is type(None):
-        return True
-    if get_origin(hint) is Annotated:
-        return _admits_none(get_args(hint)[0])
-    return get_origin(hint) in (Union, UnionType) and type(None) in get_args(hint)
+    async def ainvoke(self, inputs: Sequence[Any], config: dict[str, Any] | None = None, **kwargs: Any) -> list[Any]:
+        return await self.graph.abatch(inputs, config, **kwargs)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from agent_runtime.types import Interrupt
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.types import Interrupt
 
 
 class InvalidUpdateError(Exception):
@@ -49,6 +50,18 @@ class GraphDrained(GraphBubbleUp):
     def __init__(self, reason: str = "shutdown") -> None:
         super().__init__(f"Graph drained: {reason}")
         self.reason = reason
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Deprecated (LangGraph 1.0): raised by a node to pause the run with `value`; use `interrupt()`."""
+
+    def __init__(self, value: Any, id: str | None = None) -> None:
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        super().__init__([Interrupt(value) if id is None else Interrupt(value, id)])
 
 
 class ParentCommand(GraphBubbleUp):

@@ -10,8 +10,10 @@ entrypoint's timeout wraps its function here; a graph node's is applied by the e
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_origin
 
 from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
 from agent_runtime.engine.spec import is_async_callable
@@ -39,6 +41,41 @@ def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
     except (TypeError, ValueError):
         return ()
     return tuple(p.name for p in params if _injected(p))
+
+
+# How a `config` parameter may be annotated (LangChain's RunnableConfig, as a type or a string).
+CONFIG_ANNOTATIONS = frozenset(("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None"))
+
+
+def annotation_name(annotation: Any) -> str:
+    """How LangGraph matches an injectable parameter's annotation, without importing its types: a
+    string as written, a class by name, `X | None` / `Optional[X]` as "Optional[X]"."""
+    if isinstance(annotation, str):
+        return annotation
+    args = getattr(annotation, "__args__", None)
+    if args and len(args) == 2 and type(None) in args and get_origin(annotation) in (Union, UnionType):
+        inner = args[0] if args[1] is type(None) else args[1]
+        return f"Optional[{annotation_name(inner)}]"
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) and get_origin(annotation) is None else repr(annotation)
+
+
+def warn_config_annotation(fn: Callable[..., Any]) -> None:
+    """LangGraph's UserWarning for a node whose `config` parameter is annotated other than
+    RunnableConfig (it used to take any annotation; unannotated is fine)."""
+    try:
+        param = inspect.signature(fn).parameters.get("config")
+    except (TypeError, ValueError):
+        return
+    if param is None or param.kind not in _KINDS or param.annotation is inspect.Parameter.empty:
+        return
+    if annotation_name(param.annotation) not in CONFIG_ANNOTATIONS:
+        warnings.warn(
+            "The 'config' parameter should be typed as 'RunnableConfig' or "
+            f"'RunnableConfig | None', not '{param.annotation}'. ",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def injected_arguments(names: tuple[str, ...], config: dict[str, Any]) -> dict[str, Any]:
@@ -73,10 +110,37 @@ def with_timeout(name: str, fn: Callable[..., Any], timeout: TimeoutPolicy | Non
     return timed
 
 
+def is_runnable(obj: Any) -> bool:
+    """A LangChain Runnable (a tool, a chain, a compiled graph...): its class defines invoke and
+    ainvoke (a Mock, which answers any attribute, is a plain callable)."""
+    return not inspect.isroutine(obj) and hasattr(type(obj), "invoke") and hasattr(type(obj), "ainvoke")
+
+
+def runnable_node(runnable: Any) -> Callable[..., Any]:
+    """A Runnable as a node function: `ainvoke(state, config)` (a sync-only Runnable's ainvoke runs
+    its invoke on an executor thread)."""
+
+    async def call(state: Any, config: dict[str, Any]) -> Any:
+        return await runnable.ainvoke(state, config)
+
+    return call
+
+
+def _keyword_only_config(fn: Callable[..., Any]) -> bool:
+    """`config` must be passed by name (`def f(state, *, config)`, langsmith's @traceable wrapper)."""
+    try:
+        param = inspect.signature(fn).parameters.get("config")
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def node_callable(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` as the engine calls it: `fn(state)` or `fn(state, config)`."""
+    if is_runnable(fn):
+        fn = runnable_node(fn)
     names = injected_parameters(fn)
-    if not set(names) & set(INJECTED):
+    if not set(names) & set(INJECTED) and not _keyword_only_config(fn):
         return fn
     if is_async_callable(fn):
 

@@ -10,6 +10,7 @@ deletes that message, `RemoveMessage(id=REMOVE_ALL_MESSAGES)` everything before 
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, TypedDict
@@ -23,6 +24,9 @@ from langchain_core.messages import (
     convert_to_openai_messages,
     message_chunk_to_message,
 )
+
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.graph import StateGraph
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 Messages = list[Any] | Any
@@ -138,3 +142,18 @@ def messages_delta_reducer(state: list[Any], writes: Sequence[Any]) -> list[Base
             position[message.id] = len(result)
             result.append(message)
     return [m for m in result if m is not None]
+
+
+class MessageGraph(StateGraph[list[AnyMessage]]):
+    """Deprecated (LangGraph 1.0): a graph whose whole state is one list of messages (a root state
+    merged with add_messages); nodes take the list and return messages. Use a StateGraph with a
+    `messages` key (MessagesState) instead."""
+
+    def __init__(self) -> None:
+        warnings.warn(
+            "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. "
+            "Please use StateGraph with a `messages` key instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        super().__init__(Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]

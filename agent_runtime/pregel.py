@@ -6,12 +6,13 @@ import asyncio
 import itertools
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
 from agent_runtime.compiled_api import GraphAPI
+from agent_runtime.deprecation import checkpoint_during
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails
 
 T = TypeVar("T")
+OutputKeys = str | Collection[str]  # invoke(output_keys=...): the state keys or channels returned
 
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
@@ -99,6 +101,15 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return result[0]
 
 
+def select_output(output: Any, keys: OutputKeys) -> Any:
+    """One key's value (None if unset), or a dict of the keys set among several."""
+    if not isinstance(output, dict):  # a root state's value, an entrypoint's return value
+        return output
+    if isinstance(keys, str):
+        return output.get(keys)
+    return {k: v for k, v in output.items() if k in keys}
+
+
 class CompiledGraph(GraphAPI, StreamEventsAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
     step_timeout: float | None = None  # seconds a superstep may take (engine/runner.py); settable
@@ -152,7 +163,9 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             durability=durability or "sync",
             executor=_shared_executor(),
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
-            checkpointer=checkpointer or self.checkpointer,
+            # (`graph.checkpointer = False` set after compile: never checkpoint)
+            checkpointer=checkpointer
+            or (self.checkpointer if isinstance(self.checkpointer, BaseCheckpointer) else None),
         )
         ambient = ambient_config()
         if wanted(config, modes, ambient):
@@ -175,11 +188,11 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             nodes if after == "*" else tuple(after) if after is not None else self.interrupt_after,
         )
 
-    def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
-        """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
-        if self.spec.output_keys is None:
-            return output
-        return {k: v for k, v in output.items() if k in self.spec.output_keys}
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
+        """What invoke returns (and a parent gets of a subgraph): the `output_keys` asked for, else
+        StateGraph(output_schema=...)'s keys, else the whole state."""
+        keys = output_keys if output_keys is not None else self.spec.output_keys
+        return output if keys is None else select_output(output, keys)
 
     async def ainvoke(
         self,
@@ -194,10 +207,12 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        output_keys: OutputKeys | None = None,
+        **options: Any,
     ) -> Any:
         """The output state (with the interrupts it paused on); for another `stream_mode`, the list of
         the run's chunks. `version="v2"`: a GraphOutput, or v2 stream parts."""
+        durability = checkpoint_during(options, durability)
         if stream_mode != "values":
             return await _collect(
                 self.astream(
@@ -215,7 +230,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             )
         config = self.entry_config(config, context, control)
         breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
-        result = await self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints)
+        caller = task_context.running()
+        result = await self.invoke_from(caller, input, config, durability, guard_rails, breakpoints, output_keys)
         return self.graph_output(result) if version == "v2" else result
 
     async def invoke_from(
@@ -226,7 +242,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
         breakpoints: Breakpoints | None = None,
-    ) -> dict[str, Any]:
+        output_keys: OutputKeys | None = None,
+    ) -> Any:
         """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
         if (
@@ -239,11 +256,11 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
-        return self.result_of(run)
+        return self.result_of(run, output_keys)
 
-    def result_of(self, run: Run) -> dict[str, Any]:
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
         """What `invoke` returns once `run` ended: its output, with the interrupts it paused on."""
-        output = self.shape_output(run.output())
+        output = self.shape_output(run.output(), output_keys)
         return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
     def invoke(
@@ -259,8 +276,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        output_keys: OutputKeys | None = None,
+        **options: Any,
     ) -> Any:
+        durability = checkpoint_during(options, durability)
         if stream_mode != "values":
             return list(
                 self.stream(
@@ -279,7 +298,8 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         config = self.entry_config(config, context, control)
         breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        result = run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails, breakpoints))
+        caller = task_context.running()
+        result = run_sync(self.invoke_from(caller, input, config, durability, guard_rails, breakpoints, output_keys))
         return self.graph_output(result) if version == "v2" else result
 
     def graph_output(self, result: Any) -> GraphOutput[Any]:
@@ -312,11 +332,12 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
         the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`.
         `version="v2"`: every chunk a `{"type", "ns", "data"}` dict (agent_runtime.stream.parts)."""
+        durability = checkpoint_during(options, durability)
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         config = self.entry_config(config, context, control)
@@ -353,14 +374,14 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
             input,
             config,
             stream_mode=stream_mode,
             subgraphs=subgraphs,
-            durability=durability,
+            durability=checkpoint_during(options, durability),
             guard_rails=guard_rails,
             context=context,
             version=version,

@@ -29,11 +29,12 @@ from typing import Any, Final, Self, TypedDict
 
 from agent_runtime.channels import BaseChannel, EmptyChannelError, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESERVED, TASKS, GraphSpec, NodeSpec, is_async_callable, takes_config
-from agent_runtime.injection import node_callable
-from agent_runtime.pregel import CompiledGraph
+from agent_runtime.injection import is_runnable, node_callable
+from agent_runtime.pregel import CompiledGraph, OutputKeys, select_output
 from agent_runtime.schema import StateSchema
 from agent_runtime.timeouts import sync_timeout_unsupported
 from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
@@ -163,17 +164,13 @@ class NodeBuilder:
         )
 
 
-def _is_runnable(step: Any) -> bool:
-    return not inspect.isroutine(step) and hasattr(step, "ainvoke") and hasattr(step, "invoke")
-
-
 def _runs_async(step: Any) -> bool:
     """Whether a step has async code of its own to run (a timeout needs it): an async function, or a
     LangChain Runnable made of them (a lambda with an async function, a binding, a parallel or a
     sequence of such)."""
     if is_async_callable(step):
         return True
-    if not _is_runnable(step):
+    if not is_runnable(step):
         return False
     bound = getattr(step, "bound", None)
     if bound is not None:  # RunnableBinding (`.with_config(...)`)
@@ -192,7 +189,7 @@ def _runs_async(step: Any) -> bool:
 def _step_function(name: str, step: Any, timed: bool) -> Callable[..., Any]:
     """`step` as the engine calls a node function: a Runnable through its `invoke`, or its `ainvoke`
     in a node with a timeout (which needs async code to cancel)."""
-    if _is_runnable(step):
+    if is_runnable(step):
         runnable = step
         if timed:
 
@@ -267,6 +264,20 @@ class PregelRun(Run):
     """A run of a Pregel graph: input and output are channel values, nodes read their channels."""
 
     graph: Pregel
+    _outputs_at_start: tuple[int, ...] = ()
+
+    def _first(self, has_checkpoint: bool) -> None:
+        self._outputs_at_start = self._output_versions()
+        super()._first(has_checkpoint)
+
+    def _output_versions(self) -> tuple[int, ...]:
+        outputs = self.graph.output_channels
+        versions = self.state.versions
+        return tuple(versions.get(c, 0) for c in ((outputs,) if isinstance(outputs, str) else outputs))
+
+    def outputs_written(self) -> bool:
+        """Whether this run wrote an output channel (else, as LangGraph, invoke returns None)."""
+        return self._output_versions() != self._outputs_at_start
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         inputs = self.graph.input_channels
@@ -320,8 +331,11 @@ class Pregel(CompiledGraph):
         store: Any = None,
         context_schema: type[Any] | None = None,
         step_timeout: float | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> None:
+        context_schema = renamed_argument(
+            options, "config_type", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
         built = {n: node.build() if isinstance(node, NodeBuilder) else node for n, node in nodes.items()}
         channels = dict(channels or {})
         _validate(built, channels, input_channels)
@@ -387,11 +401,18 @@ class Pregel(CompiledGraph):
             consumable=frozenset(c for c, ch in compiled.items() if type(ch).consume is not BaseChannel.consume),
         )
 
-    def shape_output(self, output: dict[str, Any]) -> Any:
+    def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
+        return self.input_channels, self.output_channels
+
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
+        """As a graph's, but None when the run wrote no output channel (it stopped before: LangGraph
+        returns the last "values" chunk of the run, and there was none)."""
+        assert isinstance(run, PregelRun)
+        return super().result_of(run, output_keys) if run.outputs_written() else None
+
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
         """`invoke`'s result: the output channel's value (None if empty), or a dict of the available ones."""
-        if isinstance(self.output_channels, str):
-            return output.get(self.output_channels)
-        return {c: output[c] for c in self.output_channels if c in output}
+        return select_output(output, self.output_channels if output_keys is None else output_keys)
 
     def stream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[Any]:
         """As a graph's, with LangGraph's default for Pregel: `stream_mode="values"`."""

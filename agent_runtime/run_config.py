@@ -1,54 +1,125 @@
-"""Run configs (LangChain's `RunnableConfig` dicts) merged and completed as LangGraph does, and the
-callback managers built from them (LangGraph's `_internal/_config.py` rules).
+"""Run configs as LangGraph merges them (`langgraph._internal._config`): `merge_configs` for a bound
+config under a call's, `ensure_config` for a config with every key (inheriting the LangChain config of
+the code calling, when there is one), and the callback managers a config describes.
 
-* `merge_configs(*configs)`: later values win; `metadata` and `configurable` merge key by key (the
-  `lc_versions` mapping of metadata one level deeper), `tags` concatenate, `callbacks` combine, and the
-  default recursion limit `ensure_config` fills in never replaces an explicit one.
-* `ensure_config(*configs)`: the same over the ambient config of the node running here (a graph run
-  inside a node is its subgraph), every key present; a config naming a checkpoint of its own (a thread)
-  drops the ambient configurable; the run's ids in configurable are copied into metadata.
-
-Only the callback managers import langchain-core, when built."""
+langchain-core is imported only by what needs it (the callback managers), so merging
+configs costs nothing extra for a graph that never meets LangChain."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import AsyncCallbackManager, CallbackManager
 
+CONF = "configurable"
+# LangChain's RunnableConfig keys (langchain_core.runnables.config.CONFIG_KEYS); other keys given to
+# ensure_config are configurable values.
+CONFIG_KEYS = frozenset(
+    ("tags", "metadata", "callbacks", "run_name", "max_concurrency", "recursion_limit", CONF, "run_id")
+)
+# A configurable that names one of these addresses its own checkpoints: it does not inherit the
+# ambient configurable (a child graph invoked in a node would otherwise write under its parent's ns).
+CHECKPOINT_COORDINATE_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+# configurable values ensure_config copies into metadata (those already in metadata stay).
+PROPAGATE_TO_METADATA = frozenset(
+    ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
+)
+# configurable keys never sent to tracers as metadata (their value may be a credential).
+_SECRET_MARKERS = ("key", "token", "secret", "password", "auth")
+
 
 class DefaultRecursionLimit(int):
-    """The recursion limit `ensure_config` fills in: `merge_configs` does not let it replace another
-    limit (by type, which survives copies and pickling; an explicit equal value still applies)."""
+    """The limit ensure_config fills in when none is given. merge_configs skips values of this type
+    (not any equal value: an explicit limit equal to the default still applies); a type survives
+    copying and pickling, an identity would not."""
 
 
 DEFAULT_RECURSION_LIMIT = DefaultRecursionLimit(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
-# configurable keys copied into metadata (a tracer groups runs by them)
-PROPAGATE_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
-# configurable keys naming a checkpoint: a config with one addresses a graph of its own, not the node's
-COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
-# the keys of a RunnableConfig (any other key of a config given to ensure_config goes to configurable)
-CONFIG_KEYS = (
-    "tags",
-    "metadata",
-    "callbacks",
-    "run_name",
-    "max_concurrency",
-    "recursion_limit",
-    "configurable",
-    "run_id",
-)
-_COPIED = ("tags", "metadata", "callbacks", "configurable")  # ambient values a config may change
-_SECRET_PARTS = ("key", "token", "secret", "password", "auth")
+
+
+def is_not_empty(value: Any) -> bool:
+    """None and empty containers are "not given"; other falsy values (0, "") are values."""
+    if isinstance(value, list | tuple | dict):
+        return len(value) > 0
+    return value is not None
+
+
+def _copy_mapping(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+def merge_metadata(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`new` over `base` key by key, without mutating either. `lc_versions` (package versions several
+    LangChain packages contribute to) merges one level deeper; mapping values are copied one level."""
+    merged = {key: _copy_mapping(value) for key, value in (base or {}).items()}
+    for key, value in (new or {}).items():
+        if key == "lc_versions" and isinstance(merged.get(key), Mapping) and isinstance(value, Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = _copy_mapping(value)
+    return merged
+
+
+def merge_callbacks(base: Any, new: Any) -> Any:
+    """Two `callbacks` values (None, a list of handlers, or a callback manager) as one."""
+    if new is None:
+        return base
+    from langchain_core.callbacks import BaseCallbackManager
+
+    if base is None:
+        return new.copy() if isinstance(new, list | BaseCallbackManager) else new
+    if isinstance(new, list):
+        if isinstance(base, list):
+            return base + new
+        if isinstance(base, BaseCallbackManager):
+            manager = base.copy()
+            for handler in new:
+                manager.add_handler(handler, inherit=True)
+            return manager
+    elif isinstance(new, BaseCallbackManager):
+        if isinstance(base, list):
+            manager = new.copy()
+            for handler in base:
+                manager.add_handler(handler, inherit=True)
+            return manager
+        if isinstance(base, BaseCallbackManager):
+            return base.merge(new)
+    raise NotImplementedError(f"Unsupported callback types: {type(base)}, {type(new)}")
+
+
+def merge_configs(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Later configs over earlier ones: configurable and metadata key by key, tags concatenated,
+    callbacks merged, empty values skipped, and the injected default recursion limit ignored."""
+    base: dict[str, Any] = {}
+    for config in configs:
+        for key, value in (config or {}).items():
+            if not value:
+                continue
+            if key == "metadata":
+                base[key] = merge_metadata(base.get(key), value)
+            elif key == "tags":
+                base[key] = [*base[key], *value] if base.get(key) else value
+            elif key == CONF:
+                base[key] = {**base[key], **value} if base.get(key) else value
+            elif key == "callbacks":
+                base[key] = merge_callbacks(base.get(key), value)
+            elif key == "recursion_limit":
+                if not isinstance(value, DefaultRecursionLimit):
+                    base[key] = value
+            else:
+                base[key] = value
+    base.setdefault(CONF, {})
+    return base
 
 
 def ambient_config() -> dict[str, Any] | None:
-    """The config of the node whose code runs here (LangChain's ambient config); None outside a node.
-    Nothing can have set it while langchain-core is not loaded, and then it is not imported."""
+    """The LangChain config of the runnable calling us (its context variable), if any. Nothing can
+    have set it while langchain-core is not loaded, and then it is not imported (every run asks)."""
     module = sys.modules.get("langchain_core.runnables.config")
     if module is None:
         return None
@@ -56,169 +127,149 @@ def ambient_config() -> dict[str, Any] | None:
     return config
 
 
-def is_not_empty(value: Any) -> bool:
-    """A config value that counts: not None, nor an empty list, tuple or dict."""
-    if isinstance(value, list | tuple | dict):
-        return len(value) > 0
-    return value is not None
+def _starts_own_lineage(configs: Sequence[Mapping[str, Any] | None]) -> bool:
+    return any(
+        is_not_empty(((config or {}).get(CONF) or {}).get(key))
+        for config in configs
+        for key in CHECKPOINT_COORDINATE_KEYS
+    )
 
 
-def merge_metadata(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
-    """`new` over `base`, key by key; `lc_versions` (package versions several libraries add to) merges
-    one level deeper. Mapping values are copied one level; the inputs are not changed."""
-    merged = {key: dict(value) if isinstance(value, Mapping) else value for key, value in (base or {}).items()}
-    for key, value in (new or {}).items():
-        if key == "lc_versions" and isinstance(merged.get(key), Mapping) and isinstance(value, Mapping):
-            merged[key] = {**merged[key], **value}
+def _with_ambient(empty: dict[str, Any], configs: Sequence[Mapping[str, Any] | None]) -> set[str]:
+    """Fill `empty` from the ambient config; returns the tags it brought (not repeated after)."""
+    ambient = ambient_config()
+    if not ambient:
+        return set()
+    empty.update(
+        {
+            k: v.copy() if k in ("tags", "metadata", "callbacks", CONF) else v
+            for k, v in ambient.items()
+            if is_not_empty(v)
+        }
+    )
+    if empty.get(CONF) and _starts_own_lineage(configs):
+        empty[CONF] = {}
+    return set(empty["tags"])
+
+
+def _merge_into(empty: dict[str, Any], config: Mapping[str, Any], inherited_tags: set[str]) -> None:
+    for key, value in config.items():
+        if not is_not_empty(value):
+            continue
+        if key not in CONFIG_KEYS:
+            empty[CONF][key] = value
+        elif key == CONF:
+            empty[key] = {**empty[key], **value} if empty.get(key) else dict(value)
+        elif key == "callbacks":
+            empty[key] = merge_callbacks(empty.get(key), value)
+        elif key == "metadata":
+            empty[key] = merge_metadata(empty.get(key), value)
+        elif key == "tags":
+            # a subgraph gets its parent's config both given and ambient: its tags would double
+            own = [tag for tag in value if tag not in inherited_tags]
+            empty[key] = [*empty[key], *own] if empty.get(key) else own
         else:
-            merged[key] = dict(value) if isinstance(value, Mapping) else value
-    return merged
-
-
-def merge_callbacks(base: Any, new: Any) -> Any:
-    """Two `callbacks` values (None, a list of handlers or a manager) as one, `new`'s handlers last."""
-    if new is None:
-        return base
-    if base is None:
-        return new.copy()
-    if isinstance(base, list) and isinstance(new, list):
-        return base + new
-    from langchain_core.callbacks import BaseCallbackManager
-
-    if isinstance(base, BaseCallbackManager) and isinstance(new, BaseCallbackManager):
-        return base.merge(new)
-    manager, handlers = (base, new) if isinstance(base, BaseCallbackManager) else (new, base)
-    if not isinstance(manager, BaseCallbackManager) or not isinstance(handlers, list):
-        raise NotImplementedError(f"Unsupported callback types: {type(base)}, {type(new)}")
-    merged = manager.copy()
-    for handler in handlers:
-        merged.add_handler(handler, inherit=True)
-    return merged
-
-
-def merge_configs(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The configs merged, later ones over earlier ones (module docstring); empty values are skipped."""
-    merged: dict[str, Any] = {}
-    for config in configs:
-        for key, value in (config or {}).items():
-            if not value:
-                continue
-            if key == "metadata":
-                merged[key] = merge_metadata(merged.get(key), value)
-            elif key == "tags":
-                merged[key] = [*merged.get(key, ()), *value]
-            elif key == "configurable":
-                merged[key] = {**merged.get(key, {}), **value}
-            elif key == "callbacks":
-                merged[key] = merge_callbacks(merged.get(key), value)
-            elif key != "recursion_limit" or not isinstance(value, DefaultRecursionLimit):
-                merged[key] = value
-    merged.setdefault("configurable", {})
-    return merged
+            empty[key] = value
 
 
 def ensure_config(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The configs over the ambient one, every RunnableConfig key present (module docstring)."""
-    config: dict[str, Any] = {
+    """A config with every key: the ambient LangChain config, then `configs` merged over it in order
+    (as merge_configs; keys that are not config keys become configurable values). Checkpoint
+    coordinates in configurable are copied to metadata for tracing."""
+    empty: dict[str, Any] = {
         "tags": [],
-        "metadata": {},
+        "metadata": ChainMap(),
         "callbacks": None,
         "recursion_limit": DEFAULT_RECURSION_LIMIT,
-        "configurable": {},
+        CONF: {},
     }
-    ambient = ambient_config()
-    inherited_tags: set[str] = set()
-    if ambient:
-        for key, value in ambient.items():
-            if is_not_empty(value):
-                config[key] = value.copy() if key in _COPIED else value
-        inherited_tags.update(config["tags"])
-        if any(_names_checkpoint(c) for c in configs):
-            config["configurable"] = {}
-    for given in configs:
-        for key, value in (given or {}).items():
-            if not is_not_empty(value):
+    inherited_tags = _with_ambient(empty, configs)
+    for config in configs:
+        if config is not None:
+            _merge_into(empty, config, inherited_tags)
+    configurable, metadata = empty.get(CONF), empty.get("metadata")
+    if configurable and metadata is not None:
+        for key in PROPAGATE_TO_METADATA:
+            if key not in metadata and configurable.get(key):
+                metadata[key] = configurable[key]
+    return empty
+
+
+# config keys a checkpoint's metadata never copies: its coordinates and the node's bookkeeping
+EXCLUDED_METADATA_KEYS = frozenset(
+    (
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    )
+)
+
+
+def checkpoint_metadata(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run's config adds to each checkpoint's metadata, as LangGraph saves it: the scalar
+    (str, int, float, bool) values of its metadata, then of its configurable, not private ("__")."""
+    metadata: dict[str, Any] = {}
+    for source in (config.get("metadata"), config.get(CONF)):
+        for key, value in (source or {}).items():
+            if not isinstance(key, str) or key in metadata or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
                 continue
-            if key not in CONFIG_KEYS:
-                config["configurable"][key] = value
-            elif key == "configurable":
-                config[key] = {**config[key], **value}
-            elif key == "callbacks":
-                config[key] = merge_callbacks(config[key], value)
-            elif key == "metadata":
-                config[key] = merge_metadata(config[key], value)
-            elif key == "tags":
-                config[key] = [*config[key], *(t for t in value if t not in inherited_tags)]
-            else:
-                config[key] = value
-    metadata, configurable = config["metadata"], config["configurable"]
-    for key in PROPAGATE_TO_METADATA:
-        if key not in metadata and configurable.get(key):
-            metadata[key] = configurable[key]
-    return config
-
-
-def _names_checkpoint(config: Mapping[str, Any] | None) -> bool:
-    configurable = (config or {}).get("configurable") or {}
-    return any(is_not_empty(configurable.get(key)) for key in COORDINATES)
+            if isinstance(value, str):
+                metadata[key] = value.replace("\u0000", "")
+            elif isinstance(value, int | float | bool):
+                metadata[key] = value
+    return metadata
 
 
 def tracing_metadata(config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The configurable values tracers (LangSmith) add to a run's metadata: plain values whose key is not
-    private (`__...`) and does not look like a secret."""
+    """The configurable values tracers get as metadata: plain scalars, no private or secret keys."""
     metadata = {
         key: value
-        for key, value in (config.get("configurable") or {}).items()
+        for key, value in (config.get(CONF) or {}).items()
         if not key.startswith("__")
         and isinstance(value, str | int | float | bool)
-        and not any(part in key.casefold() for part in _SECRET_PARTS)
+        and not any(marker in key.casefold() for marker in _SECRET_MARKERS)
     }
     return metadata or None
 
 
-def _tags(config: Mapping[str, Any], tags: Sequence[str] | None) -> list[str] | None:
+def _all_tags(config: Mapping[str, Any], tags: Sequence[str] | None) -> list[str] | None:
     own = config.get("tags")
-    if own is None:
-        return None if tags is None else list(tags)
-    return [*own, *(tags or ())]
+    if tags is None:
+        return own
+    return [*own, *tags] if own is not None else list(tags)
 
 
 def callback_manager_for_config(config: Mapping[str, Any], tags: Sequence[str] | None = None) -> CallbackManager:
-    """The callback manager of a config: its manager (given the config's tags and metadata), or one
-    configured from its handlers, tags and metadata."""
+    """The config's callback manager (its own, given tags and metadata, or a new one)."""
     from langchain_core.callbacks import CallbackManager
 
-    all_tags = _tags(config, tags)
-    callbacks = config.get("callbacks")
-    if callbacks and isinstance(callbacks, CallbackManager):
-        if all_tags:
-            callbacks.add_tags(all_tags)
-        if config.get("metadata"):
-            callbacks.add_metadata(config["metadata"])
-        return callbacks
-    return CallbackManager.configure(
-        inheritable_callbacks=callbacks,
-        inheritable_tags=all_tags,
-        inheritable_metadata=config.get("metadata"),
-        langsmith_inheritable_metadata=tracing_metadata(config),
-    )
+    return _manager_for_config(CallbackManager, config, tags)
 
 
 def async_callback_manager_for_config(
     config: Mapping[str, Any], tags: Sequence[str] | None = None
 ) -> AsyncCallbackManager:
-    """`callback_manager_for_config` for async code."""
     from langchain_core.callbacks import AsyncCallbackManager
 
-    all_tags = _tags(config, tags)
+    return _manager_for_config(AsyncCallbackManager, config, tags)
+
+
+def _manager_for_config(manager_type: Any, config: Mapping[str, Any], tags: Sequence[str] | None) -> Any:
+    all_tags = _all_tags(config, tags)
     callbacks = config.get("callbacks")
-    if callbacks and isinstance(callbacks, AsyncCallbackManager):
+    if callbacks and isinstance(callbacks, manager_type):
         if all_tags:
             callbacks.add_tags(all_tags)
-        if config.get("metadata"):
-            callbacks.add_metadata(config["metadata"])
+        if metadata := config.get("metadata"):
+            callbacks.add_metadata(metadata)
         return callbacks
-    return AsyncCallbackManager.configure(
+    return manager_type.configure(
         inheritable_callbacks=callbacks,
         inheritable_tags=all_tags,
         inheritable_metadata=config.get("metadata"),

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11
+
 START = "__start__"
 END = "__end__"
 
@@ -38,6 +40,12 @@ class Send:
         object.__setattr__(self, "arg", arg)
         object.__setattr__(self, "timeout", rest[0] if rest else None)
 
+    def __repr__(self) -> str:
+        """LangGraph's: the timeout only when there is one."""
+        if self.timeout is None:
+            return f"Send(node={self.node!r}, arg={self.arg!r})"
+        return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
+
 
 @dataclass(frozen=True, slots=True)
 class Command(Generic[N]):
@@ -49,6 +57,11 @@ class Command(Generic[N]):
     graph: str | None = None
 
     PARENT: ClassVar[str] = "__parent__"
+
+    def __repr__(self) -> str:
+        """Only the fields given (LangGraph's repr, which tests and logs compare)."""
+        given = ((name, getattr(self, name)) for name in ("update", "goto", "resume", "graph"))
+        return f"Command({', '.join(f'{name}={value!r}' for name, value in given if value)})"
 
     def goto_targets(self) -> list[str | Send]:
         if isinstance(self.goto, str | Send):
@@ -71,8 +84,52 @@ class Interrupt:
     `response_schema` the JSON schema of the expected resume value, if interrupt() was given one."""
 
     value: Any
-    id: str
+    id: str = "placeholder-id"  # LangGraph's, for an Interrupt built by hand (NodeInterrupt)
     response_schema: Any = field(default=None, kw_only=True)
+
+    @property
+    def interrupt_id(self) -> str:
+        warnings.warn("`interrupt_id` is deprecated. Use `id` instead.", LangGraphDeprecatedSinceV10, stacklevel=2)
+        return self.id
+
+
+_GRAPH_OUTPUT_ACCESS = "Use `result.value` to access the output value directly, or `result.interrupts` for interrupts."
+
+
+@dataclass(frozen=True, slots=True)
+class GraphOutput(Generic[OutputT]):
+    """What `invoke(..., version="v2")` returns: the output and the interrupts the run paused on.
+    Reading it as the old dict (`result[key]`, `key in result`) still works, with LangGraph's warning."""
+
+    value: OutputT
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        warnings.warn(
+            f"Accessing GraphOutput via `result[key]` is deprecated. {_GRAPH_OUTPUT_ACCESS}",
+            LangGraphDeprecatedSinceV11,
+            stacklevel=2,
+        )
+        if key == "__interrupt__":
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        warnings.warn(
+            f"Accessing GraphOutput via `key in result` is deprecated. {_GRAPH_OUTPUT_ACCESS}",
+            LangGraphDeprecatedSinceV11,
+            stacklevel=2,
+        )
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
 
 
 def _http_status_error(exc: Exception) -> bool:
@@ -200,9 +257,9 @@ class Terminate:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class StateSnapshot:
-    """What `get_state` returns: values with finished pending writes applied, and what runs next."""
+class StateSnapshot(NamedTuple):
+    """What `get_state` returns: values with finished pending writes applied, and what runs next (a
+    named tuple, as LangGraph's: `snapshot._replace(...)`, unpacking)."""
 
     values: dict[str, Any]
     next: tuple[str, ...]
@@ -250,44 +307,3 @@ class StateUpdate(NamedTuple):
     values: dict[str, Any] | None
     as_node: str | None = None
     task_id: str | None = None
-
-
-@dataclass(frozen=True)
-class GraphOutput(Generic[OutputT]):
-    """What `invoke(..., version="v2")` returns: the output (an instance of a pydantic / dataclass
-    output schema) and the interrupts the run paused on, apart (LangGraph's)."""
-
-    value: OutputT
-    interrupts: tuple[Interrupt, ...] = ()
-
-    def __getitem__(self, key: str) -> Any:
-        """v1-style access (`result["key"]`, `result["__interrupt__"]`), deprecated as in LangGraph."""
-        _warn_dict_access()
-        if key == _INTERRUPT:
-            return self.interrupts
-        if isinstance(self.value, dict):
-            return self.value[key]
-        try:
-            return getattr(self.value, key)
-        except AttributeError:
-            raise KeyError(key) from None
-
-    def __contains__(self, key: object) -> bool:
-        _warn_dict_access()
-        if key == _INTERRUPT:
-            return bool(self.interrupts)
-        if isinstance(self.value, dict):
-            return key in self.value
-        return isinstance(key, str) and hasattr(self.value, key)
-
-
-_INTERRUPT = "__interrupt__"
-
-
-def _warn_dict_access() -> None:
-    warnings.warn(
-        "Accessing GraphOutput via `result[key]` is deprecated. Use `result.value` to access the output "
-        "value directly, or `result.interrupts` for interrupts.",
-        DeprecationWarning,
-        stacklevel=3,
-    )

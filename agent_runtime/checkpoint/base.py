@@ -51,10 +51,11 @@ class Checkpoint:
     updated_channels: tuple[str, ...] | None = None
 
     def __getitem__(self, key: str) -> Any:
-        """`checkpoint["channel_values"]`, ... : read as LangGraph's Checkpoint dict (its field names)."""
+        """LangGraph's checkpoints are dicts: `checkpoint["channel_values"]` reads the field (`ts` as
+        the ISO time LangGraph stores)."""
         if key not in _CHECKPOINT_KEYS:
             raise KeyError(key)
-        return getattr(self, key)
+        return iso(self.ts) if key == "ts" else getattr(self, key)
 
 
 @dataclass(slots=True)
@@ -201,3 +202,16 @@ class BaseCheckpointer:
     ) -> AsyncIterator[CheckpointTuple]:
         for saved in self.list(config, before=before, limit=limit):
             yield saved
+
+    async def aput(
+        self, config: dict[str, Any], checkpoint: Checkpoint, metadata: dict[str, Any], new_versions: dict[str, int]
+    ) -> dict[str, Any]:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        self.put_writes(config, writes, task_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)

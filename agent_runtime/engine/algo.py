@@ -41,6 +41,7 @@ class Task:
     """One node run in one superstep (a PULL task triggered by channels, or a PUSH task from a Send)."""
 
     __slots__ = (
+        "cached",
         "done",
         "error",
         "id",
@@ -78,6 +79,7 @@ class Task:
         self.triggers = triggers
         self.input = input  # the Send argument of a PUSH task
         self.writes: list[tuple[str, Any]] = writes if writes is not None else []
+        self.cached = False  # its node returned a cached result (node caching)
         self.done = False  # writes are final (the task ran, or its saved writes were re-applied)
         self.interrupts: tuple[Interrupt, ...] | None = None  # set when it paused (maybe at a breakpoint)
         self.resume: list[Any] = []

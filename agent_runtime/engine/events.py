@@ -58,7 +58,8 @@ def task_finished(run: Run, task: Task) -> None:
         run._emit("updates", {INTERRUPT: interrupts})
         run._emit("values", with_interrupts(run.output(), interrupts))
     elif task.done and "updates" in run.modes:
-        run._emit("updates", {task.name: run.task_update(task, run.spec.schema.keys)})
+        update = {task.name: run.task_update(task, run.spec.schema.keys)}
+        run._emit("updates", {**update, "__metadata__": {"cached": True}} if task.cached else update)
     if run.task_events:
         run._debug("task_result", _task_result_payload(run, task))
 

@@ -77,7 +77,7 @@ def invoked_subgraph(func: Callable[..., Any] | None) -> CompiledGraph | None:
 
     if func is None:
         return None
-    for value in function_nonlocals(func):
+    for value in function_nonlocals(getattr(func, "func", None) or func):  # a wrapped function's own
         value = getattr(value, "__self__", value)  # a bound method (`sub.invoke`): its graph
         if isinstance(value, CompiledGraph) and value.persistence != "off":
             return value

@@ -12,6 +12,7 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
+from agent_runtime.channels.untracked import SendQueue
 from agent_runtime.checkpoint.base import (
     BaseCheckpointer,
     Checkpoint,
@@ -35,12 +36,15 @@ from agent_runtime.engine.spec import (
     NODE_FINISHED,
     RESUME,
     TASKS,
+    Branch,
     config_namespace,
 )
 from agent_runtime.engine.start import start
 from agent_runtime.engine.task_status import CONTROL_WRITES
 from agent_runtime.errors import GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import checkpoint_metadata
+from agent_runtime.schema import ROOT
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
@@ -78,6 +82,7 @@ class Run:
         self.executor = executor
         self.checkpointer = checkpointer
         self.checkpointing = self.checkpointer is not None
+        self.config_metadata = checkpoint_metadata(config)  # saved with each checkpoint
         self.events: list[Event] = []
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
         # this run's namespace in the stream: its checkpoint namespace (a subgraph's, or the caller's)
@@ -113,6 +118,8 @@ class Run:
         self._last_step = -1  # step of the last applied superstep
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
+        queue = self.spec.channels.get(TASKS)  # a graph with UntrackedValue keys: they are never saved
+        self._send_queue = queue if isinstance(queue, SendQueue) else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
@@ -154,10 +161,14 @@ class Run:
         values = dict(self.step_view())
         if self._managed:
             self._with_managed(values)
+        reader = task.node.reader  # type: ignore[union-attr]
+        if reader is not None:
+            return reader(values)
         return self._coerce(values) if self._coerce is not None else values
 
-    def local_state(self, own: Sequence[tuple[str, Any]], result: Any) -> Any:
-        """What a conditional edge sees: the pre-step state plus only this task's own writes."""
+    def local_state(self, own: Sequence[tuple[str, Any]], result: Any, branch: Branch) -> Any:
+        """What a conditional edge sees: the pre-step state plus only this task's own writes (read
+        through the branch's reader, if it has one)."""
         state = dict(self.step_view())
         if own:
             channels = self.state.channels
@@ -177,22 +188,35 @@ class Run:
                 state.setdefault(key, value)
         if self._managed:
             self._with_managed(state)
+        if branch.reader is not None:
+            read = branch.reader(state)
+            if branch.own_schema or not isinstance(read, dict) or not isinstance(result, dict):
+                return read
+            return {**result, **read}  # the node's other returned keys still reach it, as in LangGraph
         schema = self.spec.schema
         if schema.coerces:
             return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})
         return state
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> Any:
+        """The state values (a root state: its value)."""
+        if self.spec.schema.is_root:
+            return self.step_view().get(ROOT)
         return dict(self.step_view())
 
     def node_config(self, task: Task) -> dict[str, Any]:
-        configurable = dict(self.config.get("configurable", {}))
+        # the run's durability, where LangGraph's nodes find it
+        configurable = {**self.config.get("configurable", {}), "__pregel_durability": self.durability}
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
         return handler_config(task, {**self.config, "configurable": configurable, "metadata": metadata})
 
     def task_update(self, task: Task, keys: frozenset[str]) -> Any:
-        """What stream_mode="updates" shows for a finished task: its state updates."""
-        return payloads.task_update(task.writes, keys)
+        """What stream_mode="updates" shows for a finished task: its state updates (a root state's:
+        the value written)."""
+        update = payloads.task_update(task.writes, keys)
+        if not self.spec.schema.is_root or update is None:
+            return update
+        return [u[ROOT] for u in update] if isinstance(update, list) else update[ROOT]
 
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:
@@ -250,6 +274,10 @@ class Run:
             highest = max(newest.checkpoint.channel_versions.values(), default=0)
             self.state.max_version = max(self.state.max_version, highest)
 
+    def _first(self, has_checkpoint: bool) -> None:
+        """Take the run's input (engine/start.py); a subclass may note what it finds first."""
+        start(self, has_checkpoint)
+
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""
         schema = self.spec.schema
@@ -289,7 +317,8 @@ class Run:
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
-            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": self.parents}, parent)
+            metadata = {**self.config_metadata, "source": source, "step": self.step, "parents": self.parents}
+            events.checkpoint_saved(self, metadata, parent)
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -335,7 +364,7 @@ class Run:
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        metadata = {"source": source, "step": step, "parents": self.parents}
+        metadata = {**self.config_metadata, "source": source, "step": step, "parents": self.parents}
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
@@ -359,6 +388,8 @@ class Run:
                 writes.append((NO_WRITES, None))
             # the questions it asked before it finished stay on record (a step's history shows them)
             writes += [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
+        if self._send_queue is not None:
+            writes = self._send_queue.persistable(writes)
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
     def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
@@ -387,7 +418,7 @@ class Run:
         if self.subgraphs or (callbacks is not None and callbacks.streams):
             self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
-            start(self, self._load())
+            self._first(self._load())
             if callbacks is not None and (self.input is None or isinstance(self.input, Command)):
                 await callbacks.resumed(self)
             for event in self._drain():

@@ -57,6 +57,14 @@ class StepRun:
         )
         self._futures: set[asyncio.Future[TaskScratch]] = set()
         self._deferred: BaseException | None = None  # an invalid resume value's error, see `_collect`
+        limit = run.config.get("max_concurrency")  # LangChain's config key: tasks running at once
+        self._slots = asyncio.Semaphore(limit) if limit else None
+
+    async def _limited(self, task: Task, inline: bool = False) -> TaskScratch:
+        if self._slots is None:
+            return await execute(self.run, task, inline=inline)
+        async with self._slots:
+            return await execute(self.run, task, inline=inline)
 
     async def advance(self) -> None:
         """Run until at least one more task finished (all of them, when nothing streams per task)."""
@@ -109,7 +117,7 @@ class StepRun:
             await asyncio.gather(*futures, return_exceptions=True)
 
     async def _execute(self, task: Task) -> TaskScratch:
-        return await execute(self.run, task, inline=task.node.runs_inline())  # type: ignore[union-attr]
+        return await self._limited(task, inline=task.node.runs_inline())  # type: ignore[union-attr]
 
     async def _all(self) -> list[TaskScratch]:
         run, todo = self.run, self.todo
@@ -119,12 +127,12 @@ class StepRun:
             return [await execute(run, todo[0], inline=inline)]
         inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
         # pooled and async tasks start first, so they progress while the inline ones run
-        futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]
+        futures = [asyncio.ensure_future(self._limited(t)) for t, here in zip(todo, inline, strict=True) if not here]
         self._futures = set(futures)  # for `close()`, should an inline task fail
         for t, here in zip(todo, inline, strict=True):
             if here:
                 try:
-                    self.scratches.append(await execute(run, t, inline=True))
+                    self.scratches.append(await self._limited(t, inline=True))
                 except Exception as exc:
                     if not is_invalid_resume(exc):
                         raise

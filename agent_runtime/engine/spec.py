@@ -55,6 +55,11 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
+def is_async_generator(fn: Callable[..., Any]) -> bool:
+    """An async generator function, or an object whose `__call__` is one."""
+    return inspect.isasyncgenfunction(fn) or inspect.isasyncgenfunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
 @dataclass(slots=True)
 class Branch:
     """A conditional edge: `path(state)` names the next node(s), optionally through `path_map`."""
@@ -67,6 +72,10 @@ class Branch:
     declared: tuple[str, ...] | None
     is_async: bool = False
     takes_config: bool = False
+    # the path function's input from the state values: its own input schema's, else its source node's
+    # or the state schema's when the graph has more keys (None: all the state)
+    reader: Callable[[dict[str, Any]], Any] | None = None
+    own_schema: bool = False  # `reader` is the path function's own input schema's
 
     def __post_init__(self) -> None:
         self.is_async = is_async_callable(self.path)
@@ -117,6 +126,8 @@ class NodeSpec:
     # maps the node's return value to its writes instead of the state schema (the functional API's
     # entrypoint returns any value, which goes to its return and `previous` channels)
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
+    # the node's input from the state values when it reads a schema of its own (None: all of them)
+    reader: Callable[[dict[str, Any]], Any] | None = None
     async_branches: bool = False  # derived: any conditional edge has an async path function
     placement: SyncPlacement = field(default_factory=SyncPlacement)
     trace_policy: TracePolicy | None = None  # what tracers record of its runs (engine/callbacks.py)

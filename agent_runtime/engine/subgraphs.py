@@ -75,7 +75,7 @@ async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, 
     ns = subgraph_namespace(parent, task, subgraph, call_index)
     configurable = {**parent, "checkpoint_ns": ns}
     configurable.pop("checkpoint_id", None)
-    # the parent's config goes down (tags, metadata, ...), as the task's config does in LangGraph
+    # the parent's tags, metadata and callbacks reach the subgraph's nodes, once (as LangGraph's)
     config = {**run.config, "configurable": configurable, "recursion_limit": run.recursion_limit}
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
     start_from: Any = MISSING

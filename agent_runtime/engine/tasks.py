@@ -187,7 +187,8 @@ def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes,
     """(state writes, goto targets) of a node's return value."""
     if result is None:
         return [], []
-    if isinstance(result, dict):
+    # (a root state's __start__ task returns its input as {ROOT: value}, as any graph input)
+    if isinstance(result, dict) and (not schema.is_root or task.name == START):
         keys = schema.keys
         return [(k, v) for k, v in result.items() if k in keys], []
     if isinstance(result, Command):
@@ -267,7 +268,7 @@ def _finish_writes(run: Run, writes: Writes) -> Writes:
 def node_writes(run: Run, task: Task, result: Any) -> Writes:
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         writes.extend(route(run, task.name, out, branch.path_map))
     return _finish_writes(run, writes)
@@ -277,7 +278,7 @@ async def node_writes_async(run: Run, task: Task, result: Any) -> Writes:
     """Same as `node_writes`, for nodes with at least one async path function."""
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         if branch.is_async:
             out = await out

@@ -4,6 +4,7 @@ from typing import Literal
 
 from agent_runtime.engine.context import interrupt
 from agent_runtime.executor import ExecutableTask as PregelExecutableTask
+from agent_runtime.node_cache import CachePolicy
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
@@ -26,6 +27,7 @@ Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks", "messages", "tools"]
 
 __all__ = [
+    "CachePolicy",
     "Command",
     "Durability",
     "GraphOutput",

@@ -1,7 +1,7 @@
 """`langgraph._internal._config` -> agent_runtime.run_config (merging and completing run configs,
 the callback managers of a config)."""
 
-from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ensure_config, merge_configs
+from agent_runtime.run_config import CONFIG_KEYS, DEFAULT_RECURSION_LIMIT, ensure_config, merge_configs
 from agent_runtime.run_config import DefaultRecursionLimit as _DefaultRecursionLimit
 from agent_runtime.run_config import async_callback_manager_for_config as get_async_callback_manager_for_config
 from agent_runtime.run_config import callback_manager_for_config as get_callback_manager_for_config
@@ -13,6 +13,7 @@ from agent_runtime.streaming.messages import filter_to_user_tags
 from langgraph import _shim
 
 __all__ = [
+    "CONFIG_KEYS",
     "DEFAULT_RECURSION_LIMIT",
     "_DefaultRecursionLimit",
     "_get_tracing_metadata_defaults",

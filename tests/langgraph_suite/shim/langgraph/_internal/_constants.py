@@ -1,7 +1,7 @@
 """`langgraph._internal._constants`: the config keys of the run's Runtime, of the task protocol
 (agent_runtime.protocol), of a checkpoint namespace, of an error handler's NodeError, of strict resume
 and of the node-finished hook, the overwrite marker, the reserved channels of pending writes and a task
-path's kinds (the rest are stubs)."""
+path's kinds and the entrypoint's `previous` channel (the rest are stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.checkpoint.base import NULL_TASK_ID
@@ -10,6 +10,7 @@ from agent_runtime.engine.resume_values import STRICT_RESUME as CONFIG_KEY_STRIC
 from agent_runtime.engine.spec import CONF, CONFIG_KEY_CHECKPOINT_NS, ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN, TASKS
 from agent_runtime.engine.spec import ERROR_SOURCE as ERROR_SOURCE_NODE
 from agent_runtime.engine.spec import NODE_FINISHED as CONFIG_KEY_NODE_FINISHED
+from agent_runtime.func import PREVIOUS
 from agent_runtime.pregel import PULL_PATH as PULL
 from agent_runtime.pregel import PUSH_PATH as PUSH
 from agent_runtime.protocol import (
@@ -48,6 +49,7 @@ __all__ = [
     "NS_SEP",
     "NULL_TASK_ID",
     "OVERWRITE",
+    "PREVIOUS",
     "PULL",
     "PUSH",
     "RESUME",
