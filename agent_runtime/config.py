@@ -11,7 +11,7 @@ from agent_runtime.runtime import StreamWriter, get_runtime
 def get_config() -> dict[str, Any]:
     """The config of the node running here (what a `config` parameter receives)."""
     scratch = context.current()
-    return scratch.run.node_config(scratch.task)
+    return scratch.config if scratch.config is not None else scratch.run.node_config(scratch.task)
 
 
 def get_stream_writer() -> StreamWriter:

@@ -77,7 +77,7 @@ def _joined(spec: GraphSpec, node: str, a: str, b: str) -> bool:
 def unequal_path_hazards(spec: GraphSpec) -> list[str]:
     found: dict[str, str] = {}
     for origin in sorted(spec.nodes):
-        groups = [g for g in spec.successor_groups(origin) if g[1] is not None and g[0] != "join"]
+        groups = [g for g in spec.successor_groups(origin) if g[1] is not None and g[0] not in ("join", "error")]
         firsts = sorted({t for _, targets in groups for t in targets or ()})
         if len(groups) < 2 or len(firsts) < 2:
             continue

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from agent_runtime.types import Interrupt
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.types import Interrupt
 
 
 class InvalidUpdateError(Exception):
@@ -29,7 +31,11 @@ class TopologyError(GraphCompileError):
     """A topology hazard found by the diagnostics, raised instead of a warning in strict mode."""
 
 
-class GraphInterrupt(Exception):
+class GraphBubbleUp(Exception):
+    """A run's pause rather than its failure: not retried, not given to an error handler."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """Raised inside a node by `interrupt()`; the runtime catches it and pauses the run."""
 
     def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
@@ -37,13 +43,53 @@ class GraphInterrupt(Exception):
         self.interrupts = tuple(interrupts)
 
 
-class ParentCommand(Exception):
+class GraphDrained(GraphBubbleUp):
+    """The run stopped at a superstep boundary because `RunControl.request_drain()` was called; its
+    checkpoint is saved, and invoking the thread again (input None) goes on from there."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Deprecated (LangGraph 1.0): raised by a node to pause the run with `value`; use `interrupt()`."""
+
+    def __init__(self, value: Any, id: str | None = None) -> None:
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        super().__init__([Interrupt(value) if id is None else Interrupt(value, id)])
+
+
+class ParentCommand(GraphBubbleUp):
     """A node returned Command(graph=Command.PARENT): it leaves this graph's run and is the result of
     the node of the parent graph that ran it (as a subgraph node or from inside its function)."""
 
     def __init__(self, command: Any) -> None:
         super().__init__(command)
         self.command = command
+
+
+class UnknownInterruptError(Exception):
+    """Strict resume mode (engine/resume.py): the resume does not match the pending interrupts. `reason`:
+    "not_pending" (the map names interrupts that are not pending: `interrupt_ids`), "empty_map", or
+    "ambiguous" (one value, several pending); `pending_ids` can still be answered (nothing was written)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: Literal["not_pending", "empty_map", "ambiguous"],
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
 
 
 class GuardStopped(Exception):
@@ -81,6 +127,28 @@ class NodeTimeoutError(Exception):
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.run_timeout = run_timeout
+
+
+class NodeCancelledError(Exception):
+    """A node's own code raised asyncio.CancelledError: a failure of the node (retried and routed as
+    any other), unlike the runtime's cancellation of a task, which stays a CancelledError."""
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
+
+
+class SavedError(Exception):
+    """A node's error as a checkpoint kept it (its text): what its error handler gets on a resume."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's error handler gets in a parameter annotated `NodeError`: the failed node's name
+    and its error (after a resume from a checkpoint, an exception rebuilt from its saved text)."""
+
+    node: str
+    error: BaseException
 
 
 _INVALID_RESUME = "_langgraph_invalid_resume"  # LangGraph's attribute name

@@ -14,10 +14,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, overload
+from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, get_args, get_origin, overload
 
-from agent_runtime.channels import EphemeralValue, Topic
+from agent_runtime.channels import EphemeralValue, LastValue, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.calls import CallSpec, Future, call_settled, call_settled_async, start_call
@@ -25,6 +26,8 @@ from agent_runtime.engine.guard_rails import GuardRails
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import TASKS, GraphSpec, NodeSpec, is_async_callable
 from agent_runtime.injection import injected_arguments, injected_parameters, with_timeout
+from agent_runtime.node_cache import CachePolicy, cached_call, namespace
+from agent_runtime.node_schemas import node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
 from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
@@ -58,15 +61,29 @@ class _TaskFunction(Generic[P, T]):
         name: str | None,
         retry_policy: tuple[RetryPolicy, ...],
         timeout: TimeoutPolicy | None = None,
+        cache_policy: CachePolicy | None = None,
     ) -> None:
         self.func = func
-        name = name or func.__name__
-        self.spec = CallSpec(name, with_timeout(name, func, timeout), retry_policy, is_async_callable(func))
+        name = name or node_name(func)
+        call = with_timeout(name, func, timeout)
+        self.cache_policy = cache_policy
+        if cache_policy is not None:
+            call = cached_call(name, call, cache_policy)
+        self.spec = CallSpec(name, call, retry_policy, is_async_callable(func))
         functools.update_wrapper(self, func)
         self.__name__ = self.spec.name
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Future:
         return start_call(self.spec, args, kwargs)
+
+    def clear_cache(self, cache: Any) -> None:
+        """Forget this task's cached results in `cache`."""
+        if self.cache_policy is not None:
+            cache.clear([namespace(self.spec.name)])
+
+    async def aclear_cache(self, cache: Any) -> None:
+        if self.cache_policy is not None:
+            await cache.aclear([namespace(self.spec.name)])
 
 
 @overload
@@ -89,13 +106,18 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     timeout: float | timedelta | TimeoutPolicy | None = None,
+    cache_policy: CachePolicy | None = None,
+    **deprecated: Any,
 ) -> Callable[[Callable[P, T]], _TaskFunction[P, T]] | _TaskFunction[P, T]:
     """Make a function a task: `@task` or `@task(name=..., retry_policy=..., timeout=...)`, sync or
     async (a timeout: async only)."""
     policy = TimeoutPolicy.coerce(timeout)
+    retry_policy = renamed_argument(deprecated, "retry", "retry_policy", retry_policy)
 
     def decorator(func: Callable[P, T]) -> _TaskFunction[P, T]:
-        return _TaskFunction(func, name=name, retry_policy=_policies(retry_policy), timeout=policy)
+        return _TaskFunction(
+            func, name=name, retry_policy=_policies(retry_policy), timeout=policy, cache_policy=cache_policy
+        )
 
     return decorator(__func_or_none__) if __func_or_none__ is not None else decorator
 
@@ -131,6 +153,23 @@ class Entrypoint(CompiledGraph):
 
     run_class = EntrypointRun
 
+    def io_channels(self) -> tuple[str, str]:
+        return START, END
+
+
+def _io_types(func: Callable[..., Any]) -> tuple[Any, Any]:
+    """The entrypoint's (input, output) types: its first parameter's and its return annotation's (the
+    value of an `entrypoint.final[value, save]`); Any where not annotated."""
+    signature = inspect.signature(func)
+    first = next(iter(signature.parameters.values()))
+    input_type = Any if first.annotation is inspect.Parameter.empty else first.annotation
+    returns = signature.return_annotation
+    if returns is inspect.Signature.empty or returns is entrypoint.final:
+        return input_type, Any
+    if get_origin(returns) is entrypoint.final:
+        return input_type, get_args(returns)[0]
+    return input_type, returns
+
 
 class entrypoint:  # lowercase: LangGraph's name
     """Turn a function into a workflow: `@entrypoint(checkpointer=...)`.
@@ -150,11 +189,16 @@ class entrypoint:  # lowercase: LangGraph's name
         *,
         guard_rails: GuardRails | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
+        cache: Any = None,
+        **deprecated: Any,
     ) -> None:
         self.checkpointer = checkpointer
+        self.cache = cache
         self.store = store
-        self.context_schema = context_schema
-        self.retry_policy = _policies(retry_policy)
+        self.context_schema = renamed_argument(
+            deprecated, "config_schema", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
+        self.retry_policy = _policies(renamed_argument(deprecated, "retry", "retry_policy", retry_policy))
         self.guard_rails = guard_rails
         self.timeout = TimeoutPolicy.coerce(timeout)
 
@@ -181,9 +225,11 @@ class entrypoint:  # lowercase: LangGraph's name
             writer=_entry_writes,
         )
         schema = StateSchema(_EntrypointState)
+        input_type, output_type = _io_types(func)
         channels = {
             **{k: ch.new() for k, ch in schema.channels.items()},
-            START: EphemeralValue(key=START),
+            END: LastValue(output_type, END),
+            START: EphemeralValue(input_type, key=START),
             TASKS: Topic(key=TASKS),
         }
         spec = GraphSpec(
@@ -203,6 +249,7 @@ class entrypoint:  # lowercase: LangGraph's name
             guard_rails=self.guard_rails,
         )
         compiled.store = self.store
+        compiled.cache = self.cache
         compiled.context_schema = self.context_schema
         return compiled
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Generic, Literal, Self, get_args, get_origin, get_type_hints
@@ -14,10 +15,15 @@ from agent_runtime.channels import (
     LastValueAfterFinish,
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
+    SendQueue,
     Topic,
+    UntrackedValue,
 )
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.compiled_api import SubgraphPersistence
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.diagnostics import check_topology
+from agent_runtime.engine.introspect import invoked_subgraph
 from agent_runtime.engine.spec import (
     TASKS,
     Branch,
@@ -29,10 +35,12 @@ from agent_runtime.engine.spec import (
     takes_config,
 )
 from agent_runtime.errors import GraphCompileError
-from agent_runtime.injection import node_callable
+from agent_runtime.injection import is_runnable, no_sync_timeout, node_callable, runnable_node, warn_config_annotation
+from agent_runtime.node_cache import CachePolicy, cached_node
+from agent_runtime.node_schemas import inferred_input_schema, node_name
 from agent_runtime.pregel import CompiledGraph
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy
+from agent_runtime.types import END, START, Command, RetryPolicy, TimeoutPolicy, TracePolicy
 
 RESERVED_NAMES = frozenset({START, END})
 
@@ -110,7 +118,18 @@ def _retry_policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) ->
 
 
 class _NodeDef:
-    __slots__ = ("defer", "destinations", "fn", "retry", "subgraph", "timeout")
+    __slots__ = (
+        "defer",
+        "destinations",
+        "error_handler",
+        "fn",
+        "input_schema",
+        "is_error_handler",
+        "retry",
+        "subgraph",
+        "timeout",
+        "trace_policy",
+    )
 
     def __init__(
         self,
@@ -120,13 +139,35 @@ class _NodeDef:
         retry: tuple[RetryPolicy, ...] | None,
         destinations: tuple[str, ...] | None,
         timeout: TimeoutPolicy | None,
+        error_handler: str | None = None,
+        is_error_handler: bool = False,
+        trace_policy: TracePolicy | None = None,
+        input_schema: StateSchema | None = None,
     ) -> None:
         self.fn = fn
         self.subgraph = subgraph
         self.defer = defer
         self.retry = retry  # None: the graph's default (set_node_defaults)
         self.destinations = destinations
-        self.timeout = timeout
+        self.timeout = timeout  # None: the graph's default
+        self.error_handler = error_handler  # its handler's node; None: the graph's default handler
+        self.is_error_handler = is_error_handler  # a handler's own failure fails the run
+        self.trace_policy = trace_policy
+        self.input_schema = input_schema  # None: the graph's state schema
+
+    @property
+    def runnable(self) -> Any:
+        """The node's action as LangGraph shows it: a Runnable (a function wrapped in a RunnableCallable,
+        whose `func` is the function), or the compiled subgraph."""
+        if self.subgraph is not None or is_runnable(self.fn):
+            return self.subgraph or self.fn
+        from agent_runtime.runnable import RunnableCallable
+
+        return RunnableCallable(self.fn, trace=False)
+
+
+ERROR_HANDLER_PREFIX = "__error_handler__"  # + node name: the node of add_node(..., error_handler=fn)
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"  # the node of set_node_defaults(error_handler=fn)
 
 
 class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
@@ -139,14 +180,24 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         *,
         input_schema: type[InputT] | None = None,
         output_schema: type[OutputT] | None = None,
+        **deprecated: Any,
     ) -> None:
-        self.schema = StateSchema(state_schema)
+        input_schema = renamed_argument(deprecated, "input", "input_schema", input_schema)
+        output_schema = renamed_argument(deprecated, "output", "output_schema", output_schema)
+        context_schema = renamed_argument(
+            deprecated, "config_schema", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
+        if deprecated:
+            raise TypeError(f"StateGraph() got unexpected keyword arguments {sorted(deprecated)}")
+        self.schema = StateSchema(state_schema)  # grows: input, output and node schemas' keys join it
+        self.state = StateSchema(state_schema)  # the state schema's own keys: what nodes read by default
         self.state_schema = state_schema
         self.input_schema: type[Any] = input_schema or state_schema
         self.output_schema: type[Any] = output_schema or state_schema
         self.context_schema = context_schema
         self.default_retry: tuple[RetryPolicy, ...] = ()
         self.default_timeout: TimeoutPolicy | None = None
+        self.default_error_handler: Callable[..., Any] | None = None
         # As LangGraph: the input and output schemas' keys are state keys too; the graph takes only the
         # input schema's keys, and invoke returns only the output schema's (streams and get_state: all).
         self.input_keys = self._also_state(input_schema)
@@ -155,16 +206,36 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, list[Branch]] = {}
+        self.destination_labels: dict[str, dict[str, str]] = {}  # add_node(destinations={node: label})
+        self.cache_policies: dict[str, CachePolicy] = {}  # add_node(cache_policy=...)
         self._compiled = False
+
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The state's managed values (RemainingSteps, IsLastStep) by key."""
+        return self.schema.managed
 
     def _also_state(self, schema: type[Any] | None) -> frozenset[str] | None:
         if schema is None:
             return None
         extra = StateSchema(schema)
-        for key, channel in extra.channels.items():
-            self.schema.channels.setdefault(key, channel)
-        self.schema.keys = frozenset(self.schema.channels)
+        self.schema.merge(extra)
         return frozenset(extra.channels)
+
+    def _own_input(
+        self, explicit: type[Any] | None, fn: Callable[..., Any], *, state_too: bool = False
+    ) -> StateSchema | None:
+        """The schema a node or path function reads when not the state schema (`state_too`: even the
+        state schema): `input_schema=`, or the class its first parameter is annotated with. Its keys
+        join the graph's state."""
+        schema = explicit or inferred_input_schema(fn)
+        if schema is not None and schema is self.state_schema and state_too:
+            return self.state
+        if schema is None or schema is self.state_schema:
+            return None
+        own = StateSchema(schema)
+        self.schema.merge(own)
+        return own
 
     # -- building -------------------------------------------------------------------------------
     def add_node(
@@ -176,10 +247,18 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: Sequence[str] | Mapping[str, str] | None = None,
         timeout: Timeout = None,
-        **_ignored: Any,
+        error_handler: Callable[..., Any] | None = None,
+        trace_policy: TracePolicy | None = None,
+        input_schema: type[Any] | None = None,
+        cache_policy: CachePolicy | None = None,
+        **options: Any,
     ) -> Self:
+        """A node running `action` (a function, a Runnable or a compiled graph); `error_handler` runs instead
+        of failing the run once its retries are spent (see agent_runtime/engine/error_handlers.py)."""
+        retry_policy = renamed_argument(options, "retry", "retry_policy", retry_policy)
+        input_schema = renamed_argument(options, "input", "input_schema", input_schema)
         if not isinstance(node, str):
-            action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None) or ""
+            action, node = node, node_name(node)
         if action is None:
             raise ValueError(f"Node '{node}' needs an action (a function or a compiled graph)")
         if not node or node in RESERVED_NAMES or ":" in node:
@@ -188,20 +267,44 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Node '{node}' already present")
         retry = _retry_policies(retry_policy)
         policy = TimeoutPolicy.coerce(timeout)
+        handler = (
+            None if error_handler is None else self._add_error_handler(f"{ERROR_HANDLER_PREFIX}{node}", error_handler)
+        )
+        if isinstance(destinations, Mapping):
+            self.destination_labels[node] = dict(destinations)
+        if cache_policy is not None:
+            self.cache_policies[node] = cache_policy
         if isinstance(action, CompiledGraph):  # its Command(graph=PARENT) targets: `destinations`
-            self.nodes[node] = _NodeDef(None, action, defer, retry, tuple(destinations or ()), policy)
+            self.nodes[node] = _NodeDef(
+                None, action, defer, retry, tuple(destinations or ()), policy, handler, trace_policy=trace_policy
+            )
             return self
+        warn_config_annotation(action)
         dests = tuple(destinations) if destinations is not None else _command_destinations(action)
-        self.nodes[node] = _NodeDef(action, None, defer, retry, dests, policy)
+        own_input = self._own_input(input_schema, action)
+        self.nodes[node] = _NodeDef(
+            action, None, defer, retry, dests, policy, handler, trace_policy=trace_policy, input_schema=own_input
+        )
         return self
+
+    def _add_error_handler(self, name: str, fn: Callable[..., Any]) -> str:
+        if name in self.nodes:
+            raise ValueError(f"Auto-generated error handler node `{name}` already exists.")
+        self.nodes[name] = _handler_def(fn)
+        return name
 
     def set_node_defaults(
         self,
         *,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         timeout: Timeout = None,
+        error_handler: Callable[..., Any] | None = None,
+        **_ignored: Any,
     ) -> Self:
-        """Retry policy and timeout of the nodes that `add_node` gives none (applied at compile)."""
+        """Retry policy, timeout (of every node, error handlers included) and error handler (of the
+        other nodes) where `add_node` gives none; applied at compile."""
+        if error_handler is not None:
+            self.default_error_handler = error_handler
         retry = _retry_policies(retry_policy)
         if retry is not None:
             self.default_retry = retry
@@ -246,7 +349,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         else:
             mapping = {name: name for name in path_map}
             declared = tuple(path_map)
-        self.branches.setdefault(source, []).append(Branch(source, path, mapping, declared))
+        if is_runnable(path):  # a chain as the path function: called through ainvoke
+            path = runnable_node(path)
+        # a path function annotated with a schema, the state schema included, reads just that schema
+        own_input = self._own_input(None, path, state_too=True)
+        reader = own_input.input_reader() if own_input is not None else None
+        branch = Branch(source, path, mapping, declared, reader=reader, own_schema=reader is not None)
+        self.branches.setdefault(source, []).append(branch)
         return self
 
     def add_sequence(self, nodes: Sequence[str | Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> Self:
@@ -282,44 +391,61 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         problems: list[str] = []
         for src, dst in sorted(self.edges):
             if src not in known:
-                problems.append(f"edge {src!r} -> {dst!r} starts at unknown node {src!r}")
+                problems.append(f"Found edge starting at unknown node {src!r} (edge {src!r} -> {dst!r})")
             if dst not in known and dst != END:
-                problems.append(f"edge {src!r} -> {dst!r} ends at unknown node {dst!r}")
+                problems.append(f"Found edge ending at unknown node `{dst}` (edge {src!r} -> {dst!r})")
         for starts, dst in sorted(self.waiting_edges):
             for src in starts:
                 if src not in known:
-                    problems.append(f"join {list(starts)} -> {dst!r} starts at unknown node {src!r}")
+                    problems.append(f"Found edge starting at unknown node {src!r} (join {list(starts)} -> {dst!r})")
             if dst not in known:
-                problems.append(f"join {list(starts)} -> {dst!r} ends at unknown node {dst!r}")
+                problems.append(f"Found edge ending at unknown node `{dst}` (join {list(starts)} -> {dst!r})")
         for source, branches in sorted(self.branches.items()):
             if source not in known:
-                problems.append(f"conditional edge starts at unknown node {source!r}")
+                problems.append(f"Found edge starting at unknown node {source!r} (a conditional edge)")
             for branch in branches:
                 for dst in branch.declared or ():
                     if dst not in known and dst != END:
-                        problems.append(f"conditional edge from {source!r} leads to unknown node {dst!r}")
+                        problems.append(f"At {source!r} node, a conditional edge found unknown target {dst!r}")
         for name, node in self.nodes.items():
             for dst in node.destinations or ():
                 if dst not in known and dst != END:
                     problems.append(f"node {name!r} declares Command destination {dst!r}, which is not a node")
         for name in interrupts:
             if name not in self.nodes:
-                problems.append(f"interrupt_before/after names unknown node {name!r}")
+                problems.append(f"Interrupt node `{name}` not found (interrupt_before/after)")
         if not any(src == START for src, _ in self.edges) and START not in self.branches:
-            problems.append("graph has no entry point: add an edge from START, e.g. add_edge(START, 'first_node')")
+            problems.append("Graph must have an entrypoint: add at least one edge from START to another node")
         if problems:
             raise GraphCompileError("Invalid graph: " + "; ".join(problems))
 
-    def _build_spec(self) -> GraphSpec:
+    def _all_nodes(self) -> dict[str, _NodeDef]:
+        """The nodes, with the default error handler's (set_node_defaults) when a node uses it."""
+        if self.default_error_handler is None or all(
+            n.error_handler or n.is_error_handler for n in self.nodes.values()
+        ):
+            return self.nodes
+        if DEFAULT_ERROR_HANDLER in self.nodes:
+            raise ValueError(f"Auto-generated default error handler node `{DEFAULT_ERROR_HANDLER}` already exists.")
+        return {**self.nodes, DEFAULT_ERROR_HANDLER: _handler_def(self.default_error_handler)}
+
+    def _error_handlers(self, nodes: Mapping[str, _NodeDef]) -> dict[str, str]:
+        default = DEFAULT_ERROR_HANDLER if self.default_error_handler is not None else None
+        handlers = {name: node.error_handler or default for name, node in nodes.items() if not node.is_error_handler}
+        return {name: handler for name, handler in handlers.items() if handler is not None}
+
+    def _build_spec(self, cache: Any = None) -> GraphSpec:
+        all_nodes = self._all_nodes()
+        untracked = frozenset(k for k, ch in self.schema.channels.items() if isinstance(ch, UntrackedValue))
         channels: dict[str, BaseChannel] = {
             **{k: ch.new() for k, ch in self.schema.channels.items()},
             START: EphemeralValue(key=START),
-            TASKS: Topic(key=TASKS),
+            TASKS: SendQueue(untracked, key=TASKS) if untracked else Topic(key=TASKS),
         }
-        writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*self.nodes, START)}
-        triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in self.nodes}
+        writes: dict[str, list[tuple[str, Any]]] = {name: [] for name in (*all_nodes, START)}
+        triggers: dict[str, list[str]] = {name: [branch_channel(name)] for name in all_nodes}
         joins: dict[str, tuple[frozenset[str], str]] = {}
-        for name, node in self.nodes.items():
+        for name, node in all_nodes.items():
             chan = branch_channel(name)
             channels[chan] = LastValueAfterFinish(key=chan) if node.defer else EphemeralValue(guard=False, key=chan)
         for src, dst in sorted(self.edges):
@@ -327,30 +453,44 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 writes[src].append((branch_channel(dst), None))
         for starts, dst in sorted(self.waiting_edges):
             chan = join_channel(starts, dst)
-            barrier = NamedBarrierValueAfterFinish if self.nodes[dst].defer else NamedBarrierValue
+            barrier = NamedBarrierValueAfterFinish if all_nodes[dst].defer else NamedBarrierValue
             channels[chan] = barrier(names=frozenset(starts), key=chan)
             joins[chan] = (frozenset(starts), dst)
             triggers[dst].append(chan)
             for src in starts:
                 writes[src].append((chan, src))
+        # a graph with keys beyond its state schema's (input, output, node schemas): nodes and paths
+        # without a schema of their own read the state schema's keys, and invoke takes and returns those
+        extra_keys = self.schema.keys != self.state.keys
+        default_reader = self.state.input_reader() if extra_keys else None
         nodes: dict[str, NodeSpec] = {
-            START: NodeSpec(START, None, (START,), tuple(writes[START]), tuple(self.branches.get(START, ())))
+            START: NodeSpec(START, None, (START,), tuple(writes[START]), self._branches(START, default_reader))
         }
-        for name, node in self.nodes.items():
+        for name, node in all_nodes.items():
             timeout = node.timeout or self.default_timeout
-            fn = None if node.fn is None else node_callable(name, node.fn, timeout)
+            if node.fn is not None:
+                no_sync_timeout(name, node.fn, timeout)
+            fn = None if node.fn is None else node_callable(name, node.fn)
+            policy = self.cache_policies.get(name)
+            if fn is not None and policy is not None and cache is not None:
+                fn = cached_node(name, fn, policy, cache)
+            reader = node.input_schema.input_reader() if node.input_schema is not None else default_reader
             nodes[name] = NodeSpec(
                 name=name,
                 fn=fn if fn is not None else _subgraph_marker,
                 triggers=tuple(triggers[name]),
                 static_writes=tuple(writes[name]),
-                branches=tuple(self.branches.get(name, ())),
+                branches=self._branches(name, reader),
                 retry=self.default_retry if node.retry is None else node.retry,
+                timeout=timeout,
                 defer=node.defer,
                 subgraph=node.subgraph,
+                invoked_graph=None if node.fn is None else invoked_subgraph(node.fn),
                 is_async=fn is not None and is_async_callable(fn),
                 takes_config=fn is not None and takes_config(fn),
                 destinations=node.destinations,
+                trace_policy=node.trace_policy,
+                reader=reader,
             )
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, spec in nodes.items():
@@ -370,9 +510,18 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             joins=joins,
             edges=frozenset(self.edges),
             waiting_edges=frozenset(self.waiting_edges),
-            input_keys=self.input_keys,
-            output_keys=self.output_keys,
+            input_keys=self.input_keys if self.input_keys is not None or not extra_keys else self.state.keys,
+            output_keys=self.output_keys if self.output_keys is not None or not extra_keys else self.state.keys,
+            error_handlers=self._error_handlers(all_nodes),
         )
+
+    def _branches(self, source: str, default_reader: Callable[[dict[str, Any]], Any] | None) -> tuple[Branch, ...]:
+        """`source`'s conditional edges; a path function without a schema of its own reads what its source
+        node reads (`default_reader`)."""
+        branches = self.branches.get(source, ())
+        if default_reader is None:
+            return tuple(branches)
+        return tuple(b if b.reader is not None else dataclasses.replace(b, reader=default_reader) for b in branches)
 
     def compile(
         self,
@@ -385,30 +534,45 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         guard_rails: Any = None,
         store: Any = None,
         transformers: Sequence[Any] | None = None,
+        cache: Any = None,
         **_ignored: Any,
     ) -> CompiledGraph:
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
-            raise TypeError(f"compile(checkpointer=...): a checkpointer, True, False or None, not {checkpointer!r}")
-        if isinstance(checkpointer, bool):  # True: a subgraph's runs use the parent's (its default here)
+            raise TypeError(
+                "Invalid checkpointer provided. Expected a checkpointer (BaseCheckpointer), True, False or None. "
+                f"Received {type(checkpointer).__name__}."
+            )
+        persistence: SubgraphPersistence = _PERSISTENCE[checkpointer] if isinstance(checkpointer, bool) else "per_call"
+        if isinstance(checkpointer, bool):  # a subgraph's runs use the parent's, but for False
             checkpointer = None
         before = tuple(self.nodes) if interrupt_before == "*" else tuple(interrupt_before or ())
         after = tuple(self.nodes) if interrupt_after == "*" else tuple(interrupt_after or ())
         self._validate((*before, *after))
-        spec = self._build_spec()
+        spec = self._build_spec(cache)
         check_topology(spec, strict=strict)
         compiled = CompiledGraph(
             spec,
             checkpointer=checkpointer,
             interrupt_before=before,
             interrupt_after=after,
-            name=name or "StateGraph",
+            name=name or "LangGraph",  # LangGraph's default (a tracer names the graph's run after it)
             guard_rails=guard_rails,
         )
+        compiled.persistence = persistence
         compiled.store = store
+        compiled.cache = cache
         compiled.context_schema = self.context_schema
         compiled.builder = self
         compiled.stream_transformers = tuple(transformers or ())  # stream_events(version="v3")'s extras
         return compiled
+
+
+def _handler_def(fn: Callable[..., Any]) -> _NodeDef:
+    return _NodeDef(fn, None, False, None, _command_destinations(fn), None, is_error_handler=True)
+
+
+# compile(checkpointer=True / False): a subgraph's checkpoints kept per thread / none at all
+_PERSISTENCE: dict[bool, SubgraphPersistence] = {True: "per_thread", False: "off"}
 
 
 def _subgraph_marker(state: Any) -> Any:

@@ -10,6 +10,7 @@ deletes that message, `RemoveMessage(id=REMOVE_ALL_MESSAGES)` everything before 
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, TypedDict
@@ -20,8 +21,12 @@ from langchain_core.messages import (
     BaseMessageChunk,
     RemoveMessage,
     convert_to_messages,
+    convert_to_openai_messages,
     message_chunk_to_message,
 )
+
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.graph import StateGraph
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 Messages = list[Any] | Any
@@ -34,8 +39,15 @@ def _coerce(messages: Sequence[Any]) -> list[BaseMessage]:
 
 
 def _merge(left: Messages, right: Messages, *, format: str | None = None) -> list[BaseMessage]:
-    if format is not None:
-        raise ValueError(f"add_messages(format={format!r}) is not supported here; use the default (None)")
+    merged = _merged(left, right)
+    if format == "langchain-openai":  # contents as OpenAI's: strings, text and image_url blocks
+        return convert_to_messages(convert_to_openai_messages(merged))  # type: ignore[return-value]
+    if format:
+        raise ValueError(f"Unrecognized {format=}. Expected one of 'langchain-openai', None.")
+    return merged
+
+
+def _merged(left: Messages, right: Messages) -> list[BaseMessage]:
     merged = _coerce(left if isinstance(left, list) else [left])
     incoming = _coerce(right if isinstance(right, list) else [right])
     for message in merged:
@@ -77,6 +89,24 @@ def add_messages(left: Messages = None, right: Messages = None, **options: Any) 
     return reducer
 
 
+def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:
+    """Stream a message from inside a node, as a chat model's would be, to the `"messages"` streams
+    that show the node's graph; and write it to the state key `state_key` (unless None), before the
+    node's update. The message needs an id."""
+    from agent_runtime.engine import context
+    from agent_runtime.streaming.messages import push_to_streams
+
+    scratch = context.current()
+    pushed = convert_to_messages([message])[0]
+    if pushed.id is None:
+        raise ValueError("Message ID is required")
+    if scratch.config is not None:  # the run has callbacks, maybe a messages stream
+        push_to_streams(scratch.config, pushed)
+    if state_key:
+        scratch.writes = [*(scratch.writes or ()), (state_key, pushed)]
+    return pushed
+
+
 class MessagesState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -112,3 +142,18 @@ def messages_delta_reducer(state: list[Any], writes: Sequence[Any]) -> list[Base
             position[message.id] = len(result)
             result.append(message)
     return [m for m in result if m is not None]
+
+
+class MessageGraph(StateGraph[list[AnyMessage]]):
+    """Deprecated (LangGraph 1.0): a graph whose whole state is one list of messages (a root state
+    merged with add_messages); nodes take the list and return messages. Use a StateGraph with a
+    `messages` key (MessagesState) instead."""
+
+    def __init__(self) -> None:
+        warnings.warn(
+            "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. "
+            "Please use StateGraph with a `messages` key instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        super().__init__(Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
 from agent_runtime.compiled_api import GraphAPI
+from agent_runtime.deprecation import checkpoint_during
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
 from agent_runtime.engine.events import with_interrupts
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.payloads import task_result
-from agent_runtime.engine.spec import ERROR, INTERRUPT, RESERVED, GraphSpec
-from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state
+from agent_runtime.engine.spec import INTERRUPT, RESERVED, GraphSpec
+from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state, with_checkpoint_map
+from agent_runtime.engine.task_status import read_task_statuses
 from agent_runtime.report import RunReport
-from agent_runtime.runtime import bind_stream_writer
+from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ambient_config
+from agent_runtime.runtime import RunControl, bind_runtime
 from agent_runtime.stream.graph_api import StreamEventsAPI
 from agent_runtime.stream.parts import PartShaper, schema_mapper
 from agent_runtime.types import START, GraphOutput, PregelTask, StateSnapshot, StateUpdate
@@ -29,10 +34,13 @@ if TYPE_CHECKING:
     from agent_runtime.engine.guard_rails import GuardRails
 
 T = TypeVar("T")
+OutputKeys = str | Collection[str]  # invoke(output_keys=...): the state keys or channels returned
 
-DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
-STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks"})
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
+
+# a run's own (interrupt_before, interrupt_after), given to invoke / stream instead of the graph's
+Breakpoints = tuple[tuple[str, ...], tuple[str, ...]]
 
 _executor_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -54,6 +62,14 @@ def _in_running_loop() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def _on_own_loop() -> bool:
+    """Whether the running event loop (if any) is this thread's own, which `run_sync` runs."""
+    try:
+        return asyncio.get_running_loop() is getattr(_local, "loop", None)
+    except RuntimeError:
+        return True
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
@@ -85,8 +101,18 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return result[0]
 
 
+def select_output(output: Any, keys: OutputKeys) -> Any:
+    """One key's value (None if unset), or a dict of the keys set among several."""
+    if not isinstance(output, dict):  # a root state's value, an entrypoint's return value
+        return output
+    if isinstance(keys, str):
+        return output.get(keys)
+    return {k: v for k, v in output.items() if k in keys}
+
+
 class CompiledGraph(GraphAPI, StreamEventsAPI):
     run_class: type[Run] = Run  # the functional API's entrypoint maps input and output its own way
+    step_timeout: float | None = None  # seconds a superstep may take (engine/runner.py); settable
 
     def __init__(
         self,
@@ -117,7 +143,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         durability: str | None,
         guard_rails: GuardRails | None,
         checkpointer: BaseCheckpointer | None = None,
+        breakpoints: Breakpoints | None = None,
     ) -> Run:
+        """A run of this graph; `breakpoints` (invoke's interrupt_before / interrupt_after) replace the
+        graph's for this run."""
         config = dict(config or {})
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if limit < 1:
@@ -134,16 +163,36 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             durability=durability or "sync",
             executor=_shared_executor(),
             guard_rails=guard_rails if guard_rails is not None else self.guard_rails,
-            checkpointer=checkpointer or self.checkpointer,
+            # (`graph.checkpointer = False` set after compile: never checkpoint)
+            checkpointer=checkpointer
+            or (self.checkpointer if isinstance(self.checkpointer, BaseCheckpointer) else None),
         )
-        bind_stream_writer(run)
+        ambient = ambient_config()
+        if wanted(config, modes, ambient):
+            run.callbacks = RunCallbacks(config, ambient, self.name)
+        if breakpoints is not None:
+            run.interrupt_before, run.interrupt_after = breakpoints
+        run.owns_loop = _on_own_loop()
+        bind_runtime(run)
         return run
 
-    def shape_output(self, output: dict[str, Any]) -> dict[str, Any]:
-        """StateGraph(output_schema=...): invoke (and a parent, of a subgraph) gets its keys only."""
-        if self.spec.output_keys is None:
-            return output
-        return {k: v for k, v in output.items() if k in self.spec.output_keys}
+    def run_breakpoints(
+        self, before: Sequence[str] | str | None, after: Sequence[str] | str | None
+    ) -> Breakpoints | None:
+        """A run's interrupt_before / interrupt_after ("*": every node), None: the graph's."""
+        if before is None and after is None:
+            return None
+        nodes = tuple(n for n in self.spec.nodes if n != START)
+        return (
+            nodes if before == "*" else tuple(before) if before is not None else self.interrupt_before,
+            nodes if after == "*" else tuple(after) if after is not None else self.interrupt_after,
+        )
+
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
+        """What invoke returns (and a parent gets of a subgraph): the `output_keys` asked for, else
+        StateGraph(output_schema=...)'s keys, else the whole state."""
+        keys = output_keys if output_keys is not None else self.spec.output_keys
+        return output if keys is None else select_output(output, keys)
 
     async def ainvoke(
         self,
@@ -155,10 +204,15 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         context: Any = None,
         stream_mode: str | Sequence[str] = "values",
         version: str = "v1",
-        **_ignored: Any,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
+        output_keys: OutputKeys | None = None,
+        **options: Any,
     ) -> Any:
         """The output state (with the interrupts it paused on); for another `stream_mode`, the list of
         the run's chunks. `version="v2"`: a GraphOutput, or v2 stream parts."""
+        durability = checkpoint_during(options, durability)
         if stream_mode != "values":
             return await _collect(
                 self.astream(
@@ -169,10 +223,15 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                     guard_rails=guard_rails,
                     context=context,
                     version=version,
+                    control=control,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
                 )
             )
-        config = self.entry_config(config, context)
-        result = await self.invoke_from(task_context.running(), input, config, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        caller = task_context.running()
+        result = await self.invoke_from(caller, input, config, durability, guard_rails, breakpoints, output_keys)
         return self.graph_output(result) if version == "v2" else result
 
     async def invoke_from(
@@ -182,7 +241,9 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         config: dict[str, Any] | None,
         durability: str | None = None,
         guard_rails: GuardRails | None = None,
-    ) -> dict[str, Any]:
+        breakpoints: Breakpoints | None = None,
+        output_keys: OutputKeys | None = None,
+    ) -> Any:
         """Invoke, from inside the node `caller` (None: not in a node). There, as in LangGraph, the graph
         is the node's subgraph: on the node's thread unless given one or a checkpointer of its own."""
         if (
@@ -190,15 +251,16 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             and (inherits(caller.run, self) or caller.run.subgraphs)
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
-            return await run_subgraph(caller.run, caller.task, self, input)
-        run = self._new_run(input, config, frozenset(), durability, guard_rails)
+            index, caller.subgraph_calls = caller.subgraph_calls, caller.subgraph_calls + 1
+            return await run_subgraph(caller.run, caller.task, self, input, index)
+        run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
-        return self.result_of(run)
+        return self.result_of(run, output_keys)
 
-    def result_of(self, run: Run) -> dict[str, Any]:
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
         """What `invoke` returns once `run` ended: its output, with the interrupts it paused on."""
-        output = self.shape_output(run.output())
+        output = self.shape_output(run.output(), output_keys)
         return with_interrupts(output, list(run.interrupts)) if run.interrupts else output
 
     def invoke(
@@ -211,8 +273,13 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         context: Any = None,
         stream_mode: str | Sequence[str] = "values",
         version: str = "v1",
-        **_ignored: Any,
+        control: RunControl | None = None,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
+        output_keys: OutputKeys | None = None,
+        **options: Any,
     ) -> Any:
+        durability = checkpoint_during(options, durability)
         if stream_mode != "values":
             return list(
                 self.stream(
@@ -223,11 +290,16 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                     guard_rails=guard_rails,
                     context=context,
                     version=version,
+                    control=control,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
                 )
             )
-        config = self.entry_config(config, context)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
         # the caller is looked up here: run_sync may go on in a thread that does not see this context
-        result = run_sync(self.invoke_from(task_context.running(), input, config, durability, guard_rails))
+        caller = task_context.running()
+        result = run_sync(self.invoke_from(caller, input, config, durability, guard_rails, breakpoints, output_keys))
         return self.graph_output(result) if version == "v2" else result
 
     def graph_output(self, result: Any) -> GraphOutput[Any]:
@@ -257,21 +329,22 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> AsyncGenerator[Any, None]:
         """The run's chunks: `payload` for one mode, `(mode, payload)` for a list; with `subgraphs=True`
         the subgraphs' chunks too, each as `(namespace, payload)` / `(namespace, mode, payload)`.
         `version="v2"`: every chunk a `{"type", "ns", "data"}` dict (agent_runtime.stream.parts)."""
+        durability = checkpoint_during(options, durability)
         single = isinstance(stream_mode, str)
         modes = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
-        run = self._new_run(input, self.entry_config(config, context), modes, durability, guard_rails)
+        config = self.entry_config(config, context, control)
+        breakpoints = self.run_breakpoints(interrupt_before, interrupt_after)
+        run = self._new_run(input, config, modes, durability, guard_rails, breakpoints=breakpoints)
         run.subgraphs = subgraphs
-        if interrupt_before is not None:
-            run.interrupt_before = self._breakpoint_nodes(interrupt_before)
-        if interrupt_after is not None:
-            run.interrupt_after = self._breakpoint_nodes(interrupt_after)
+        run.stream_version = version
         shaper = self.part_shaper() if version == "v2" else None
         events = run.events_iter()
         try:
@@ -298,19 +371,21 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None = None,
         context: Any = None,
         version: str = "v1",
+        control: RunControl | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> Iterator[Any]:
         agen = self.astream(
             input,
             config,
             stream_mode=stream_mode,
             subgraphs=subgraphs,
-            durability=durability,
+            durability=checkpoint_during(options, durability),
             guard_rails=guard_rails,
             context=context,
             version=version,
+            control=control,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
         )
@@ -329,9 +404,19 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         finally:
             _close_on(loop, agen)
 
-    def _breakpoint_nodes(self, nodes: Sequence[str] | str) -> tuple[str, ...]:
-        """A call's `interrupt_before=` / `interrupt_after=`: node names, or "*" for every node."""
-        return tuple(self.spec.nodes) if nodes == "*" else tuple(nodes)
+    def astream_events(
+        self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2", **kwargs: Any
+    ) -> Any:
+        """LangChain's event stream of the run (`version="v1"` / `"v2"`, agent_runtime.streaming.events);
+        other versions go to the next implementation in the class hierarchy."""
+        if version in ("v1", "v2"):
+            from agent_runtime.streaming.events import astream_events
+
+            return astream_events(self, input, config, version=version, **kwargs)
+        fallback = getattr(super(), "astream_events", None)
+        if fallback is None:
+            raise NotImplementedError(f"astream_events(version={version!r}): agent_runtime has 'v1' and 'v2'")
+        return fallback(input, config, version=version, **kwargs)
 
     # -- state ------------------------------------------------------------------------------------------
     def _require_checkpointer(self) -> BaseCheckpointer:
@@ -351,30 +436,32 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         if null_writes:
             apply_writes(self.spec, run.state, [Task.pseudo("__input__", null_writes)])
         tasks = prepare_tasks(self.spec, run.state, run.step, run.checkpoint_id, None)
-        interrupts = {t: tuple(v) for t, c, v in saved.pending_writes if c == INTERRUPT}
-        errors = {t: v for t, c, v in saved.pending_writes if c == ERROR}
-        run._reapply_pending(tasks)
+        statuses = read_task_statuses(saved.pending_writes)
+        # live: the questions still waiting for an answer; the step's record: every question asked
+        interrupts = {t: s.pending_interrupts if live else s.interrupts for t, s in statuses.items()}
+        errors = {t: s.error for t, s in statuses.items() if s.error is not None}
+        run._reapply_pending(tasks, handlers=False)  # as LangGraph's, a snapshot shows the step's own tasks
         pending = tasks
-        if live:
-            finished = [t for t in tasks if t.done]
+        if live:  # a failed task its error handler took over is still to run (its handler is)
+            finished = [t for t in tasks if t.done and t.error is None]
             if finished:
                 apply_writes(self.spec, run.state, sort_tasks(finished))
-            pending = [t for t in tasks if not t.done]
+            pending = [t for t in tasks if not t.done or t.error is not None]
         run._view = None
         return StateSnapshot(
             values=run.output(),
             next=tuple(t.name for t in pending),
-            config=saved.config,
+            config=with_checkpoint_map(saved.config, saved.metadata),
             metadata=saved.metadata,
             created_at=iso(saved.checkpoint.ts),
-            parent_config=saved.parent_config,
+            parent_config=saved.parent_config and with_checkpoint_map(saved.parent_config, saved.metadata),
             # Every task of the step, those that finished before a failure or an interrupt included (with
             # their writes as the result), as LangGraph shows them; `next` holds the ones still to run.
             tasks=tuple(
                 PregelTask(
                     t.id,
                     t.name,
-                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index),
+                    (PULL_PATH, t.name) if t.kind == PULL else (PUSH_PATH, t.index, False),
                     errors.get(t.id),
                     interrupts.get(t.id, ()),
                     self._task_state(run, t, checkpointer, recurse),
@@ -389,7 +476,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         """A finished task's state writes. The `__start__` task of an earlier checkpoint ran, and its
         writes are the input it maps (kept on its channel; a lone task's writes are not saved apart)."""
         keys = self.spec.schema.keys
-        if task.done:
+        if task.done and task.error is None:  # (a failed task its error handler took over wrote nothing)
             return task_result(task.writes, keys)
         if live or task.name != START or not run.state.channels[START].is_available():
             return None
@@ -402,37 +489,41 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         config = subgraph_state(run.config, task)
         if config is None or not recurse:
             return config
-        subgraph = task.node.subgraph if task.node is not None else None
+        subgraph = task.node.subgraph or task.node.invoked_graph if task.node is not None else None
         assert subgraph is not None  # subgraph_state gives a config to a subgraph node's task only
-        return subgraph._state(config, subgraph.checkpointer or checkpointer, recurse=True)
+        return subgraph._state(config, checkpointer, recurse=True)
 
     def _state(self, config: dict[str, Any], checkpointer: BaseCheckpointer, *, recurse: bool) -> StateSnapshot:
+        config = self.own_config(config)
         saved = checkpointer.get_tuple(config)
         if saved is None:
             return StateSnapshot({}, (), config, {}, "", None)
         live = not config.get("configurable", {}).get("checkpoint_id")
         return self._snapshot(saved, checkpointer, live=live, recurse=recurse)
 
-    def _owner(self, config: dict[str, Any]) -> CompiledGraph:
-        """The graph whose checkpoints `config` names: for a subgraph node's namespace ("<node>:<task
-        id>|..."), that subgraph (as LangGraph reads them); otherwise this graph."""
-        ns = config.get("configurable", {}).get("checkpoint_ns", "")
-        graph = self
-        for part in ns.split("|") if ns else ():
-            node = graph.spec.nodes.get(part.split(":")[0])
-            if node is None or node.subgraph is None:
-                return self
-            graph = node.subgraph
-        return graph
-
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state; with `subgraphs=True`, each subgraph node's task holds its subgraph's."""
         return self._owner(config)._state(config, self._require_checkpointer(), recurse=subgraphs)
 
-    def get_state_history(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[StateSnapshot]:
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's snapshots, newest first: those saved before `before` (a checkpoint's config), whose
+        metadata has the `filter` items, at most `limit`."""
         checkpointer = self._require_checkpointer()
         owner = self._owner(config)
-        for saved in checkpointer.list(config, limit=limit):
+        configurable = config.get("configurable", {})
+        one_ns = {**config, "configurable": {**configurable, "checkpoint_ns": configurable.get("checkpoint_ns", "")}}
+        saved_list = checkpointer.list(owner.own_config(one_ns), before=before, limit=None if filter else limit)
+        if filter:
+            matching = (t for t in saved_list if all(t.metadata.get(k) == v for k, v in filter.items()))
+            saved_list = itertools.islice(matching, limit)
+        for saved in saved_list:
             yield owner._snapshot(saved, checkpointer, live=False)
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
@@ -440,9 +531,14 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         return self.get_state(config, subgraphs=subgraphs)
 
     async def aget_state_history(
-        self, config: dict[str, Any], *, limit: int | None = None
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
-        for snapshot in self.get_state_history(config, limit=limit):
+        for snapshot in self.get_state_history(config, filter=filter, before=before, limit=limit):
             yield snapshot
 
     def update_state(self, config: dict[str, Any], values: Any, as_node: str | None = None) -> dict[str, Any]:

@@ -24,17 +24,20 @@ import inspect
 import logging
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Final, Self, TypedDict
 
 from agent_runtime.channels import BaseChannel, EmptyChannelError, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESERVED, TASKS, GraphSpec, NodeSpec, is_async_callable, takes_config
-from agent_runtime.injection import node_callable
-from agent_runtime.pregel import CompiledGraph
+from agent_runtime.injection import is_runnable, node_callable
+from agent_runtime.pregel import CompiledGraph, OutputKeys, select_output
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy
+from agent_runtime.timeouts import sync_timeout_unsupported
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +74,10 @@ class PregelNode:
     retry_policy: tuple[RetryPolicy, ...] = ()
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    timeout: TimeoutPolicy | None = None  # a number of seconds, a timedelta or a TimeoutPolicy, coerced
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timeout", TimeoutPolicy.coerce(self.timeout))
 
     def read_channels(self) -> tuple[str, ...]:
         return (self.channels,) if isinstance(self.channels, str) else self.channels
@@ -79,7 +86,7 @@ class PregelNode:
 class NodeBuilder:
     """Builds a Pregel node: `NodeBuilder().subscribe_only("a").do(fn).write_to("b")`."""
 
-    __slots__ = ("_bound", "_channels", "_metadata", "_retry", "_tags", "_triggers", "_writes")
+    __slots__ = ("_bound", "_channels", "_metadata", "_retry", "_tags", "_timeout", "_triggers", "_writes")
 
     def __init__(self) -> None:
         self._channels: str | list[str] = []
@@ -89,6 +96,7 @@ class NodeBuilder:
         self._retry: list[RetryPolicy] = []
         self._tags: list[str] = []
         self._metadata: dict[str, Any] = {}
+        self._timeout: TimeoutPolicy | None = None
 
     def subscribe_only(self, channel: str) -> Self:
         """Run when `channel` is updated, with its value as the input."""
@@ -137,6 +145,11 @@ class NodeBuilder:
         self._retry.extend(policies)
         return self
 
+    def set_timeout(self, timeout: float | timedelta | TimeoutPolicy | None) -> Self:
+        """Time limits of each attempt of the node (its functions must be async)."""
+        self._timeout = TimeoutPolicy.coerce(timeout)
+        return self
+
     def build(self) -> PregelNode:
         channels = self._channels if isinstance(self._channels, str) else tuple(self._channels)
         return PregelNode(
@@ -147,26 +160,56 @@ class NodeBuilder:
             retry_policy=tuple(self._retry),
             tags=tuple(self._tags),
             metadata=dict(self._metadata),
+            timeout=self._timeout,
         )
 
 
-def _step_function(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
-    """`step` as the engine calls a node function (a Runnable through its `invoke` / `ainvoke`)."""
-    if not inspect.isroutine(step) and hasattr(step, "ainvoke") and hasattr(step, "invoke"):
+def _runs_async(step: Any) -> bool:
+    """Whether a step has async code of its own to run (a timeout needs it): an async function, or a
+    LangChain Runnable made of them (a lambda with an async function, a binding, a parallel or a
+    sequence of such)."""
+    if is_async_callable(step):
+        return True
+    if not is_runnable(step):
+        return False
+    bound = getattr(step, "bound", None)
+    if bound is not None:  # RunnableBinding (`.with_config(...)`)
+        return _runs_async(bound)
+    steps = getattr(step, "steps__", None)  # RunnableParallel
+    if isinstance(steps, Mapping):
+        return all(_runs_async(s) for s in steps.values())
+    sequence = getattr(step, "steps", None)  # RunnableSequence
+    if isinstance(sequence, list):
+        return all(_runs_async(s) for s in sequence)
+    if hasattr(step, "afunc"):  # RunnableLambda / RunnableCallable: an async function given or not
+        return step.afunc is not None
+    return False
+
+
+def _step_function(name: str, step: Any, timed: bool) -> Callable[..., Any]:
+    """`step` as the engine calls a node function: a Runnable through its `invoke`, or its `ainvoke`
+    in a node with a timeout (which needs async code to cancel)."""
+    if is_runnable(step):
         runnable = step
+        if timed:
+
+            async def ainvoke(value: Any, config: dict[str, Any]) -> Any:
+                return await runnable.ainvoke(value, config)
+
+            return ainvoke
 
         def invoke(value: Any, config: dict[str, Any]) -> Any:
             return runnable.invoke(value, config)
 
         return invoke
-    return node_callable(name, step, None)
+    return node_callable(name, step)
 
 
-def _node_function(name: str, steps: tuple[Callable[..., Any], ...]) -> Callable[..., Any]:
+def _node_function(name: str, steps: tuple[Callable[..., Any], ...], timed: bool) -> Callable[..., Any]:
     """One function running `steps` in turn, each on the previous one's result (identity if none)."""
     if len(steps) == 1:
-        return _step_function(name, steps[0])
-    functions = [(fn, takes_config(fn)) for fn in (_step_function(name, s) for s in steps)]
+        return _step_function(name, steps[0], timed)
+    functions = [(fn, takes_config(fn)) for fn in (_step_function(name, s, timed) for s in steps)]
     if any(is_async_callable(fn) for fn, _ in functions):
 
         async def run_async(value: Any, config: dict[str, Any]) -> Any:
@@ -221,6 +264,20 @@ class PregelRun(Run):
     """A run of a Pregel graph: input and output are channel values, nodes read their channels."""
 
     graph: Pregel
+    _outputs_at_start: tuple[int, ...] = ()
+
+    def _first(self, has_checkpoint: bool) -> None:
+        self._outputs_at_start = self._output_versions()
+        super()._first(has_checkpoint)
+
+    def _output_versions(self) -> tuple[int, ...]:
+        outputs = self.graph.output_channels
+        versions = self.state.versions
+        return tuple(versions.get(c, 0) for c in ((outputs,) if isinstance(outputs, str) else outputs))
+
+    def outputs_written(self) -> bool:
+        """Whether this run wrote an output channel (else, as LangGraph, invoke returns None)."""
+        return self._output_versions() != self._outputs_at_start
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         inputs = self.graph.input_channels
@@ -273,8 +330,12 @@ class Pregel(CompiledGraph):
         name: str = "LangGraph",
         store: Any = None,
         context_schema: type[Any] | None = None,
-        **_ignored: Any,
+        step_timeout: float | None = None,
+        **options: Any,
     ) -> None:
+        context_schema = renamed_argument(
+            options, "config_type", "context_schema", context_schema, LangGraphDeprecatedSinceV10
+        )
         built = {n: node.build() if isinstance(node, NodeBuilder) else node for n, node in nodes.items()}
         channels = dict(channels or {})
         _validate(built, channels, input_channels)
@@ -301,6 +362,7 @@ class Pregel(CompiledGraph):
         )
         self.store = store
         self.context_schema = context_schema
+        self.step_timeout = step_timeout
 
     def _spec(
         self, nodes: Mapping[str, PregelNode], channels: Mapping[str, BaseChannel], retry: tuple[RetryPolicy, ...]
@@ -310,12 +372,15 @@ class Pregel(CompiledGraph):
         specs: dict[str, NodeSpec] = {}
         trigger_to_nodes: dict[str, list[str]] = {}
         for name, node in nodes.items():
-            fn = _node_function(name, node.bound) if node.bound else _passthrough
+            if node.timeout is not None and not all(_runs_async(step) for step in node.bound):
+                raise sync_timeout_unsupported(name)
+            fn = _node_function(name, node.bound, node.timeout is not None) if node.bound else _passthrough
             specs[name] = NodeSpec(
                 name=name,
                 fn=fn,
                 triggers=node.triggers,
                 retry=node.retry_policy or retry,
+                timeout=node.timeout,
                 is_async=is_async_callable(fn),
                 takes_config=takes_config(fn),
                 writer=_writer(node.writes),
@@ -336,11 +401,18 @@ class Pregel(CompiledGraph):
             consumable=frozenset(c for c, ch in compiled.items() if type(ch).consume is not BaseChannel.consume),
         )
 
-    def shape_output(self, output: dict[str, Any]) -> Any:
+    def io_channels(self) -> tuple[str | Sequence[str], str | Sequence[str]]:
+        return self.input_channels, self.output_channels
+
+    def result_of(self, run: Run, output_keys: OutputKeys | None = None) -> Any:
+        """As a graph's, but None when the run wrote no output channel (it stopped before: LangGraph
+        returns the last "values" chunk of the run, and there was none)."""
+        assert isinstance(run, PregelRun)
+        return super().result_of(run, output_keys) if run.outputs_written() else None
+
+    def shape_output(self, output: Any, output_keys: OutputKeys | None = None) -> Any:
         """`invoke`'s result: the output channel's value (None if empty), or a dict of the available ones."""
-        if isinstance(self.output_channels, str):
-            return output.get(self.output_channels)
-        return {c: output[c] for c in self.output_channels if c in output}
+        return select_output(output, self.output_channels if output_keys is None else output_keys)
 
     def stream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[Any]:
         """As a graph's, with LangGraph's default for Pregel: `stream_mode="values"`."""

@@ -56,17 +56,42 @@ class ExecutionInfo:
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
-    """Set from `configurable["assistant_id"]` / `["graph_id"]` (LangGraph Server's keys), else None."""
+    """Set from `configurable["assistant_id"]` / `["graph_id"]` / `["langgraph_auth_user"]` (LangGraph
+    Server's keys), else None."""
 
     assistant_id: str
     graph_id: str
     user: Any = None
 
 
+class RunControl:
+    """Cooperative stop of one run (`invoke(..., control=RunControl())`): after `request_drain()`,
+    from any thread or from a node, the run starts no further superstep; it saves its checkpoint and
+    raises GraphDrained, and invoking the thread again goes on from there. A run whose work is done
+    finishes normally. One control per run: a drained control stays drained."""
+
+    __slots__ = ("_drain_reason",)
+
+    def __init__(self) -> None:
+        self._drain_reason: str | None = None  # one attribute write: safe from any thread
+
+    def request_drain(self, reason: str = "shutdown") -> None:
+        self._drain_reason = reason
+
+    @property
+    def drain_requested(self) -> bool:
+        return self._drain_reason is not None
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self._drain_reason
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Runtime(Generic[ContextT]):
     """Run-scoped dependencies of a node: `context` (given as `invoke(..., context=...)`), `store`
-    (`compile(store=...)`), `stream_writer` (`stream_mode="custom"`), `heartbeat`, `execution_info`."""
+    (`compile(store=...)`), `stream_writer` (`stream_mode="custom"`), `heartbeat`, `execution_info`,
+    `control` (the run's RunControl; a subgraph shares its parent's)."""
 
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: Any = None
@@ -75,6 +100,15 @@ class Runtime(Generic[ContextT]):
     previous: Any = None
     execution_info: ExecutionInfo | None = None
     server_info: ServerInfo | None = None
+    control: RunControl | None = None
+
+    @property
+    def drain_requested(self) -> bool:
+        return self.control is not None and self.control.drain_requested
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self.control.drain_reason if self.control is not None else None
 
     def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
         """`other`'s values where it has them, this runtime's elsewhere."""
@@ -86,6 +120,7 @@ class Runtime(Generic[ContextT]):
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,
             server_info=other.server_info or self.server_info,
+            control=other.control or self.control,
         )
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
@@ -118,18 +153,22 @@ def coerce_context(schema: type[Any] | None, value: Any) -> Any:
     return validate(value) if validate is not None else value
 
 
-def with_runtime(config: dict[str, Any] | None, runtime_context: Any, store: Any) -> dict[str, Any] | None:
+def with_runtime(
+    config: dict[str, Any] | None, runtime_context: Any, store: Any, control: RunControl | None = None
+) -> dict[str, Any] | None:
     """The config of a new run: its Runtime (from `context=`, the caller's, or a new one) in configurable.
     Called inside a node without a Runtime in `config`, the run inherits the node's (as LangGraph's
-    config propagation makes a graph invoked from a node share the node's context)."""
+    config propagation makes a graph invoked from a node share the node's context, and its control)."""
     configurable = dict((config or {}).get("configurable", {}))
     runtime = _as_runtime(configurable.get(CONFIG_KEY_RUNTIME))
     if runtime is None:
         caller = task_context.running()
         runtime = _as_runtime(caller.run.config.get("configurable", {}).get(CONFIG_KEY_RUNTIME)) if caller else None
-    if runtime_context is None and store is None and runtime is None:
+    if runtime_context is None and store is None and runtime is None and control is None:
         return config
     runtime = runtime or DEFAULT_RUNTIME
+    if control is not None:
+        runtime = runtime.override(control=control)
     if runtime_context is not None:
         runtime = runtime.override(context=runtime_context)
     if store is not None and runtime.store is None:
@@ -138,18 +177,20 @@ def with_runtime(config: dict[str, Any] | None, runtime_context: Any, store: Any
     return {**(config or {}), "configurable": configurable}
 
 
-def bind_stream_writer(run: Run) -> None:
-    """Give the run a Runtime whose stream writer feeds its `"custom"` stream. A subgraph's run has its
-    own (its chunks reach the parent's stream only with `subgraphs=True`, as LangGraph's)."""
+def bind_runtime(run: Run) -> None:
+    """Give the run a Runtime whose stream writer feeds its `"custom"` stream, and a RunControl (the
+    caller's, or a new one). A subgraph's run has its own writer (its chunks reach the parent's stream
+    only with `subgraphs=True`, as LangGraph's) and its parent's control."""
     configurable = dict(run.config.get("configurable", {}))
     runtime = _as_runtime(configurable.get(CONFIG_KEY_RUNTIME)) or DEFAULT_RUNTIME
     emit = run._emit
+    run.control = runtime.control or RunControl()
 
     def write(chunk: Any) -> None:
         progress("auto")
         emit("custom", chunk)
 
-    configurable[CONFIG_KEY_RUNTIME] = runtime.override(stream_writer=write)
+    configurable[CONFIG_KEY_RUNTIME] = runtime.override(stream_writer=write, control=run.control)
     run.config = {**run.config, "configurable": configurable}
 
 
@@ -193,10 +234,20 @@ def task_runtime(config: Mapping[str, Any]) -> Runtime[Any]:
         node_attempt=attempt.count,
         node_first_attempt_time=attempt.first_time,
     )
-    server = None
-    if "assistant_id" in configurable and "graph_id" in configurable:
-        server = ServerInfo(configurable["assistant_id"], configurable["graph_id"])
-    return runtime.override(execution_info=info, server_info=server)
+    return runtime.override(execution_info=info, server_info=server_info(configurable))
+
+
+def server_info(configurable: Mapping[str, Any]) -> ServerInfo | None:
+    """What LangGraph Server put in the config: the assistant and graph ids, and the authenticated
+    user (`langgraph_auth_user`: anything with an `identity`, as the server's user proxies)."""
+    assistant_id = configurable.get("assistant_id")
+    graph_id = configurable.get("graph_id")
+    user = configurable.get("langgraph_auth_user")
+    if user is not None and not hasattr(user, "identity"):
+        user = None
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    return ServerInfo(str(assistant_id) if assistant_id else "", str(graph_id) if graph_id else "", user)
 
 
 def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
 from typing_extensions import ReadOnly
 
-from agent_runtime.channels import MISSING, BaseChannel, BinaryOperatorAggregate, LastValue
+from agent_runtime.channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from agent_runtime.errors import InvalidUpdateError
 from agent_runtime.types import IsLastStepManager, RemainingStepsManager
 
@@ -32,6 +33,37 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     return sum(1 for p in params if p.kind in kinds)
 
 
+def _channel_item(item: Any, base: Any) -> BaseChannel | None:
+    """An Annotated metadata item naming a channel: an instance, or a class made for the base type
+    (LangGraph's `Annotated[int, EphemeralValue]`)."""
+    if isinstance(item, BaseChannel):
+        return item
+    if isinstance(item, type) and issubclass(item, BaseChannel):
+        return item(base)  # type: ignore[call-arg]
+    return None
+
+
+def field_channel(hint: Any) -> BaseChannel | None:
+    """The channel an `Annotated[type, ..., <channel>, ...]` field declares, None if it declares none."""
+    if get_origin(hint) is not Annotated:
+        return None
+    base, *meta = get_args(hint)
+    return next((c for c in (_channel_item(item, base) for item in meta) if c is not None), None)
+
+
+def warn_invalid_state_schema(schema: Any) -> None:
+    """LangGraph's warning for a state schema that is neither a type nor a parameterized one
+    (`Annotated[list, add]`, `list[str]`): a value given by mistake (`StateGraph({"a": 1})`)."""
+    if isinstance(schema, type) or get_args(schema):
+        return
+    warnings.warn(
+        f"Invalid state_schema: {schema}. Expected a type or Annotated[type, reducer]. "
+        "Please provide a valid schema to ensure correct updates.\n"
+        " See: https://langchain-ai.github.io/langgraph/reference/graphs/#stategraph",
+        stacklevel=3,
+    )
+
+
 # TypedDict qualifiers around a key's type: its reducer is inside (NotRequired[Annotated[list, add]]).
 _QUALIFIERS = (NotRequired, Required, ReadOnly)
 
@@ -48,10 +80,9 @@ def channel_for(key: str, hint: Any) -> BaseChannel | Managed:
     for item in reversed(meta):
         if item is RemainingStepsManager or item is IsLastStepManager:
             return item  # type: ignore[no-any-return]
-        if isinstance(item, BaseChannel):
-            return item.for_annotation(key, base)
-        if isinstance(item, type) and issubclass(item, BaseChannel):
-            return item(base).keyed(key)  # type: ignore[call-arg]  # LangGraph's: `EphemeralValue(int)`
+        channel = _channel_item(item, base)
+        if channel is not None:
+            return channel.for_annotation(key, base)
         if callable(item):
             arity = _positional_arity(item)
             if arity is not None and arity != 2:
@@ -63,14 +94,22 @@ def channel_for(key: str, hint: Any) -> BaseChannel | Managed:
     return LastValue(base, key)
 
 
-class StateSchema:
-    """What the runtime needs to know about a state class."""
+ROOT = "__root__"  # the one channel of a graph whose state is a single value (`StateGraph(list[str])`)
 
-    def __init__(self, cls: type[Any]) -> None:
+
+class StateSchema:
+    """What the runtime needs to know about a state class. A schema without fields (`int`, `list[str]`,
+    `Annotated[list, add]`) is a root state: one channel `__root__` holding the whole state, which
+    nodes get and return as it is."""
+
+    def __init__(self, cls: Any) -> None:
         self.cls = cls
         self.is_pydantic = _is_pydantic(cls)
         self.is_dataclass = dataclasses.is_dataclass(cls)
-        hints = get_type_hints(cls, include_extras=True)
+        fieldless = not hasattr(cls, "__annotations__")
+        if fieldless:
+            warn_invalid_state_schema(cls)
+        hints = {ROOT: cls} if fieldless else get_type_hints(cls, include_extras=True)
         if self.is_pydantic:
             hints = {k: v for k, v in hints.items() if k in cls.model_fields}
         self.channels: dict[str, BaseChannel] = {}
@@ -82,25 +121,38 @@ class StateSchema:
             else:
                 self.managed[key] = spec
         self.keys = frozenset(self.channels)
-        self.defaults = self._defaults()
+        # a class whose one field is `__root__` is a root state too (LangGraph's older spelling)
+        self.is_root = self.keys == {ROOT} and not self.managed
 
-    def _defaults(self) -> dict[str, Any]:
-        if self.is_pydantic:
-            return {
-                k: f.default
-                for k, f in self.cls.model_fields.items()
-                if not f.is_required() and f.default_factory is None
-            }
-        if self.is_dataclass:
-            return {f.name: f.default for f in dataclasses.fields(self.cls) if f.default is not dataclasses.MISSING}
-        return {}
+    def input_reader(self) -> Callable[[dict[str, Any]], Any]:
+        """A node's input from the state values when it reads this schema (its input schema, or the
+        graph's state schema in a graph with more keys): this schema's keys only, coerced to it."""
+        keys = self.keys | frozenset(self.managed)
+        coerce = self.coerce if self.coerces else None
+
+        def read(values: dict[str, Any]) -> Any:
+            own = {k: v for k, v in values.items() if k in keys}
+            return coerce(own) if coerce is not None else own
+
+        return read
+
+    def merge(self, other: StateSchema) -> None:
+        """Add `other`'s keys (an input, output or node schema's) to this schema's channels."""
+        for key, channel in other.channels.items():
+            self.channels.setdefault(key, channel)
+        for key, managed in other.managed.items():
+            self.managed.setdefault(key, managed)
+        self.keys = frozenset(self.channels)
 
     @property
     def coerces(self) -> bool:
-        return self.is_pydantic or self.is_dataclass
+        return self.is_pydantic or self.is_dataclass or self.is_root
 
     def coerce(self, values: dict[str, Any]) -> Any:
-        """Node input: a dict for TypedDict states, an instance for dataclass/pydantic states."""
+        """Node input: a dict for TypedDict states, an instance for dataclass/pydantic states, the value
+        of a root state."""
+        if self.is_root:
+            return values.get(ROOT)
         if self.is_pydantic:
             return self.cls.model_validate(values)
         if self.is_dataclass:
@@ -109,6 +161,8 @@ class StateSchema:
 
     def updates_from_object(self, obj: Any) -> list[tuple[str, Any]] | None:
         """Writes for a returned state object; None if `obj` is not a schema-like object."""
+        if self.is_root:
+            return [(ROOT, obj)]
         if _is_pydantic(type(obj)):
             explicitly_set = obj.model_fields_set
             fields = type(obj).model_fields
@@ -117,7 +171,8 @@ class StateSchema:
                 if key not in fields:
                     continue
                 value = getattr(obj, key)
-                if value is None and key not in explicitly_set and self.defaults.get(key, MISSING) is None:
+                # a None the object's own class defaults to, and that was not set: not an update
+                if value is None and key not in explicitly_set and fields[key].default is None:
                     continue
                 out.append((key, value))
             return out
@@ -127,6 +182,8 @@ class StateSchema:
 
     def input_dict(self, value: Any) -> dict[str, Any]:
         """Graph input as a dict of state keys (objects are unpacked)."""
+        if self.is_root:
+            return {ROOT: value}
         if isinstance(value, Mapping):
             return dict(value)
         from_object = self.updates_from_object(value)

@@ -7,7 +7,7 @@ from agent_runtime.channels.ephemeral import EphemeralValue
 from agent_runtime.channels.last_value import LastValue, LastValueAfterFinish
 from agent_runtime.channels.reducer import BinaryOperatorAggregate, get_overwrite
 from agent_runtime.channels.topic import Topic
-from agent_runtime.channels.untracked import AnyValue, UntrackedValue
+from agent_runtime.channels.untracked import AnyValue, SendQueue, UntrackedValue
 
 __all__ = [
     "MISSING",
@@ -22,6 +22,7 @@ __all__ = [
     "LastValueAfterFinish",
     "NamedBarrierValue",
     "NamedBarrierValueAfterFinish",
+    "SendQueue",
     "Topic",
     "UntrackedValue",
     "get_overwrite",

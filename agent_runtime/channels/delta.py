@@ -11,10 +11,9 @@ from __future__ import annotations
 import collections.abc
 import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, NotRequired, Required, Self, get_args, get_origin
 
-from agent_runtime.channels.base import MISSING, BaseChannel, EmptyChannelError
+from agent_runtime.channels.base import MISSING, BaseChannel, DeltaSnapshot, EmptyChannelError
 from agent_runtime.channels.reducer import get_overwrite
 from agent_runtime.errors import InvalidUpdateError
 
@@ -26,13 +25,6 @@ _CONCRETE: dict[Any, type] = {
     collections.abc.Mapping: dict,
     collections.abc.MutableMapping: dict,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class DeltaSnapshot:
-    """A DeltaChannel's value as a checkpoint stores it."""
-
-    value: Any
 
 
 def _value_type(typ: Any) -> Any:

@@ -77,7 +77,9 @@ class BinaryOperatorAggregate(SingleValueChannel):
             is_overwrite, replacement = get_overwrite(value)
             if is_overwrite:
                 if overwritten:
-                    raise InvalidUpdateError(f"At key '{self.key}': can receive only one Overwrite per step")
+                    raise InvalidUpdateError(
+                        f"At key '{self.key}': Can receive only one Overwrite value per super-step."
+                    )
                 self.value = replacement
                 overwritten = True
             elif overwritten:

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from agent_runtime.channels.base import MISSING, SingleValueChannel
+from agent_runtime.channels.topic import Topic
 from agent_runtime.errors import InvalidUpdateError
+from agent_runtime.types import Send
 
 
 class UntrackedValue(SingleValueChannel):
@@ -57,3 +59,34 @@ class AnyValue(SingleValueChannel):
             return True
         self.value = values[-1]
         return True
+
+
+class SendQueue(Topic):
+    """The pending-Send queue of a graph with UntrackedValue keys: a Send whose argument is the state
+    (a dict) is saved without those keys, as LangGraph saves it (they are never checkpointed, and
+    may not even be copyable). The running graph keeps them."""
+
+    __slots__ = ("untracked",)
+
+    def __init__(self, untracked: frozenset[str], *, key: str = "") -> None:
+        super().__init__(key=key)
+        self.untracked = untracked
+
+    def new(self) -> Self:
+        return type(self)(self.untracked, key=self.key)
+
+    def stored(self) -> Any:
+        values = self.checkpoint()
+        if values is MISSING:
+            return MISSING
+        return [self._without_untracked(v) for v in values]
+
+    def persistable(self, writes: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """A task's writes as its pending writes save them (as LangGraph's): none to an UntrackedValue
+        key, and the Sends without those keys."""
+        return [(c, self._without_untracked(v) if c == self.key else v) for c, v in writes if c not in self.untracked]
+
+    def _without_untracked(self, packet: Any) -> Any:
+        if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
+            return packet
+        return Send(packet.node, {k: v for k, v in packet.arg.items() if k not in self.untracked})

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from agent_runtime.channels import MISSING
+from agent_runtime.engine.spec import ERROR, INTERRUPT, RESUME
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -32,6 +35,9 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+_CHECKPOINT_KEYS = frozenset({"id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels"})
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """One superstep's saved state. After `put` the saver owns the object (the engine hands over
@@ -43,6 +49,13 @@ class Checkpoint:
     channel_versions: dict[str, int]
     versions_seen: dict[str, dict[str, int]]
     updated_channels: tuple[str, ...] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        """LangGraph's checkpoints are dicts: `checkpoint["channel_values"]` reads the field (`ts` as
+        the ISO time LangGraph stores)."""
+        if key not in _CHECKPOINT_KEYS:
+            raise KeyError(key)
+        return iso(self.ts) if key == "ts" else getattr(self, key)
 
 
 @dataclass(slots=True)
@@ -77,6 +90,21 @@ def thread_key(config: dict[str, Any]) -> tuple[str, str]:
     if "thread_id" not in conf:
         raise ValueError('A checkpointer needs a thread: pass config={"configurable": {"thread_id": "..."}}')
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+
+
+# A task's control writes each have a fixed slot (LangGraph's WRITES_IDX_MAP), so a newer one replaces the
+# older and never an output write; output writes are keyed by their position.
+_CONTROL_SLOTS = {ERROR: -1, INTERRUPT: -3, RESUME: -4}
+
+
+def write_slots(writes: Sequence[tuple[str, Any]]) -> list[tuple[int, str, Any]]:
+    """(slot, channel, value) of each of a task's writes, the key a backend stores it under per task."""
+    return [(_CONTROL_SLOTS.get(chan, idx), chan, value) for idx, (chan, value) in enumerate(writes)]
+
+
+def before_id(before: dict[str, Any] | None) -> str | None:
+    """The checkpoint id a `list(before=...)` config names (None: no bound)."""
+    return None if before is None else before.get("configurable", {}).get("checkpoint_id")
 
 
 def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, Any]:
@@ -130,9 +158,60 @@ class BaseCheckpointer:
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         raise NotImplementedError
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        """Checkpoints of the thread, newest first."""
+    def list(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints of the thread's namespace, newest first, or of all its namespaces when the config
+        names none (as LangGraph's savers); `before` (a config naming a checkpoint): only those saved
+        before it (ids are time-ordered across a thread's namespaces)."""
+        thread_id, ns = thread_key(config)
+        bound = before_id(before)
+        if "checkpoint_ns" in config["configurable"]:
+            yield from self._list(thread_id, ns, bound, limit)
+            return
+        per_ns = [self._list(thread_id, each, bound, limit) for each in sorted(self._namespaces(thread_id))]
+        newest_first = heapq.merge(*per_ns, key=lambda saved: saved.checkpoint.id, reverse=True)
+        yield from itertools.islice(newest_first, limit)
+
+    def _list(self, thread_id: str, ns: str, before: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
+        """Checkpoints of one namespace, newest first (ids below `before` only)."""
+        raise NotImplementedError
+
+    def _namespaces(self, thread_id: str) -> set[str]:
+        """The namespaces the thread has checkpoints in."""
         raise NotImplementedError
 
     def delete_thread(self, thread_id: str) -> None:
         raise NotImplementedError
+
+    # LangGraph's BaseCheckpointSaver readers; the async forms run the sync ones (in-process, or one
+    # round trip: the runtime itself calls the sync ones from its event loop too)
+    def get(self, config: dict[str, Any]) -> Checkpoint | None:
+        """The checkpoint `config` names (the thread's latest without an id)."""
+        saved = self.get_tuple(config)
+        return None if saved is None else saved.checkpoint
+
+    async def aget(self, config: dict[str, Any]) -> Checkpoint | None:
+        return self.get(config)
+
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
+    ) -> AsyncIterator[CheckpointTuple]:
+        for saved in self.list(config, before=before, limit=limit):
+            yield saved
+
+    async def aput(
+        self, config: dict[str, Any], checkpoint: Checkpoint, metadata: dict[str, Any], new_versions: dict[str, int]
+    ) -> dict[str, Any]:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        self.put_writes(config, writes, task_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)

@@ -14,6 +14,7 @@ from agent_runtime.checkpoint.base import (
     CheckpointTuple,
     NewCheckpoint,
     thread_key,
+    write_slots,
 )
 
 _EMPTY = object()  # a channel version whose value is empty (e.g. a cleared trigger)
@@ -47,11 +48,11 @@ class InMemoryCheckpointer(BaseCheckpointer):
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = (thread_id, ns, config["configurable"]["checkpoint_id"])
-        copied = [(task_id, chan, _copy(value)) for chan, value in writes]
+        copied = [(slot, (task_id, chan, _copy(value))) for slot, chan, value in write_slots(writes)]
         with self._lock:
             bucket = self._writes.setdefault(key, {})
-            for idx, write in enumerate(copied):
-                bucket[(task_id, idx)] = write
+            for slot, write in copied:
+                bucket[(task_id, slot)] = write
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple:
         stored, metadata, parent_id = self._checkpoints[(thread_id, ns)][checkpoint_id]
@@ -83,10 +84,16 @@ class InMemoryCheckpointer(BaseCheckpointer):
                 return None
             return self._tuple(thread_id, ns, checkpoint_id)
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
+    def _namespaces(self, thread_id: str) -> set[str]:
         with self._lock:
-            ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)[:limit]
+            return {ns for thread, ns in self._checkpoints if thread == thread_id}
+
+    def _list(self, thread_id: str, ns: str, before: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
+        with self._lock:
+            ids = sorted(self._checkpoints.get((thread_id, ns), {}), reverse=True)
+            if before is not None:
+                ids = [i for i in ids if i < before]
+            ids = ids[:limit]
             tuples = [self._tuple(thread_id, ns, i) for i in ids]
         yield from tuples
 

@@ -16,6 +16,7 @@ from agent_runtime.checkpoint.base import (
     CheckpointTuple,
     NewCheckpoint,
     thread_key,
+    write_slots,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
 
@@ -61,13 +62,17 @@ class RedisCheckpointer(BaseCheckpointer):
             pipe.hset(blob_key, mapping=blobs)  # type: ignore[arg-type]
         pipe.hset(body, checkpoint.id, record)
         pipe.zadd(index, {checkpoint.id: 0})
-        self._expire(pipe, index, body, blob_key)
+        namespaces = self._key("namespaces", new.thread[0], "")
+        pipe.sadd(namespaces, new.thread[1])
+        self._expire(pipe, index, body, blob_key, namespaces)
         pipe.execute()
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = self._key("writes", thread_id, ns, config["configurable"]["checkpoint_id"])
-        mapping = {f"{task_id}\x00{idx:06d}": dumps((task_id, chan, value)) for idx, (chan, value) in enumerate(writes)}
+        mapping = {
+            f"{task_id}\x00{slot:06d}": dumps((task_id, chan, value)) for slot, chan, value in write_slots(writes)
+        }
         pipe = self.client.pipeline(transaction=True)
         pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
         self._expire(pipe, key)
@@ -83,9 +88,13 @@ class RedisCheckpointer(BaseCheckpointer):
         checkpoint = Checkpoint(checkpoint_id, ts, values, versions, seen, updated)
         return CheckpointTuple.saved((thread_id, ns), checkpoint, metadata, parent_id, pending)
 
-    def _ids(self, thread_id: str, ns: str, limit: int | None) -> list[str]:
+    def _ids(self, thread_id: str, ns: str, limit: int | None, before: str | None = None) -> list[str]:
         raw = self.client.zrevrangebylex(
-            self._key("index", thread_id, ns), "+", "-", start=0, num=-1 if limit is None else limit
+            self._key("index", thread_id, ns),
+            "+" if before is None else f"({before}",
+            "-",
+            start=0,
+            num=-1 if limit is None else limit,
         )
         return [i.decode() if isinstance(i, bytes) else str(i) for i in raw]
 
@@ -100,16 +109,20 @@ class RedisCheckpointer(BaseCheckpointer):
         record = self.client.hget(self._key("checkpoints", thread_id, ns), checkpoint_id)
         return None if record is None else self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
+    def _namespaces(self, thread_id: str) -> set[str]:
+        # threads saved before the set was kept have it empty: their root namespace is still listed
+        members = self.client.smembers(self._key("namespaces", thread_id, ""))
+        return {"", *(m.decode() if isinstance(m, bytes) else str(m) for m in members)}  # type: ignore[union-attr]
+
+    def _list(self, thread_id: str, ns: str, before: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
         body = self._key("checkpoints", thread_id, ns)
-        for checkpoint_id in self._ids(thread_id, ns, limit):
+        for checkpoint_id in self._ids(thread_id, ns, limit, before):
             record = self.client.hget(body, checkpoint_id)
             if record is not None:
                 yield self._tuple(thread_id, ns, checkpoint_id, cast(bytes, record))
 
     def delete_thread(self, thread_id: str) -> None:
-        for kind in ("index", "checkpoints", "blobs", "writes"):
+        for kind in ("index", "checkpoints", "blobs", "writes", "namespaces"):
             keys = list(self.client.scan_iter(match=f"{_glob_escape(self.prefix)}:{kind}:{_glob_escape(thread_id)}:*"))
             if keys:
                 self.client.delete(*keys)

@@ -15,6 +15,7 @@ from agent_runtime.checkpoint.base import (
     CheckpointTuple,
     NewCheckpoint,
     thread_key,
+    write_slots,
 )
 from agent_runtime.checkpoint.serde import dumps, loads
 
@@ -68,7 +69,8 @@ class SqliteCheckpointer(BaseCheckpointer):
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"]["checkpoint_id"]
         rows = [
-            (thread_id, ns, checkpoint_id, task_id, idx, chan, dumps(value)) for idx, (chan, value) in enumerate(writes)
+            (thread_id, ns, checkpoint_id, task_id, slot, chan, dumps(value))
+            for slot, chan, value in write_slots(writes)
         ]
         with self._lock, self._conn:
             self._conn.execute("BEGIN")
@@ -105,13 +107,18 @@ class SqliteCheckpointer(BaseCheckpointer):
                 row = self._conn.execute(columns + " ORDER BY id DESC LIMIT 1", (thread_id, ns)).fetchone()
             return None if row is None else self._tuple(thread_id, ns, row)
 
-    def list(self, config: dict[str, Any], *, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        thread_id, ns = thread_key(config)
+    def _namespaces(self, thread_id: str) -> set[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT ns FROM checkpoints WHERE thread_id=?", (thread_id,))
+            return {ns for (ns,) in rows.fetchall()}
+
+    def _list(self, thread_id: str, ns: str, bound: str | None, limit: int | None) -> Iterator[CheckpointTuple]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, parent_id, ts, body, metadata FROM checkpoints WHERE thread_id=? AND ns=? "
-                "ORDER BY id DESC LIMIT ?",
-                (thread_id, ns, -1 if limit is None else limit),
+                + ("" if bound is None else "AND id<? ")
+                + "ORDER BY id DESC LIMIT ?",
+                (thread_id, ns, *(() if bound is None else (bound,)), -1 if limit is None else limit),
             ).fetchall()
             tuples = [self._tuple(thread_id, ns, row) for row in rows]
         yield from tuples

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.engine.spec import PUSH_TRIGGER, RESERVED, TASKS, GraphSpec, NodeSpec
-from agent_runtime.types import Interrupt, Send
+from agent_runtime.types import Interrupt, Send, TimeoutPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ class Task:
     """One node run in one superstep (a PULL task triggered by channels, or a PUSH task from a Send)."""
 
     __slots__ = (
+        "cached",
         "done",
         "error",
         "id",
@@ -53,6 +54,7 @@ class Task:
         "record",
         "resume",
         "terminate",
+        "timeout",
         "triggers",
         "writes",
     )
@@ -67,6 +69,7 @@ class Task:
         triggers: tuple[str, ...],
         input: Any = None,
         writes: list[tuple[str, Any]] | None = None,
+        timeout: TimeoutPolicy | None = None,
     ) -> None:
         self.name = name
         self.id = id
@@ -76,12 +79,14 @@ class Task:
         self.triggers = triggers
         self.input = input  # the Send argument of a PUSH task
         self.writes: list[tuple[str, Any]] = writes if writes is not None else []
+        self.cached = False  # its node returned a cached result (node caching)
         self.done = False  # writes are final (the task ran, or its saved writes were re-applied)
         self.interrupts: tuple[Interrupt, ...] | None = None  # set when it paused (maybe at a breakpoint)
         self.resume: list[Any] = []
         self.error: BaseException | None = None
         self.terminate: Any = None  # a Terminate returned by the node
         self.record: Any = None  # lineage record (which tasks triggered this one)
+        self.timeout = timeout  # a Send's TimeoutPolicy, instead of its node's
 
     @property
     def hidden(self) -> bool:
@@ -129,6 +134,7 @@ def prepare_tasks(
                     index,
                     (PUSH_TRIGGER,),
                     send.arg,
+                    timeout=send.timeout,
                 )
             )
     if updated_channels is None:

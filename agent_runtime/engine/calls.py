@@ -19,11 +19,14 @@ from typing import Any
 
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.loop import Run, restore_task
+from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
+from agent_runtime.engine.loop import Run
 from agent_runtime.engine.spec import RESUME, RETURN
-from agent_runtime.engine.tasks import call_sync, retry_delay
-from agent_runtime.errors import GraphInterrupt, GuardStopped
+from agent_runtime.engine.task_status import restore_task
+from agent_runtime.engine.tasks import call_sync
+from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
 from agent_runtime.pregel import run_sync
+from agent_runtime.retries import retry_delay, wait_before_retry
 from agent_runtime.types import RetryPolicy
 
 Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
@@ -58,12 +61,13 @@ def start_call(spec: CallSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         if run.guard is not None and run.guard.before_call():
             raise GuardStopped(run.report.message)
         run.calls.append(call)
+    traced = caller.config  # the caller's config, when the run has callbacks: the call is its child run
     future: Future
     if caller.is_async:
-        future = asyncio.ensure_future(_run_call(run, call, spec, in_pool=False))
+        future = asyncio.ensure_future(_run_call(run, call, spec, in_pool=False, caller_config=traced))
     else:
         assert run.executor is not None
-        future = run.executor.submit(_run_in_pool, run, call, spec)
+        future = run.executor.submit(_run_in_pool, run, call, spec, traced)
     caller.pending.append(future)
     return future
 
@@ -74,8 +78,31 @@ def _done(value: Any, is_async: bool) -> Future:
     return future
 
 
-def _run_in_pool(run: Run, call: Task, spec: CallSpec) -> Any:
-    return run_sync(_run_call(run, call, spec, in_pool=True))  # on the pool thread's reusable loop
+def _run_in_pool(run: Run, call: Task, spec: CallSpec, caller_config: dict[str, Any] | None) -> Any:
+    # on the pool thread's reusable loop
+    return run_sync(_run_call(run, call, spec, in_pool=True, caller_config=caller_config))
+
+
+def _call_input(call: Task) -> Any:
+    """What a tracer shows as a call's input: its one positional argument, or its arguments."""
+    args, kwargs = call.input
+    return args[0] if len(args) == 1 and not kwargs else {**dict(enumerate(args)), **kwargs}
+
+
+async def _invoke_traced(
+    scratch: context.TaskScratch, spec: CallSpec, call: Task, in_pool: bool, caller_config: dict[str, Any]
+) -> Any:
+    """`_invoke` as a child chain run of the caller's (engine/callbacks.py)."""
+    assert scratch.run.callbacks is not None
+    call_run, scratch.config = scratch.run.callbacks.call_started(caller_config, call, _call_input(call))
+    try:
+        with ambient(scratch.config):
+            result = await _invoke(scratch, spec, call, in_pool)
+    except BaseException as exc:
+        call_run.on_chain_error(exc)
+        raise
+    chain_ended(call_run, result)
+    return result
 
 
 async def _invoke(scratch: context.TaskScratch, spec: CallSpec, call: Task, in_pool: bool) -> Any:
@@ -86,7 +113,9 @@ async def _invoke(scratch: context.TaskScratch, spec: CallSpec, call: Task, in_p
             return await call_settled_async(scratch, spec.fn, *args, **kwargs)
         finally:
             context.leave(token)
-    fn = functools.partial(call_settled, scratch, spec.fn, *args, **kwargs)
+    # a traced call's config is the ambient config of a pool thread too
+    settle = call_settled if scratch.config is None else with_ambient(scratch.config, call_settled)
+    fn = functools.partial(settle, scratch, spec.fn, *args, **kwargs)
     if in_pool:  # already on a pool thread, called by a sync function that waits for it
         return call_sync(scratch, None, fn, ())
     assert scratch.run.executor is not None
@@ -115,21 +144,26 @@ async def call_settled_async(
             await asyncio.gather(*scratch.pending, return_exceptions=True)
 
 
-async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
+async def _run_call(
+    run: Run, call: Task, spec: CallSpec, in_pool: bool, caller_config: dict[str, Any] | None = None
+) -> Any:
     """Run a call to completion (retrying per its policy), saving its outcome as the step's
     pending write; an interrupt or a failure is saved too and raised to the caller's future."""
     attempts = 0
     while True:
         scratch = context.TaskScratch(call, run, spec.is_async)
         try:
-            result = await _invoke(scratch, spec, call, in_pool)
+            if caller_config is None:
+                result = await _invoke(scratch, spec, call, in_pool)
+            else:
+                result = await _invoke_traced(scratch, spec, call, in_pool, caller_config)
         except GraphInterrupt as exc:
             call.interrupts = exc.interrupts
             call.writes = [(RESUME, list(call.resume))] if call.resume else []
             _commit(run, call)
             raise
-        except GuardStopped:
-            raise  # a nested call met the guard's stop: not a failure, so no retry and nothing saved
+        except (GuardStopped, GraphDrained):
+            raise  # the guard's stop, or a drained graph the call ran: not a failure, no retry, nothing saved
         except Exception as exc:
             attempts += 1
             delay = retry_delay(spec.retry, exc, attempts)
@@ -138,7 +172,7 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
                 _commit(run, call)
                 raise
             run.report.retries += 1
-            await asyncio.sleep(delay)
+            await wait_before_retry(delay, spec.is_async, None if in_pool else run.executor)
             continue
         call.writes = [(RETURN, result), *([(RESUME, list(call.resume))] if call.resume else [])]
         call.done = True
@@ -147,6 +181,8 @@ async def _run_call(run: Run, call: Task, spec: CallSpec, in_pool: bool) -> Any:
             run._emit("updates", {call.name: result})
             if run.guard is not None:
                 run.guard.after_call(call, scratch, result)
+        if run.waker is not None:  # the update goes out now, not when the caller's step ends
+            run.waker.wake()
         return result
 
 

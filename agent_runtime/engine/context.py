@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.errors import GraphInterrupt, mark_invalid_resume
 from agent_runtime.types import Interrupt
 
@@ -41,6 +42,7 @@ class TaskScratch:
     __slots__ = (
         "actions",
         "calls",
+        "config",
         "cost",
         "counter",
         "grace",
@@ -49,8 +51,10 @@ class TaskScratch:
         "pending",
         "resume",
         "run",
+        "subgraph_calls",
         "task",
         "tokens",
+        "writes",
     )
 
     def __init__(self, task: Task, run: Run, is_async: bool) -> None:
@@ -63,10 +67,13 @@ class TaskScratch:
         self.is_async = is_async
         self.counter = 0  # interrupt() calls so far in this attempt
         self.calls = 0  # task calls so far in this attempt (their index makes their ids)
+        self.subgraph_calls = 0  # graphs invoked so far in this attempt (the 2nd one's namespace ends in |1)
         self.pending: list[Any] = []  # futures of the task calls started in this attempt
         self.tokens = 0
         self.cost = 0.0
         self.actions: list[StepAction] = []
+        self.config: dict[str, Any] | None = None  # the node's config, when the run has callbacks
+        self.writes: list[tuple[str, Any]] | None = None  # made while it ran (push_message), before its update's
 
 
 _CURRENT: ContextVar[TaskScratch | None] = ContextVar("agent_runtime_task", default=None)
@@ -116,10 +123,14 @@ def interrupt(value: Any, *, response_schema: type[Any] | dict[str, Any] | None 
     task = scratch.task
     if index < len(task.resume):
         return _validate_resume(adapter, task.resume[index])
-    iid = interrupt_id(task.id, index)
+    # keyed by how many answers the task has (as LangGraph): parallel calls in one task ask in any order
+    iid = interrupt_id(task.id, len(task.resume))
     source = scratch.resume
+    asked = _asked_ids(scratch) if source.by_id else ()
     if iid in source.by_id:
         answer = source.by_id.pop(iid)
+    elif any(i in source.by_id for i in asked):  # an answer to the question the task saved it asked
+        answer = source.by_id.pop(next(i for i in asked if i in source.by_id))
     elif source.value is not MISSING:
         answer, source.value = source.value, MISSING
     else:
@@ -128,6 +139,12 @@ def interrupt(value: Any, *, response_schema: type[Any] | dict[str, Any] | None 
     validated = _validate_resume(adapter, answer)
     task.resume.append(answer)
     return validated
+
+
+def _asked_ids(scratch: TaskScratch) -> list[str]:
+    """The ids of the interrupts the running task saved it asked (its INTERRUPT record)."""
+    saved = scratch.run.saved_writes.get(scratch.task.id, ())
+    return [i.id for chan, value in saved if chan == INTERRUPT for i in value]
 
 
 def _validate_resume(adapter: Any, answer: Any) -> Any:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.checkpoint.base import CheckpointTuple, checkpoint_config, now_iso
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.payloads import task_result
+from agent_runtime.engine.payloads import task_payload, task_result, user_metadata
 from agent_runtime.engine.spec import ERROR, INTERRUPT
-from agent_runtime.engine.subgraphs import subgraph_state
+from agent_runtime.engine.subgraphs import subgraph_state, with_checkpoint_map
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -43,10 +43,10 @@ def with_interrupts(output: Any, interrupts: Any) -> dict[str, Any]:
 
 def tasks_started(run: Run, tasks: list[Task]) -> None:
     """The "task" events of a step's tasks, before they run."""
+    metadata = user_metadata(run.config)
     for task in tasks:
         if not task.hidden:
-            payload = {"id": task.id, "name": task.name, "input": run.task_input(task), "triggers": task.triggers}
-            run._debug("task", payload)
+            run._debug("task", task_payload(task.id, task.name, run.task_input(task), task.triggers, metadata))
 
 
 def task_finished(run: Run, task: Task) -> None:
@@ -58,7 +58,8 @@ def task_finished(run: Run, task: Task) -> None:
         run._emit("updates", {INTERRUPT: interrupts})
         run._emit("values", with_interrupts(run.output(), interrupts))
     elif task.done and "updates" in run.modes:
-        run._emit("updates", {task.name: run.task_update(task, run.spec.schema.keys)})
+        update = {task.name: run.task_update(task, run.spec.schema.keys)}
+        run._emit("updates", {**update, "__metadata__": {"cached": True}} if task.cached else update)
     if run.task_events:
         run._debug("task_result", _task_result_payload(run, task))
 
@@ -79,7 +80,7 @@ def tasks_restored(run: Run, tasks: list[Task]) -> None:
         return
     keys = run.spec.schema.keys
     for task in tasks:
-        if task.done and not task.hidden:
+        if task.done and not task.hidden and task.error is None:
             run._emit("updates", {task.name: run.task_update(task, keys), "__metadata__": CACHED})
 
 
@@ -109,9 +110,11 @@ def _next_task(run: Run, task: Task) -> dict[str, Any]:
 
 
 def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None, tasks: list[dict[str, Any]]) -> None:
+    config = checkpoint_config(run.thread_id, run.ns, run.checkpoint_id)
+    parent = checkpoint_config(run.thread_id, run.ns, parent_id) if parent_id else None
     payload = {
-        "config": checkpoint_config(run.thread_id, run.ns, run.checkpoint_id),
-        "parent_config": checkpoint_config(run.thread_id, run.ns, parent_id) if parent_id else None,
+        "config": with_checkpoint_map(config, metadata),
+        "parent_config": parent and with_checkpoint_map(parent, metadata),
         "values": run.output(),
         "metadata": metadata,
         "next": [t["name"] for t in tasks],

@@ -12,8 +12,8 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
+from agent_runtime.channels.untracked import SendQueue
 from agent_runtime.checkpoint.base import (
-    NULL_TASK_ID,
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
@@ -23,32 +23,37 @@ from agent_runtime.checkpoint.base import (
 )
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.error_handlers import handler_config, in_barrier_order
 from agent_runtime.engine.lineage import Lineage
+from agent_runtime.engine.replay import ReplayBound
+from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import ERROR, INTERRUPT, NO_WRITES, RESERVED, RESUME, TASKS, config_namespace
-from agent_runtime.engine.tasks import route, state_updates
-from agent_runtime.errors import EmptyInputError, GraphRecursionError
+from agent_runtime.engine.spec import (
+    ERROR,
+    ERROR_SOURCE,
+    INTERRUPT,
+    NO_WRITES,
+    NODE_FINISHED,
+    RESUME,
+    TASKS,
+    Branch,
+    config_namespace,
+)
+from agent_runtime.engine.start import start
+from agent_runtime.engine.task_status import CONTROL_WRITES
+from agent_runtime.errors import GraphDrained, GraphRecursionError
 from agent_runtime.report import RunReport
+from agent_runtime.run_config import checkpoint_metadata
+from agent_runtime.schema import ROOT
 from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
+    from agent_runtime.engine.callbacks import RunCallbacks
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
     from agent_runtime.pregel import CompiledGraph
+    from agent_runtime.runtime import RunControl
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
-
-
-def restore_task(task: Task, saved: Sequence[tuple[str, Any]]) -> None:
-    """Give a task (or a task call) of a resumed step what it saved: its answered interrupts, and its
-    writes when it had finished (not when it was interrupted or failed: then it runs again)."""
-    channels = {c for c, _ in saved}
-    for chan, value in saved:
-        if chan == RESUME:
-            task.resume = list(value)
-    if INTERRUPT in channels or ERROR in channels:
-        return
-    task.writes = [(c, v) for c, v in saved if c != NO_WRITES]
-    task.done = True
 
 
 class Run:
@@ -77,6 +82,7 @@ class Run:
         self.executor = executor
         self.checkpointer = checkpointer
         self.checkpointing = self.checkpointer is not None
+        self.config_metadata = checkpoint_metadata(config)  # saved with each checkpoint
         self.events: list[Event] = []
         self.events_lock = threading.Lock()  # a subgraph's events may come from a pool thread
         # this run's namespace in the stream: its checkpoint namespace (a subgraph's, or the caller's)
@@ -86,12 +92,18 @@ class Run:
         # static breakpoints: the compiled graph's, or the call's (stream(interrupt_before=...))
         self.interrupt_before: tuple[str, ...] = graph.interrupt_before
         self.interrupt_after: tuple[str, ...] = graph.interrupt_after
+        self.stream_version = "v1"  # astream(version=): a v3 event stream reads "v2" parts
         self.waker: Waker | None = None
+        self.callbacks: RunCallbacks | None = None  # LangChain callbacks, when asked for (engine/callbacks.py)
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
         self.report = RunReport()
         self.resume_source = context.ResumeSource()
         self.grace = False
+        self.control: RunControl | None = None  # set by bind_runtime
+        # the event loop is the runtime's own (invoke, stream), not the caller's (ainvoke, astream): a
+        # lone sync task may then run on its thread; a caller's loop must not be blocked by one
+        self.owns_loop = True
         self.status = "running"
         self.interrupts: list[Interrupt] = []
         self.terminate_status: StopReason | None = None
@@ -106,8 +118,15 @@ class Run:
         self._last_step = -1  # step of the last applied superstep
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
+        queue = self.spec.channels.get(TASKS)  # a graph with UntrackedValue keys: they are never saved
+        self._send_queue = queue if isinstance(queue, SendQueue) else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
+        self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
+        self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
+        self.ns = ""  # the checkpoint namespace (set from the config when the run has a checkpointer)
+        self.node_finished = config.get("configurable", {}).get(NODE_FINISHED)  # LangGraph's test hook
+        self.parents: dict[str, str] = {}  # a subgraph's: namespace -> current checkpoint id of each graph above
         # functional API: saved writes of the step's task calls (by call id), the calls started in the
         # current step (committed at exit with durability="exit"), and a lock for their bookkeeping,
         # which sync calls do on pool threads
@@ -142,10 +161,14 @@ class Run:
         values = dict(self.step_view())
         if self._managed:
             self._with_managed(values)
+        reader = task.node.reader  # type: ignore[union-attr]
+        if reader is not None:
+            return reader(values)
         return self._coerce(values) if self._coerce is not None else values
 
-    def local_state(self, own: Sequence[tuple[str, Any]], result: Any) -> Any:
-        """What a conditional edge sees: the pre-step state plus only this task's own writes."""
+    def local_state(self, own: Sequence[tuple[str, Any]], result: Any, branch: Branch) -> Any:
+        """What a conditional edge sees: the pre-step state plus only this task's own writes (read
+        through the branch's reader, if it has one)."""
         state = dict(self.step_view())
         if own:
             channels = self.state.channels
@@ -165,22 +188,35 @@ class Run:
                 state.setdefault(key, value)
         if self._managed:
             self._with_managed(state)
+        if branch.reader is not None:
+            read = branch.reader(state)
+            if branch.own_schema or not isinstance(read, dict) or not isinstance(result, dict):
+                return read
+            return {**result, **read}  # the node's other returned keys still reach it, as in LangGraph
         schema = self.spec.schema
         if schema.coerces:
             return schema.coerce({k: v for k, v in state.items() if k in schema.keys or k in self._managed})
         return state
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> Any:
+        """The state values (a root state: its value)."""
+        if self.spec.schema.is_root:
+            return self.step_view().get(ROOT)
         return dict(self.step_view())
 
     def node_config(self, task: Task) -> dict[str, Any]:
-        configurable = dict(self.config.get("configurable", {}))
+        # the run's durability, where LangGraph's nodes find it
+        configurable = {**self.config.get("configurable", {}), "__pregel_durability": self.durability}
         metadata = {**self.config.get("metadata", {}), "langgraph_step": self.step, "langgraph_node": task.name}
-        return {**self.config, "configurable": configurable, "metadata": metadata}
+        return handler_config(task, {**self.config, "configurable": configurable, "metadata": metadata})
 
     def task_update(self, task: Task, keys: frozenset[str]) -> Any:
-        """What stream_mode="updates" shows for a finished task: its state updates."""
-        return payloads.task_update(task.writes, keys)
+        """What stream_mode="updates" shows for a finished task: its state updates (a root state's:
+        the value written)."""
+        update = payloads.task_update(task.writes, keys)
+        if not self.spec.schema.is_root or update is None:
+            return update
+        return [u[ROOT] for u in update] if isinstance(update, list) else update[ROOT]
 
     # -- events -------------------------------------------------------------------------------------
     def _emit(self, mode: str, payload: Any) -> None:
@@ -201,7 +237,7 @@ class Run:
         saved = None
         if self.checkpointer is not None:
             self.thread_id, self.ns = thread_key(self.config)
-            saved = self.checkpointer.get_tuple(self.config)
+            saved = self.checkpointer.get_tuple(self.config) if self.start_from is MISSING else self.start_from
         if saved is None:
             self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
             self.checkpoint_id = ""
@@ -219,6 +255,8 @@ class Run:
             self._saved_max = self.state.max_version
             self._pending_writes = list(saved.pending_writes)
             saved_step = int(saved.metadata.get("step", -1))
+        if self.start_from is not MISSING:  # an earlier state of the namespace (or none): a fork of it
+            self._above_the_thread()
         self.step = saved_step + 1
         self.stop = self.step + self.recursion_limit + 1
         self.updated: set[str] | None = None
@@ -237,69 +275,8 @@ class Run:
             self.state.max_version = max(self.state.max_version, highest)
 
     def _first(self, has_checkpoint: bool) -> None:
-        value = self.input
-        if value is None or isinstance(value, Command):
-            if isinstance(value, Command) and value.resume is not None and not self.checkpointing:
-                raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
-            if not has_checkpoint:
-                if value is None:
-                    raise EmptyInputError("Received no input and found no checkpoint to resume from")
-                raise RuntimeError("Cannot resume: no checkpoint for this thread")
-            self._resume(value)
-            return
-        self._fresh_input(value, has_checkpoint)
-
-    def _time_travels(self, command: Command | None) -> bool:
-        """A run from a named checkpoint that does not answer an interrupt replays that step (as
-        LangGraph): saved answers and finished tasks' writes are dropped, so its tasks run again and
-        their interrupts are asked again."""
-        if "checkpoint_id" not in self.config.get("configurable", {}):
-            return False
-        if command is not None and command.resume is not None:
-            return False
-        self._pending_writes = [w for w in self._pending_writes if w[0] == NULL_TASK_ID]
-        return True
-
-    def _resume(self, command: Command | None) -> None:
-        state = self.state
-        replay = self._time_travels(command)
-        # the replay starts a branch of its own (a "fork" checkpoint, whose id gives its tasks new ids),
-        # so later resumes of the thread continue it; a checkpoint saved as a branch point already is one
-        assert self._loaded is not None
-        forks = replay and self._loaded.metadata.get("source") not in ("update", "fork")
-        null_writes = [(c, v) for t, c, v in self._pending_writes if t == NULL_TASK_ID and c not in RESERVED]
-        if command is not None:
-            if command.resume is not None:
-                self._set_resume(command.resume)
-            writes, _ = state_updates(self.spec.schema, command.update, Task.pseudo("__input__", []))
-            gotos = command.goto_targets()
-            new_writes = writes + (route(self, START, gotos) if gotos else [])
-            if new_writes and self.checkpointer is not None and not forks:  # a fork carries them itself
-                self.checkpointer.put_writes(self._cp_config(), new_writes, NULL_TASK_ID)
-            null_writes += new_writes
-        if null_writes:
-            apply_writes(self.spec, state, [Task.pseudo("__input__", null_writes)])
-        state.seen[INTERRUPT] = dict(state.versions)
-        if forks:
-            self.save_branch_point("fork")
-            self.step += 1
-        elif self.checkpoint_events:
-            events.checkpoint_loaded(self, self._loaded)
-        if "values" in self.modes:
-            self._emit("values", self.output())
-
-    def _set_resume(self, resume: Any) -> None:
-        pending = [i for t, c, v in self._pending_writes if c == INTERRUPT for i in v]
-        ids = {i.id for i in pending}
-        if isinstance(resume, dict) and resume and set(resume) <= ids:
-            self.resume_source.by_id = dict(resume)
-        elif len(ids) > 1:  # one interrupt can be saved twice: by a task call and by its caller
-            raise RuntimeError(
-                "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
-                "Command(resume={interrupt_id: value, ...})"
-            )
-        else:
-            self.resume_source.value = resume
+        """Take the run's input (engine/start.py); a subclass may note what it finds first."""
+        start(self, has_checkpoint)
 
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         """The writes of a new graph input: the state keys it sets, for the hidden __start__ task."""
@@ -308,26 +285,9 @@ class Run:
         if self.spec.input_keys is not None:  # StateGraph(input_schema=...): only its keys are input
             data = {k: v for k, v in data.items() if k in self.spec.input_keys}
         unknown = [k for k in data if k not in schema.keys]
-        if unknown:
+        if unknown and not self.nested:  # a subgraph gets its parent's whole state: no warning there
             warnings.warn(f"Input keys {unknown} are not state keys; they are dropped", stacklevel=5)
         return [(START, {k: data[k] for k in data if k in schema.keys})]
-
-    def _fresh_input(self, value: Any, has_checkpoint: bool) -> None:
-        writes = self.input_writes(value)
-        discarded: list[Task] = []
-        if has_checkpoint:
-            # a new input abandons what the thread had pending: mark those triggers as seen
-            discarded = prepare_tasks(self.spec, self.state, self.step, self.checkpoint_id, None)
-            for task in discarded:
-                task.writes = []
-        self.updated = apply_writes(
-            self.spec,
-            self.state,
-            [*discarded, Task.pseudo("__input__", writes)],
-        )
-        self._pending_writes = []
-        self._save("input")
-        self.step += 1
 
     # -- checkpoints ------------------------------------------------------------------------------------
     def _cp_config(self) -> dict[str, Any]:
@@ -352,10 +312,13 @@ class Run:
         parent = self._cp_config()
         if self.durability == "exit":
             self.checkpoint_id = new_checkpoint_id()
+            # the parent the final checkpoint gets: the last one written (none yet: an empty config)
+            parent = self._exit_parent()
         else:
             self._put(new_checkpoint_id(), source, self.step, parent)
         if self.checkpoint_events:
-            events.checkpoint_saved(self, {"source": source, "step": self.step, "parents": {}}, parent)
+            metadata = {**self.config_metadata, "source": source, "step": self.step, "parents": self.parents}
+            events.checkpoint_saved(self, metadata, parent)
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -371,16 +334,16 @@ class Run:
         """durability="exit": persist the final state and the unfinished step's task writes."""
         if self.checkpointer is None or self.durability != "exit":
             return
-        parent = (
-            checkpoint_config(self.thread_id, self.ns, self._persisted_id)
-            if self._persisted_id
-            else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
-        )
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
-            self._put(self.checkpoint_id, "loop", self._last_step, parent)
+            self._put(self.checkpoint_id, "loop", self._last_step, self._exit_parent())
         for task in (*tasks, *self.calls):
             if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
+
+    def _exit_parent(self) -> dict[str, Any]:
+        if self._persisted_id:
+            return checkpoint_config(self.thread_id, self.ns, self._persisted_id)
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
 
     def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
         assert self.checkpointer is not None
@@ -401,7 +364,7 @@ class Run:
             dict(state.seen),
             None if self.updated is None else tuple(self.updated),
         )
-        metadata = {"source": source, "step": step, "parents": {}}
+        metadata = {**self.config_metadata, "source": source, "step": step, "parents": self.parents}
         self.checkpointer.put(parent, checkpoint, metadata, new_versions)
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
@@ -418,21 +381,22 @@ class Run:
             # error does not replace), so an invalid resume value can be answered again
             asked = [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
             writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
-        elif not writes:
-            writes = [(NO_WRITES, None)]
+            if task.done:  # done with an error: its error handler took over
+                writes.append((ERROR_SOURCE, task.name))
+        else:
+            if all(c in CONTROL_WRITES for c, _ in writes):  # finished without output: say it finished
+                writes.append((NO_WRITES, None))
+            # the questions it asked before it finished stay on record (a step's history shows them)
+            writes += [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
+        if self._send_queue is not None:
+            writes = self._send_queue.persistable(writes)
         self.checkpointer.put_writes(self._cp_config(), writes, task.id)
 
-    def _reapply_pending(self, tasks: list[Task]) -> None:
-        """On the first tick of a resume, tasks that finished before keep their saved writes."""
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        for task_id, chan, value in self._pending_writes:
-            by_task.setdefault(task_id, []).append((chan, value))
-        for task in tasks:
-            saved = by_task.get(task.id)
-            if saved:
-                restore_task(task, saved)
+    def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
+        """On the first tick of a resume, tasks that finished before keep their saved writes (and
+        `handlers`: the error handlers of failed tasks join the step)."""
+        self.saved_writes = restore_step(self, tasks, self._pending_writes, handlers)  # task calls look up theirs
         events.tasks_restored(self, tasks)
-        self.saved_writes = by_task  # task calls look up theirs as the step runs
         self._pending_writes = []
 
     # -- running ----------------------------------------------------------------------------------------
@@ -448,10 +412,15 @@ class Run:
 
     async def events_iter(self) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
-        if self.subgraphs:
-            self.waker = Waker()
+        callbacks = self.callbacks
+        if callbacks is not None:
+            callbacks.start(self)
+        if self.subgraphs or (callbacks is not None and callbacks.streams):
+            self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
         try:
             self._first(self._load())
+            if callbacks is not None and (self.input is None or isinstance(self.input, Command)):
+                await callbacks.resumed(self)
             for event in self._drain():
                 yield event
             while True:
@@ -466,6 +435,11 @@ class Run:
                     self._reapply_pending(tasks)
                 if self.interrupt_before and self._should_break(self.interrupt_before, tasks):
                     self.status = "interrupt_before"
+                    break
+                # after the breakpoint check: a resume passes the step's breakpoints, so a drain in
+                # front of one would skip it
+                if self.control is not None and self.control.drain_requested:
+                    self.status = "draining"
                     break
                 if self.guard is not None and self.guard.before_step(tasks):
                     break
@@ -510,10 +484,26 @@ class Run:
                     break
                 self.step += 1
             self._finish()
-        except asyncio.CancelledError:
+            if callbacks is not None and self.status.startswith("interrupt"):
+                await callbacks.paused(self)
+        except asyncio.CancelledError as exc:
             self.report.stop_reason = StopReason.ABORTED
+            if callbacks is not None:
+                callbacks.error(exc)
             raise
+        except GeneratorExit as exc:  # the reader stopped early: the graph's chain run ends with it
+            if callbacks is not None:
+                callbacks.error(exc)
+            raise
+        except GraphDrained as exc:  # a subgraph this step ran was drained: so is this run (its finished tasks kept)
+            if callbacks is not None:
+                callbacks.error(exc)  # as LangGraph: the graph's chain run ends with GraphDrained
+            self.status = "draining"
+            self._save_exit(self._tasks)
+            self._finish()
         except Exception as exc:
+            if callbacks is not None:
+                callbacks.error(exc)
             self.report.stop_reason = StopReason.ERROR
             self.report.error = repr(exc)
             self._save_exit(self._tasks)
@@ -523,11 +513,15 @@ class Run:
         finally:
             self.report.elapsed_s = time.perf_counter() - started
             self.graph.last_run_report = self.report
+        if callbacks is not None:
+            callbacks.end(self.graph.shape_output(self.output()))
         for event in self._drain():
             yield event
 
     def _barrier(self, tasks: list[Task], scratches: list[context.TaskScratch]) -> None:
         ordered = sort_tasks(tasks)
+        if self.spec.error_handlers:
+            ordered = in_barrier_order(ordered)
         before = self.step_view()
         try:
             self.updated = apply_writes(self.spec, self.state, ordered)
@@ -561,7 +555,9 @@ class Run:
         report.duplicate_runs = self.lineage.duplicates
         if self.status in ("done", "terminated", "guard"):
             report.waiting_joins = self.lineage.waiting_joins(self.state)
-        self._save_exit(self._tasks if self.status.startswith("interrupt") else ())
+        paused = self.status.startswith("interrupt")
+        if paused or not self.ns or ":" not in self.ns:  # a finished per-call subgraph leaves nothing to resume
+            self._save_exit(self._tasks if paused else ())
         if self.status == "done":
             report.stop_reason = StopReason.GOAL
         elif self.status == "terminated":
@@ -572,6 +568,11 @@ class Run:
             events.paused(self)
         elif self.status == "guard":
             pass  # the guard set the stop reason
+        elif self.status == "draining":
+            report.stop_reason = StopReason.DRAINED
+            self._debug("run_report", report)
+            assert self.control is not None
+            raise GraphDrained(self.control.drain_reason or "shutdown")
         elif self.status == "out_of_steps":
             report.stop_reason = StopReason.MAX_STEPS
             self._debug("run_report", report)

@@ -1,10 +1,27 @@
-"""How LangGraph shows a task's writes to users (get_state / history `tasks[].result`, the "debug"
-stream's `task_result`): its state-key writes folded into a dict, internal channels left out."""
+"""How LangGraph shows a task to users: its writes (get_state / history `tasks[].result`, the "debug"
+stream's `task_result`: its state-key writes folded into a dict, internal channels left out) and its
+start (the "tasks" / "debug" stream's `task` event, with the run's user metadata and tags)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+HIDDEN_TAG = "langsmith:hidden"  # a task so tagged gets no "task" event
+# metadata keys the framework sets on a task; the task's own fields and namespace say the same
+_FRAMEWORK_METADATA = frozenset(
+    {
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    }
+)
 
 
 def task_result(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> dict[str, Any]:
@@ -35,3 +52,33 @@ def task_update(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> Any:
     if len(updates) > 1 and len({k for k, _ in updates}) < len(updates):
         return [{k: v} for k, v in updates]
     return dict(updates)
+
+
+def user_metadata(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The metadata a task event carries: the config's, framework keys left out, with its tags (but
+    langchain's `seq:step:*` bookkeeping) under "tags"; None when nothing is left. A new dict."""
+    if config is None:
+        return None
+    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _FRAMEWORK_METADATA}
+    tags = [tag for tag in config.get("tags") or () if not tag.startswith("seq:step")]
+    if tags:
+        metadata["tags"] = tags
+    return metadata or None
+
+
+def task_payload(task_id: str, name: str, input: Any, triggers: Any, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """A "task" event (LangGraph's TaskPayload): `metadata` only when there is some."""
+    payload = {"id": task_id, "name": name, "input": input, "triggers": triggers}
+    if metadata:
+        payload["metadata"] = dict(metadata)
+    return payload
+
+
+def map_debug_tasks(tasks: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """The "task" events of tasks with `id`, `name`, `input`, `triggers` and `config` (LangGraph's
+    `langgraph.pregel.debug.map_debug_tasks`); hidden tasks have none."""
+    for task in tasks:
+        config = task.config
+        if config is not None and HIDDEN_TAG in config.get("tags", ()):
+            continue
+        yield task_payload(task.id, task.name, task.input, task.triggers, user_metadata(config))

@@ -1,12 +1,14 @@
 """Running the tasks of a superstep concurrently on the run's event loop. When the run streams
 per-task events, the caller is woken as each task finishes (and, with `subgraphs=True`, as a subgraph's
 event arrives), so its events go out at once and a consumer that stops early cancels the tasks still
-running."""
+running. A graph's `step_timeout` (seconds) fails a step whose tasks have not all finished by then
+with TimeoutError, cancelling them."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.engine.tasks import execute
@@ -45,9 +47,24 @@ class StepRun:
         self.todo = [t for t in tasks if not t.done]
         self.scratches: list[TaskScratch] = []
         self.finished = not self.todo
-        self.streams = run.waker is not None or (len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes))
+        step_timeout = run.graph.step_timeout
+        # the step's tasks must all finish by then (the time a reader takes over the step's events counts)
+        self.deadline = None if step_timeout is None else time.monotonic() + step_timeout
+        self.streams = (
+            run.waker is not None
+            or self.deadline is not None
+            or (len(self.todo) > 1 and not PER_TASK_MODES.isdisjoint(run.modes))
+        )
         self._futures: set[asyncio.Future[TaskScratch]] = set()
         self._deferred: BaseException | None = None  # an invalid resume value's error, see `_collect`
+        limit = run.config.get("max_concurrency")  # LangChain's config key: tasks running at once
+        self._slots = asyncio.Semaphore(limit) if limit else None
+
+    async def _limited(self, task: Task, inline: bool = False) -> TaskScratch:
+        if self._slots is None:
+            return await execute(self.run, task, inline=inline)
+        async with self._slots:
+            return await execute(self.run, task, inline=inline)
 
     async def advance(self) -> None:
         """Run until at least one more task finished (all of them, when nothing streams per task)."""
@@ -58,16 +75,23 @@ class StepRun:
         if not self._futures:  # the first call: start every task
             self._futures = {asyncio.ensure_future(self._execute(t)) for t in self.todo}
         waker = self.run.waker
+        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
         if waker is None:
-            done, self._futures = await asyncio.wait(self._futures, return_when=asyncio.FIRST_COMPLETED)
+            done, self._futures = await asyncio.wait(
+                self._futures, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            woke = bool(done)
         else:  # a subgraph's event also ends the wait
             waker.event.clear()
             woken = asyncio.ensure_future(waker.event.wait())
             waiting: set[asyncio.Future[Any]] = {*self._futures, woken}
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             woken.cancel()
+            woke = bool(done)
             done.discard(woken)
             self._futures -= done
+        if not woke:  # the step timeout passed: `close()` cancels what still runs
+            raise TimeoutError("Timed out")
         for future in done:
             self._collect(future)  # a failed task raises here
         self.finished = not self._futures
@@ -93,25 +117,22 @@ class StepRun:
             await asyncio.gather(*futures, return_exceptions=True)
 
     async def _execute(self, task: Task) -> TaskScratch:
-        # a lone task's writes go with the step's checkpoint (see `_all`)
-        commit = len(self.tasks) > 1
-        return await execute(self.run, task, inline=task.node.runs_inline(), commit=commit)  # type: ignore[union-attr]
+        return await self._limited(task, inline=task.node.runs_inline())  # type: ignore[union-attr]
 
     async def _all(self) -> list[TaskScratch]:
         run, todo = self.run, self.todo
         if len(todo) == 1:
-            # A lone task's writes are saved with the step's checkpoint right after it, so they need
-            # no separate pending-write record (a crash in between loses no more than a crash in the
-            # task). Interrupted or failed tasks are still committed at once, for the resume.
-            return [await execute(run, todo[0], inline=True, commit=len(self.tasks) > 1)]
+            # a lone task's writes are saved apart too (as LangGraph's): the step's history shows them
+            inline = run.owns_loop or todo[0].node.runs_inline()  # type: ignore[union-attr]
+            return [await execute(run, todo[0], inline=inline)]
         inline = [t.node.runs_inline() for t in todo]  # type: ignore[union-attr]
         # pooled and async tasks start first, so they progress while the inline ones run
-        futures = [asyncio.ensure_future(execute(run, t)) for t, here in zip(todo, inline, strict=True) if not here]
+        futures = [asyncio.ensure_future(self._limited(t)) for t, here in zip(todo, inline, strict=True) if not here]
         self._futures = set(futures)  # for `close()`, should an inline task fail
         for t, here in zip(todo, inline, strict=True):
             if here:
                 try:
-                    self.scratches.append(await execute(run, t, inline=True))
+                    self.scratches.append(await self._limited(t, inline=True))
                 except Exception as exc:
                     if not is_invalid_resume(exc):
                         raise

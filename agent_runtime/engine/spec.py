@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy
+from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
     from agent_runtime.pregel import CompiledGraph
@@ -19,9 +19,11 @@ PUSH_TRIGGER = "__pregel_push"
 INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 ERROR = "__error__"
+ERROR_SOURCE = "__error_source_node__"  # with ERROR: the error went to the node's error handler
 NO_WRITES = "__no_writes__"
 RETURN = "__return__"  # a task call's result, saved as its pending write
-RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR})
+NODE_FINISHED = "__pregel_node_finished"  # configurable key: called with each node's name as it finishes
+RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE})
 CONF = "configurable"
 CONFIG_KEY_CHECKPOINT_NS = "checkpoint_ns"  # "<node>:<task id>|..." down to a subgraph
 
@@ -53,6 +55,11 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
+def is_async_generator(fn: Callable[..., Any]) -> bool:
+    """An async generator function, or an object whose `__call__` is one."""
+    return inspect.isasyncgenfunction(fn) or inspect.isasyncgenfunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
 @dataclass(slots=True)
 class Branch:
     """A conditional edge: `path(state)` names the next node(s), optionally through `path_map`."""
@@ -65,6 +72,10 @@ class Branch:
     declared: tuple[str, ...] | None
     is_async: bool = False
     takes_config: bool = False
+    # the path function's input from the state values: its own input schema's, else its source node's
+    # or the state schema's when the graph has more keys (None: all the state)
+    reader: Callable[[dict[str, Any]], Any] | None = None
+    own_schema: bool = False  # `reader` is the path function's own input schema's
 
     def __post_init__(self) -> None:
         self.is_async = is_async_callable(self.path)
@@ -105,16 +116,21 @@ class NodeSpec:
     static_writes: tuple[tuple[str, Any], ...] = ()
     branches: tuple[Branch, ...] = ()
     retry: tuple[RetryPolicy, ...] = ()
+    timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
     subgraph: CompiledGraph | None = None
+    invoked_graph: CompiledGraph | None = None  # a graph the node's function invokes (engine/introspect.py)
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown
     # maps the node's return value to its writes instead of the state schema (the functional API's
     # entrypoint returns any value, which goes to its return and `previous` channels)
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
+    # the node's input from the state values when it reads a schema of its own (None: all of them)
+    reader: Callable[[dict[str, Any]], Any] | None = None
     async_branches: bool = False  # derived: any conditional edge has an async path function
     placement: SyncPlacement = field(default_factory=SyncPlacement)
+    trace_policy: TracePolicy | None = None  # what tracers record of its runs (engine/callbacks.py)
 
     def __post_init__(self) -> None:
         self.async_branches = any(b.is_async for b in self.branches)
@@ -140,12 +156,14 @@ class GraphSpec:
     waiting_edges: frozenset[tuple[tuple[str, ...], str]] = frozenset()
     input_keys: frozenset[str] | None = None  # StateGraph(input_schema=...): the keys the graph takes
     output_keys: frozenset[str] | None = None  # StateGraph(output_schema=...): the keys invoke returns
+    error_handlers: dict[str, str] = field(default_factory=dict)  # node -> its error handler's node
 
     def __post_init__(self) -> None:
         self.branch_channels = {name: branch_channel(name) for name in self.nodes if name != START}
 
     def successor_groups(self, node: str) -> list[tuple[str, tuple[str, ...] | None]]:
-        """Outgoing routes of `node`: one group per static edge / join / branch (kind, targets)."""
+        """Outgoing routes of `node`: one group per static edge / join / branch / Command / error
+        handler (kind, targets)."""
         groups: list[tuple[str, tuple[str, ...] | None]] = []
         for src, dst in sorted(self.edges):
             if src == node and dst != END:
@@ -156,6 +174,9 @@ class GraphSpec:
         for branch in self.nodes[node].branches:
             dests = branch.declared
             groups.append(("branch", None if dests is None else tuple(d for d in dests if d != END)))
+        handler = self.error_handlers.get(node)
+        if handler is not None:
+            groups.append(("error", (handler,)))
         destinations = self.nodes[node].destinations
         if destinations is None:
             groups.append(("command", None))

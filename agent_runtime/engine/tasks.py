@@ -6,20 +6,30 @@ Writers run in LangGraph's order: state updates, Command.goto, static edges, joi
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from agent_runtime.engine import context
+from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.callbacks import ambient, with_ambient
+from agent_runtime.engine.error_handlers import handler_task
 from agent_runtime.engine.events import task_finished
 from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
 from agent_runtime.engine.subgraphs import run_subgraph
-from agent_runtime.errors import GraphInterrupt, GuardStopped, InvalidUpdateError, ParentCommand
+from agent_runtime.errors import (
+    GraphDrained,
+    GraphInterrupt,
+    GuardStopped,
+    InvalidUpdateError,
+    NodeCancelledError,
+    ParentCommand,
+)
+from agent_runtime.retries import cancelled_by_node, retry_delay, wait_before_retry
 from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, Command, RetryPolicy, Send, Terminate
+from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
+from agent_runtime.types import END, START, Command, Send, Terminate
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run
@@ -41,17 +51,60 @@ def call_sync(
         context.leave(token)
 
 
-def retry_delay(policies: Sequence[RetryPolicy], exc: Exception, attempts: int) -> float | None:
-    """Seconds to wait before re-running a task that failed `attempts` times; None: do not retry."""
-    policy = next((p for p in policies if p.matches(exc)), None)
-    if policy is None or attempts >= policy.max_attempts:
-        return None
-    return policy.delay(attempts) + (random.uniform(0, 1) if policy.jitter else 0.0)
+async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: Any, inline: bool) -> Any:
+    """Call a node as a child chain run of the run's callbacks, its code with the task's config as
+    LangChain's ambient config (so the chat models and tools it calls report to the run's handlers)."""
+    node = task.node
+    callbacks = run.callbacks
+    assert node is not None and node.fn is not None and callbacks is not None
+    if node.subgraph is not None:  # the subgraph's own chain run is the node's
+        with ambient(callbacks.subgraph_config(run, task)):
+            return await run_subgraph(run, task, node.subgraph, arg)
+    node_run, config = callbacks.task_started(run, task, arg)
+    scratch.config = config
+    args = (arg, config) if node.takes_config else (arg,)
+    try:
+        if node.is_async:
+            with ambient(config):
+                result = await call_node(run, task, scratch, node.fn, args, inline)
+        else:
+            result = await call_node(run, task, scratch, with_ambient(config, node.fn), args, inline)
+    except BaseException as exc:
+        node_run.on_chain_error(exc)
+        raise
+    callbacks.task_ended(task, node_run, result)
+    return result
 
 
-async def execute(run: Run, task: Task, inline: bool = False, commit: bool = True) -> context.TaskScratch:
+async def call_node(
+    run: Run, task: Task, scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...], inline: bool
+) -> Any:
+    """One attempt of the node's function `fn` (its own, or wrapped): an async one on this loop under
+    the task's timeout, a sync one inline or on the pool."""
+    node = task.node
+    assert node is not None
+    timeout = task.timeout or node.timeout
+    if node.is_async:
+        token = context.enter(scratch)
+        try:
+            if timeout is None:
+                return await fn(*args)
+            config = scratch.config or run.node_config(task)  # the attempt observer's
+            return await call_with_timeout(task.name, timeout, lambda: fn(*args), config)
+        finally:
+            context.leave(token)
+    if timeout is not None:  # a Send's timeout to a sync node (add_node refuses one)
+        raise sync_timeout_unsupported(task.name)
+    if inline:
+        return call_sync(scratch, node.placement, fn, args)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
+
+
+async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
-    commit the outcome at once. One flat coroutine: this is the hot path of every superstep."""
+    commit the outcome at once. The hot path of every superstep: one coroutine and, per attempt, one
+    call_node."""
     node = task.node
     assert node is not None
     attempts = 0
@@ -62,29 +115,25 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
                 arg = run.task_input(task)
                 if node.fn is None:  # the hidden __start__ task maps the graph input
                     result = arg
+                elif run.callbacks is not None:  # the node is a chain run of the graph's callbacks
+                    result = await call_traced(run, task, scratch, arg, inline)
                 elif node.subgraph is not None:
                     result = await run_subgraph(run, task, node.subgraph, arg)
                 else:
                     args = (arg, run.node_config(task)) if node.takes_config else (arg,)
-                    if node.is_async:
-                        token = context.enter(scratch)
-                        try:
-                            result = await node.fn(*args)
-                        finally:
-                            context.leave(token)
-                    elif inline:
-                        result = call_sync(scratch, node.placement, node.fn, args)
-                    else:
-                        loop = asyncio.get_running_loop()
-                        result = await loop.run_in_executor(
-                            run.executor, call_sync, scratch, node.placement, node.fn, args
-                        )
+                    result = await call_node(run, task, scratch, node.fn, args, inline)
             except ParentCommand as exc:  # a graph this node ran addressed this node's graph
                 result = exc.command
+            except asyncio.CancelledError as exc:
+                if not cancelled_by_node():
+                    raise  # the runtime cancelled the task (the step failed, the reader stopped)
+                raise NodeCancelledError(task.name) from exc
             if node.async_branches:
                 writes = await node_writes_async(run, task, result)
             else:
                 writes = node_writes(run, task, result)
+            if scratch.writes:
+                writes[:0] = scratch.writes
         except GraphInterrupt as exc:
             task.interrupts = exc.interrupts
             task.writes = [(RESUME, list(task.resume))] if task.resume else []
@@ -92,38 +141,54 @@ async def execute(run: Run, task: Task, inline: bool = False, commit: bool = Tru
             if run.modes:
                 task_finished(run, task)
             return scratch
-        except ParentCommand:
-            raise  # this node's own Command(graph=PARENT): it leaves this graph, no retry
+        except (ParentCommand, GraphDrained):
+            raise  # this node's own Command(graph=PARENT), or a drained subgraph: no retry
         except GuardStopped:
             return scratch  # the guard ended the run at a task call: the run stops before the barrier
         except Exception as exc:
             attempts += 1
             delay = retry_delay(node.retry, exc, attempts)
             if delay is None:
-                task.error = exc
-                run.commit(task)
-                if run.modes:
-                    task_finished(run, task)
-                raise
+                return await _failed(run, task, exc, inline)
             run.report.retries += 1
-            await asyncio.sleep(delay)
+            await wait_before_retry(delay, node.is_async, run.executor)
             continue
         if task.resume:
             writes.append((RESUME, list(task.resume)))
         task.writes = writes
         task.done = True
-        if commit:
-            run.commit(task)
+        if run.node_finished is not None and not task.hidden:
+            run.node_finished(task.name)
+        run.commit(task)
         if run.modes:
             task_finished(run, task)
         return scratch
+
+
+async def _failed(run: Run, task: Task, error: Exception, inline: bool) -> context.TaskScratch:
+    """A task that failed for good: saved as failed; its error handler, if it has one, runs now as a
+    task of this step (the failed task writes nothing), otherwise the error fails the step."""
+    task.error = error
+    if run.modes:
+        task_finished(run, task)
+    handler = handler_task(run, task, error)
+    if handler is not None:
+        task.done = True
+    run.commit(task)
+    if handler is None:
+        raise error
+    run._tasks.append(handler)  # the step's task list: the barrier applies the handler's writes
+    if run.task_events:
+        events.tasks_started(run, [handler])
+    return await execute(run, handler, inline=inline or handler.node.runs_inline())  # type: ignore[union-attr]
 
 
 def state_updates(schema: StateSchema, result: Any, task: Task) -> tuple[Writes, list[str | Send]]:
     """(state writes, goto targets) of a node's return value."""
     if result is None:
         return [], []
-    if isinstance(result, dict):
+    # (a root state's __start__ task returns its input as {ROOT: value}, as any graph input)
+    if isinstance(result, dict) and (not schema.is_root or task.name == START):
         keys = schema.keys
         return [(k, v) for k, v in result.items() if k in keys], []
     if isinstance(result, Command):
@@ -203,7 +268,7 @@ def _finish_writes(run: Run, writes: Writes) -> Writes:
 def node_writes(run: Run, task: Task, result: Any) -> Writes:
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         writes.extend(route(run, task.name, out, branch.path_map))
     return _finish_writes(run, writes)
@@ -213,7 +278,7 @@ async def node_writes_async(run: Run, task: Task, result: Any) -> Writes:
     """Same as `node_writes`, for nodes with at least one async path function."""
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
-        state = run.local_state(updates, result)
+        state = run.local_state(updates, result, branch)
         out = branch.path(state, run.node_config(task)) if branch.takes_config else branch.path(state)
         if branch.is_async:
             out = await out

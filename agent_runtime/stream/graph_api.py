@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_runtime.engine.spec import config_namespace
+from agent_runtime.engine.spec import CONF, config_namespace
+from agent_runtime.protocol import CONFIG_KEY_STREAM_MESSAGES_V2
 from agent_runtime.stream.mux import StreamMux, TransformerFactory
 from agent_runtime.stream.protocol import StreamTransformer
 from agent_runtime.stream.run_stream import AsyncGraphRunStream, GraphRunStream
@@ -47,10 +48,11 @@ def _builtin_factories() -> list[TransformerFactory]:
 
 def _check_v3_call(version: str, kwargs: dict[str, Any]) -> None:
     if version != "v3":
-        # LangChain's v1/v2 events come from callbacks (on_chain_start of the run and of each node):
-        # langchain-core's event stream over an astream that fires none stops the run at its first chunk
+        # v1/v2 are LangChain's callback events: CompiledGraph.astream_events has them
+        # (agent_runtime.streaming.events); langchain-core has no sync form
         raise NotImplementedError(
-            f"stream_events(version={version!r}): agent_runtime has no LangChain callback events; use version='v3'"
+            f"stream_events(version={version!r}): agent_runtime streams v1/v2 events with astream_events only; "
+            "use version='v3' for stream_events"
         )
     owned = [key for key in _V3_OWNED_KWARGS if key in kwargs]
     if owned:
@@ -67,9 +69,15 @@ def _parent_ns(graph_config: dict[str, Any] | None, config: dict[str, Any] | Non
     return config_namespace(config) or config_namespace(graph_config)
 
 
+def _v3_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The config of the run a v3 event stream opens: its "messages" mode emits v2 (content-block)
+    events, which the MessagesTransformer reads (as LangGraph: the key is set by the v3 stream only)."""
+    config = config or {}
+    return {**config, CONF: {**config.get(CONF, {}), CONFIG_KEY_STREAM_MESSAGES_V2: True}}
+
+
 def _graph_modes(mux: StreamMux) -> list[str]:
-    """The stream modes the transformers need, among those this runtime streams (a mode it does not
-    have yet, such as "messages", leaves its projection empty)."""
+    """The stream modes the transformers need, among those this runtime streams."""
     from agent_runtime.pregel import STREAM_MODES
 
     return sorted(mux.required_stream_modes() & STREAM_MODES)
@@ -108,7 +116,9 @@ class StreamEventsAPI:
         _check_v3_call(version, kwargs)
         kwargs = {**_V3_DEFAULTS, **kwargs}
         mux = self._v3_mux(config, transformers, is_async=False)
-        parts = self.stream(input, config, stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs)
+        parts = self.stream(
+            input, _v3_config(config), stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs
+        )
         return GraphRunStream(iter(parts), mux)
 
     def astream_events(
@@ -128,5 +138,7 @@ class StreamEventsAPI:
         self, input: Any, config: dict[str, Any] | None, transformers: Sequence[Any] | None, kwargs: dict[str, Any]
     ) -> AsyncGraphRunStream:
         mux = self._v3_mux(config, transformers, is_async=True)
-        parts = self.astream(input, config, stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs)
+        parts = self.astream(
+            input, _v3_config(config), stream_mode=_graph_modes(mux), subgraphs=True, version="v2", **kwargs
+        )
         return AsyncGraphRunStream(parts.__aiter__(), mux)

@@ -105,6 +105,13 @@ def test_history_and_threads(saver: ar.BaseCheckpointer) -> None:
     assert [h.metadata["source"] for h in history][-1] == "input"
     assert history[0].parent_config == history[1].config
     assert len(list(app.get_state_history(one, limit=2))) == 2
+    before = saver.list(one, before=history[2].config)  # as LangGraph's: the checkpoints saved before it
+    assert [t.config for t in before] == [h.config for h in history[3:]]
+    assert [t.config for t in saver.list(one, before=history[2].config, limit=1)] == [history[3].config]
+    page = app.get_state_history(one, before=history[2].config, limit=2)
+    assert [h.config for h in page] == [h.config for h in history[3:5]]
+    inputs = app.get_state_history(one, filter={"source": "input"})
+    assert [h.metadata["step"] for h in inputs] == [3, -1]
     saver.delete_thread(one["configurable"]["thread_id"])
     assert app.get_state(one).values == {}
     assert app.get_state(two).values["log"] == ["2", "a", "b"]
@@ -207,3 +214,62 @@ def test_forking_an_earlier_checkpoint_keeps_the_old_branch(saver: ar.BaseCheckp
     assert app.get_state(forked).values["log"] == ["x", "a", "z"]
     assert app.get_state(old_tip.config).values["log"] == ["x", "a", "b"]  # untouched
     assert app.get_state(after_a.config).values["log"] == ["x", "a"]
+
+
+class Turn(TypedDict):
+    items: list[str]
+
+
+def test_stateful_subgraph_state_on_a_parent_replay(saver: ar.BaseCheckpointer) -> None:
+    """compile(checkpointer=True): the subgraph keeps its state across the parent's turns in the parent's
+    checkpointer; a replay of the parent's first turn starts it from what it had then (nothing)."""
+    seen: list[list[str]] = []
+
+    def step(state: State) -> dict[str, Any]:
+        seen.append(list(state["log"]))
+        return {"log": ["s"]}
+
+    sub = ar.StateGraph(State)
+    sub.add_node("step", step)
+    sub.add_edge(ar.START, "step")
+    parent = ar.StateGraph(Turn)
+    parent.add_node("a", lambda s: {"items": ["a"]})
+    parent.add_node("sub", sub.compile(checkpointer=True))
+    parent.add_edge(ar.START, "a")
+    parent.add_edge("a", "sub")
+    app = parent.compile(checkpointer=saver)
+    cfg = _cfg()
+    app.invoke({"items": []}, cfg)
+    app.invoke({"items": []}, cfg)
+    assert seen == [[], ["s"]]
+    first_turn = [h for h in app.get_state_history(cfg) if h.next == ("sub",)][-1]
+    app.invoke(None, first_turn.config)
+    assert seen[-1] == []
+    # a config without checkpoint_ns lists every namespace of the thread, newest first (as LangGraph's)
+    everything = list(saver.list(cfg))
+    assert {t.config["configurable"]["checkpoint_ns"] for t in everything} == {"", "sub"}
+    assert [t.checkpoint.id for t in everything] == sorted((t.checkpoint.id for t in everything), reverse=True)
+    assert len(everything) == len(list(app.get_state_history(cfg))) + len(list(saver.list(sub_config(cfg))))
+
+
+def sub_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {"configurable": {**cfg["configurable"], "checkpoint_ns": "sub"}}
+
+
+def test_a_finished_task_keeps_its_question_on_record(saver: ar.BaseCheckpointer) -> None:
+    """Control writes have fixed slots: the answered task's INTERRUPT stays beside its output, so the
+    step's record lists both questions while get_state lists only the one still pending."""
+    g = ar.StateGraph(State)
+    g.add_node("a", lambda s: {"log": [f"a:{ar.interrupt('A')}"]})
+    g.add_node("b", lambda s: {"log": [f"b:{ar.interrupt('B')}"]})
+    g.add_edge(ar.START, "a")
+    g.add_edge(ar.START, "b")
+    app = g.compile(checkpointer=saver)
+    cfg = _cfg()
+    app.invoke({"log": []}, cfg)
+    asked = {i.value: i.id for i in app.get_state(cfg).interrupts}
+    app.invoke(ar.Command(resume={asked["A"]: "yes"}), cfg)
+    live = app.get_state(cfg)
+    assert [i.value for i in live.interrupts] == ["B"]
+    assert sorted(i.value for i in app.get_state(live.config).interrupts) == ["A", "B"]
+    assert sorted(app.invoke(ar.Command(resume={asked["B"]: "ok"}), cfg)["log"]) == ["a:yes", "b:ok"]

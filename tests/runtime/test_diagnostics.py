@@ -145,7 +145,7 @@ def test_unknown_node_in_edge() -> None:
     g.add_node("a", _node("a"))
     g.add_edge(ar.START, "a")
     g.add_edge("a", "nope")
-    with pytest.raises(ar.GraphCompileError, match="unknown node 'nope'"):
+    with pytest.raises(ar.GraphCompileError, match="unknown node `nope`"):
         g.compile()
 
 
@@ -195,7 +195,7 @@ def test_reducer_with_wrong_arity() -> None:
 def test_missing_entry_point() -> None:
     g = ar.StateGraph(Log)
     g.add_node("a", _node("a"))
-    with pytest.raises(ar.GraphCompileError, match="no entry point"):
+    with pytest.raises(ar.GraphCompileError, match="must have an entrypoint"):
         g.compile()
 
 

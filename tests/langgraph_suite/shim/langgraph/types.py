@@ -3,6 +3,8 @@
 from typing import Literal
 
 from agent_runtime.engine.context import interrupt
+from agent_runtime.executor import ExecutableTask as PregelExecutableTask
+from agent_runtime.node_cache import CachePolicy
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,
@@ -15,19 +17,23 @@ from agent_runtime.types import (
     StateSnapshot,
     StateUpdate,
     TimeoutPolicy,
+    TracePolicy,
+    omit_payload,
 )
 from langgraph import _shim
 
 # Pure type aliases (no behaviour): the values agent_runtime accepts.
 Durability = Literal["sync", "async", "exit"]
-StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks"]
+StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks", "messages", "tools"]
 
 __all__ = [
+    "CachePolicy",
     "Command",
     "Durability",
     "GraphOutput",
     "Interrupt",
     "Overwrite",
+    "PregelExecutableTask",
     "PregelTask",
     "RetryPolicy",
     "Send",
@@ -36,6 +42,8 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "interrupt",
+    "omit_payload",
 ]
 __getattr__ = _shim.module_getattr(__name__)

@@ -1,24 +1,12 @@
-"""`langgraph.warnings`: LangGraph's deprecation warning categories (plain classes, no behaviour), so
-modules that filter them (langgraph-prebuilt, the tests) import."""
+"""`langgraph.warnings` -> agent_runtime.deprecation (LangGraph's deprecation warning categories)."""
 
+from agent_runtime.deprecation import (
+    LangGraphDeprecatedSinceV05,
+    LangGraphDeprecatedSinceV10,
+    LangGraphDeprecatedSinceV11,
+    LangGraphDeprecationWarning,
+)
 from langgraph import _shim
-
-
-class LangGraphDeprecationWarning(DeprecationWarning):
-    pass
-
-
-class LangGraphDeprecatedSinceV05(LangGraphDeprecationWarning):
-    pass
-
-
-class LangGraphDeprecatedSinceV10(LangGraphDeprecationWarning):
-    pass
-
-
-class LangGraphDeprecatedSinceV11(LangGraphDeprecationWarning):
-    pass
-
 
 __all__ = [
     "LangGraphDeprecatedSinceV05",

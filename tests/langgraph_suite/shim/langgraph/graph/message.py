@@ -1,8 +1,15 @@
 """`langgraph.graph.message` -> agent_runtime.messages."""
 
-from agent_runtime.messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
+from agent_runtime.messages import REMOVE_ALL_MESSAGES, MessageGraph, MessagesState, add_messages, push_message
 from agent_runtime.messages import messages_delta_reducer as _messages_delta_reducer
 from langgraph import _shim
 
-__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "_messages_delta_reducer", "add_messages"]
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "MessageGraph",
+    "MessagesState",
+    "_messages_delta_reducer",
+    "add_messages",
+    "push_message",
+]
 __getattr__ = _shim.module_getattr(__name__)

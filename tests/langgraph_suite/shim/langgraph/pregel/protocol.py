@@ -1,0 +1,7 @@
+"""`langgraph.pregel.protocol` -> agent_runtime.protocol (the stream callback of the task protocol)."""
+
+from agent_runtime.protocol import StreamProtocol
+from langgraph import _shim
+
+__all__ = ["StreamProtocol"]
+__getattr__ = _shim.module_getattr(__name__)
