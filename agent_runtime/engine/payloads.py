@@ -7,21 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+# the framework's metadata keys: a task's own fields and namespace say the same
+from agent_runtime.run_config import EXCLUDED_METADATA_KEYS
+
 HIDDEN_TAG = "langsmith:hidden"  # a task so tagged gets no "task" event
-# metadata keys the framework sets on a task; the task's own fields and namespace say the same
-_FRAMEWORK_METADATA = frozenset(
-    {
-        "thread_id",
-        "checkpoint_id",
-        "checkpoint_ns",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_triggers",
-        "langgraph_path",
-        "langgraph_checkpoint_ns",
-    }
-)
 
 
 def task_result(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> dict[str, Any]:
@@ -59,7 +48,7 @@ def user_metadata(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     langchain's `seq:step:*` bookkeeping) under "tags"; None when nothing is left. A new dict."""
     if config is None:
         return None
-    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _FRAMEWORK_METADATA}
+    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in EXCLUDED_METADATA_KEYS}
     tags = [tag for tag in config.get("tags") or () if not tag.startswith("seq:step")]
     if tags:
         metadata["tags"] = tags
