@@ -59,7 +59,8 @@ class PrefixTokens:
         if self.total < self.enough:
             text = block.text()
             if self.bounded:
-                size = self.total + len(text.encode())
+                # Characters never outnumber bytes: a block as long as `enough` ends the bound unencoded.
+                size = self.total + (len(text) if len(text) >= self.enough else len(text.encode()))
                 if size < self.enough:
                     self.total = size
                     self._texts.append(text)
