@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from gateway import collector
     from gateway.app import create_app
     from gateway.config import load_settings
-    from gateway.workers import WorkersRefused, freeze_startup_heap, run_workers, server_options, worker_count
+    from gateway.workers import WorkersRefused, run_workers, server_options, worker_count
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
     settings = load_settings(args.config, **overrides)
@@ -42,7 +43,7 @@ def serve(args: argparse.Namespace) -> None:
         run_workers(settings, args.config, workers)
         return
     app = create_app(settings)
-    freeze_startup_heap()
+    collector.take_over(app)
     uvicorn.run(app, **server_options(settings))
 
 

@@ -9,7 +9,6 @@ files of one directory, and /metrics reads them all (gateway/metrics.py, `Gatewa
 from __future__ import annotations
 
 import atexit
-import gc
 import os
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from gateway import collector
 from gateway.metrics import MULTIPROCESS_DIR_ENV
 
 if TYPE_CHECKING:
@@ -79,23 +79,6 @@ def metrics_directory() -> Iterator[str]:
             shutil.rmtree(path, ignore_errors=True)
 
 
-# Collections of the middle generation (default: every 10 young ones) scan every object alive since
-# (a request's objects live as long as its provider takes: hundreds of thousands at 500 req/s) and promote
-# them, which soon triggers a full pass over everything. Ten times rarer: about a tenth of the collector's
-# pauses (10-35 ms each under load) and of its CPU; the young generation stays as cheap as by default.
-MIDDLE_GENERATION_EVERY = 100
-
-
-def freeze_startup_heap() -> None:
-    """Keep what startup built (LiteLLM's price map, token encodings, config: ~370,000 objects) out of
-    the collector's full passes: each would scan it all, ~0.1-0.2 s with the event loop stopped, every
-    time enough new objects have survived. Objects live until the process ends are what freeze is for."""
-    gc.collect()
-    gc.freeze()
-    young, _, old = gc.get_threshold()
-    gc.set_threshold(young, MIDDLE_GENERATION_EVERY, old)
-
-
 def worker_app() -> FastAPI:
     """The app of one worker (uvicorn's factory): the parent's configuration, read from the environment."""
     from prometheus_client import multiprocess
@@ -106,7 +89,7 @@ def worker_app() -> FastAPI:
     # A worker that ends takes its live gauges (requests in flight, active sessions) with it.
     atexit.register(multiprocess.mark_process_dead, os.getpid())
     app = create_app(load_settings(os.environ.get(CONFIG_ENV) or None))
-    freeze_startup_heap()
+    collector.take_over(app)
     return app
 
 

@@ -6,7 +6,6 @@ worker; the test tells the workers apart by the metric files each writes.
 from __future__ import annotations
 
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -146,13 +145,3 @@ def test_the_default_is_one_worker_per_core_with_redis_and_one_without() -> None
     assert worker_count(None, with_redis) == available_cores()
     assert worker_count(None, load_settings()) == 1
     assert worker_count(3, with_redis) == 3
-
-
-def test_a_serving_process_keeps_its_startup_heap_and_the_middle_generation_out_of_frequent_passes() -> None:
-    # In a fresh interpreter: the test process's own collector is left as it is.
-    probe = (
-        "import gc; from gateway.workers import freeze_startup_heap, MIDDLE_GENERATION_EVERY as every;"
-        "freeze_startup_heap(); print(gc.get_freeze_count() > 0, gc.get_threshold()[1] == every, every > 10)"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.split() == ["True", "True", "True"]
