@@ -1,14 +1,17 @@
-"""Semantic-cache quality and speed: which cosine threshold to serve at, with and without the verifier.
+"""Semantic-cache quality and speed: which cosine threshold to serve at, with the verifier of this tree
+(the new tier), of a baseline tree (the old tier) and with none.
 
-Run: ``python -m bench.semantic_quality`` (~3-6 min on 2 cores). Writes bench/results/semantic_quality.json
-and .png.
+Run: ``python -m bench.semantic_quality [--data DIR] [--pairs DIR] [--baseline-tree PATH] [--out DIR]``
+(~5-10 min on 2 cores). Writes DIR/semantic_quality.json and .png.
 
-Quality: every labelled pair (q1 cached, q2 asked) of PAWS and number-change is embedded with the
-gateway's Embedder. A pair is "served" when cosine >= threshold (and, with the verifier, when
-``verify(q1, q2)`` accepts). Pairs are split in two halves by a hash of q1 (a cached sentence never
-sits in both halves): the threshold is chosen on the "choose" half as the lowest one whose wrong-answer
-rate (served must-miss pairs) is <= 1% on both must-miss sets, and every rate reported for it comes
-from the other, "report" half.
+Quality: every labelled pair (q1 cached, q2 asked) is embedded with the gateway's Embedder: PAWS and
+number-change from --data (the shared dev sets), and every ``*.tsv`` in --pairs (pairs written for this
+project: agent prompts, news sentences, everyday questions; bench/data/semantic_pairs). A pair is
+"served" when cosine >= threshold and the variant's verifier accepts it (the baseline tree's verifier
+runs in a process of that tree). Pairs are split in two halves by a hash of q1 (a cached sentence never
+sits in both halves): each variant's threshold is chosen on the "choose" half as the lowest one whose
+wrong-answer rate (served must-miss pairs) is <= 1% on every must-miss set, and every rate reported for
+it comes from the other, "report" half.
 
 Speed: embedding p50 (one short prompt alone, and concurrent prompts batched) and index search p50
 at 1,000 vs 100,000 entries in one scope, with the ratio, measured in this run.
@@ -16,12 +19,15 @@ at 1,000 vs 100,000 entries in one scope, with the ratio, measured in this run.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import csv
 import hashlib
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,31 +41,44 @@ from gateway.semantic.index import VectorIndex
 from gateway.semantic.verifier import verify
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 MAX_WRONG = 0.01
 THRESHOLDS = [round(0.80 + 0.005 * i, 3) for i in range(40)] + [0.997, 0.999]
+NEW, OLD, COSINE = "new tier", "old tier", "cosine only"
+# The baseline tree's verdicts: pairs as JSON lines on stdin, one accept flag per line out.
+BASELINE_VERDICTS = (
+    "import json, sys\n"
+    "from gateway.semantic.verifier import verify\n"
+    "for line in sys.stdin:\n"
+    "    cached, asked = json.loads(line)\n"
+    "    print(int(verify(cached, asked).ok))\n"
+)
+
+Pair = tuple[str, str, int]
 
 
-def shared_dir() -> Path:
-    return Path(os.environ.get("CACHEGATE_SHARED_DIR", ROOT / ".." / "shared")).resolve()
+def default_data_dir() -> Path:
+    shared = Path(os.environ.get("CACHEGATE_SHARED_DIR", ROOT / ".." / "shared"))
+    return (shared / "data" / "semantic-cache").resolve()
 
 
 @dataclass
 class PairSet:
     name: str
     cosine: np.ndarray
-    verified: np.ndarray
+    accepted: dict[str, np.ndarray]  # variant -> the verifier's verdicts (all True for cosine only)
     half: np.ndarray  # 0 = choose, 1 = report
 
-    def served(self, threshold: float, with_verifier: bool, half: int) -> tuple[int, int]:
+    @property
+    def must_miss(self) -> bool:
+        return self.name.startswith("must_miss")
+
+    def served(self, threshold: float, variant: str, half: int) -> tuple[int, int]:
         mask = self.half == half
-        hit = self.cosine[mask] >= threshold
-        if with_verifier:
-            hit &= self.verified[mask]
-        return int(hit.sum()), int(mask.sum())
+        hit = (self.cosine >= threshold) & self.accepted[variant]
+        return int(hit[mask].sum()), int(mask.sum())
 
 
-def read_pairs(path: Path) -> list[tuple[str, str, int]]:
+def read_pairs(path: Path) -> list[Pair]:
     with path.open(newline="") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     return [(q1, q2, int(label)) for q1, q2, label in rows[1:]]
@@ -69,14 +88,31 @@ def half_of(text: str) -> int:
     return hashlib.sha256(text.encode()).digest()[0] & 1
 
 
-def build_sets(embedder: Embedder) -> tuple[list[PairSet], np.ndarray]:
-    data = shared_dir() / "data" / "semantic-cache"
+def pair_groups(data: Path, pairs_dir: Path | None) -> dict[str, list[Pair]]:
     paws = read_pairs(data / "paws.tsv")
     groups = {
-        "should_hit (PAWS 1)": [p for p in paws if p[2] == 1],
-        "must_miss PAWS 0": [p for p in paws if p[2] == 0],
+        "should_hit PAWS": [p for p in paws if p[2] == 1],
+        "must_miss PAWS": [p for p in paws if p[2] == 0],
         "must_miss number-change": read_pairs(data / "number-change.tsv"),
     }
+    for path in sorted(pairs_dir.glob("*.tsv")) if pairs_dir else []:
+        found = read_pairs(path)
+        groups[f"should_hit {path.stem}"] = [p for p in found if p[2] == 1]
+        groups[f"must_miss {path.stem}"] = [p for p in found if p[2] == 0]
+    return groups
+
+
+def baseline_verdicts(tree: Path, pairs: list[Pair]) -> np.ndarray:
+    lines = "".join(json.dumps([a, b]) + "\n" for a, b, _ in pairs)
+    done = subprocess.run(
+        [sys.executable, "-c", BASELINE_VERDICTS], input=lines, capture_output=True, text=True, cwd=tree, check=True
+    )
+    return np.array([flag == "1" for flag in done.stdout.split()])
+
+
+def build_sets(
+    embedder: Embedder, groups: dict[str, list[Pair]], baseline: Path | None
+) -> tuple[list[PairSet], np.ndarray]:
     texts = sorted({t for pairs in groups.values() for p in pairs for t in p[:2]})
     print(f"embedding {len(texts)} unique texts ...", flush=True)
     start = time.perf_counter()
@@ -89,26 +125,33 @@ def build_sets(embedder: Embedder) -> tuple[list[PairSet], np.ndarray]:
     sets = []
     for name, pairs in groups.items():
         cosine = np.array([matrix[row[a]] @ matrix[row[b]] for a, b, _ in pairs])
-        verified = np.array([verify(a, b).ok for a, b, _ in pairs])
+        accepted = {NEW: np.array([verify(a, b).ok for a, b, _ in pairs]), COSINE: np.ones(len(pairs), bool)}
+        if baseline is not None:
+            accepted[OLD] = baseline_verdicts(baseline, pairs)
         half = np.array([half_of(a) for a, _, _ in pairs])
-        sets.append(PairSet(name, cosine, verified, half))
+        sets.append(PairSet(name, cosine, accepted, half))
     return sets, matrix
 
 
-def grid(sets: list[PairSet], with_verifier: bool, half: int) -> list[dict[str, float]]:
+def grid(sets: list[PairSet], variant: str, half: int) -> list[dict[str, float]]:
     rows = []
     for threshold in THRESHOLDS:
         row: dict[str, float] = {"threshold": threshold}
+        served_all = total_all = 0
         for pair_set in sets:
-            served, total = pair_set.served(threshold, with_verifier, half)
+            served, total = pair_set.served(threshold, variant, half)
             row[pair_set.name] = served / total
+            if not pair_set.must_miss:
+                served_all, total_all = served_all + served, total_all + total
+        row["should_hit, all sets"] = served_all / max(total_all, 1)
+        row["must_miss, worst set"] = max(row[s.name] for s in sets if s.must_miss)
         rows.append(row)
     return rows
 
 
-def choose(rows: list[dict[str, float]], must_miss: list[str]) -> float | None:
+def choose(rows: list[dict[str, float]]) -> float | None:
     """The lowest threshold (most hits) whose wrong-answer rate is within MAX_WRONG on every set."""
-    return next((r["threshold"] for r in rows if all(r[name] <= MAX_WRONG for name in must_miss)), None)
+    return next((r["threshold"] for r in rows if r["must_miss, worst set"] <= MAX_WRONG), None)
 
 
 def at(rows: list[dict[str, float]], threshold: float | None) -> dict[str, float] | None:
@@ -116,15 +159,13 @@ def at(rows: list[dict[str, float]], threshold: float | None) -> dict[str, float
 
 
 def quality(sets: list[PairSet]) -> dict[str, object]:
-    must_miss = [s.name for s in sets if s.name.startswith("must_miss")]
     out: dict[str, object] = {
         "pairs": {s.name: {"choose": int((s.half == 0).sum()), "report": int((s.half == 1).sum())} for s in sets}
     }
-    for with_verifier in (True, False):
-        label = "with_verifier" if with_verifier else "cosine_only"
-        chosen = choose(grid(sets, with_verifier, half=0), must_miss)
-        report = grid(sets, with_verifier, half=1)
-        out[label] = {"chosen_threshold": chosen, "report_half_at_chosen": at(report, chosen), "grid": report}
+    for variant in sets[0].accepted:
+        chosen = choose(grid(sets, variant, half=0))
+        report = grid(sets, variant, half=1)
+        out[variant] = {"chosen_threshold": chosen, "report_half_at_chosen": at(report, chosen), "grid": report}
     return out
 
 
@@ -223,32 +264,40 @@ def plot(results: dict[str, object], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    for ax, must_miss in zip(axes, ("must_miss PAWS 0", "must_miss number-change"), strict=True):
-        for label, style in (("with_verifier", "o-"), ("cosine_only", "s--")):
-            section = results[label]
-            assert isinstance(section, dict)
-            rows = section["grid"]
-            ax.plot([r[must_miss] for r in rows], [r["should_hit (PAWS 1)"] for r in rows], style, ms=3, label=label)
-            chosen = at(rows, section["chosen_threshold"])
-            if chosen:
-                ax.annotate(f"{chosen['threshold']}", (chosen[must_miss], chosen["should_hit (PAWS 1)"]))
-        ax.axvline(MAX_WRONG, color="grey", lw=0.8, ls=":")
-        ax.set_xscale("symlog", linthresh=0.01)
-        ax.set_xlim(left=0)
-        ax.set_xlabel(f"wrong answers served ({must_miss})")
-        ax.set_ylabel("should-hit pairs served")
-        ax.set_title(f"report half, cosine thresholds {THRESHOLDS[0]}-{THRESHOLDS[-1]}")
-        ax.legend()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for variant, style in ((NEW, "o-"), (OLD, "s-"), (COSINE, "^--")):
+        section = results.get(variant)
+        if not isinstance(section, dict):
+            continue
+        rows = section["grid"]
+        ax.plot([r["must_miss, worst set"] for r in rows], [r["should_hit, all sets"] for r in rows], style, ms=3,
+                label=variant)  # fmt: skip
+        chosen = at(rows, section["chosen_threshold"])
+        if chosen:
+            ax.annotate(f"{chosen['threshold']}", (chosen["must_miss, worst set"], chosen["should_hit, all sets"]))
+    ax.axvline(MAX_WRONG, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("wrong answers served (worst must-miss set)")
+    ax.set_ylabel("true paraphrases served (all sets)")
+    ax.set_title(f"report half, cosine thresholds {THRESHOLDS[0]}-{THRESHOLDS[-1]}; labels: chosen on the other half")
+    ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=default_data_dir(), help="folder of paws.tsv, number-change.tsv")
+    parser.add_argument("--pairs", type=Path, default=ROOT / "bench" / "data" / "semantic_pairs",
+                        help="folder of more labelled q1<TAB>q2<TAB>should_hit files")  # fmt: skip
+    parser.add_argument("--baseline-tree", type=Path, help="a checkout whose verifier is the old tier")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="folder for the results")
+    args = parser.parse_args()
     started = time.perf_counter()
     load_at_start = os.getloadavg()[0]
     embedder = Embedder()
-    sets, vectors = build_sets(embedder)
+    sets, vectors = build_sets(embedder, pair_groups(args.data, args.pairs), args.baseline_tree)
     results: dict[str, object] = {"load_average_1m_at_start": load_at_start, "quality": quality(sets)}
     print("embedding latency ...", flush=True)
     results["embedding"] = embedding_latency(embedder)
@@ -257,14 +306,16 @@ def main() -> None:
     results["seconds"] = time.perf_counter() - started
     # The machine is shared: say how busy it was, since every latency scales with it.
     results["load_average_1m_at_end"] = os.getloadavg()[0]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "semantic_quality.json").write_text(json.dumps(results, indent=2))
+    results["command"] = "python -m bench.semantic_quality " + " ".join(sys.argv[1:])
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "semantic_quality.json").write_text(json.dumps(results, indent=2))
     quality_results = results["quality"]
     assert isinstance(quality_results, dict)
-    plot(quality_results, RESULTS / "semantic_quality.png")
-    for label in ("with_verifier", "cosine_only"):
-        section = quality_results[label]
-        print(label, "chosen", section["chosen_threshold"], "report half:", section["report_half_at_chosen"])
+    plot(quality_results, args.out / "semantic_quality.png")
+    for variant in (NEW, OLD, COSINE):
+        section = quality_results.get(variant)
+        if isinstance(section, dict):
+            print(variant, "chosen", section["chosen_threshold"], "report half:", section["report_half_at_chosen"])
     print(json.dumps({k: results[k] for k in ("embedding", "index")}, indent=2))
     print(f"done in {results['seconds']:.0f} s")
 

@@ -158,7 +158,7 @@ class ResponseCache:
 
     def _verified(self, cached: str, asked: str, judged: bool) -> bool:
         """The verifier's checks; for a judged candidate only its hard ones (identifiers, numbers,
-        negation, entities): the word-pairing rule is what the judge decides better."""
+        operators, negation, opposites, entities): the word-pairing rule is what the judge decides better."""
         verdict = verify(cached, asked)
         reason = verdict.reason or ""
         if verdict.ok or (judged and reason.startswith(SOFT_CHECK)):

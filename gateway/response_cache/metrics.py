@@ -6,7 +6,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 EMBEDDING_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5)
 # Verifier reasons start with their check's name; entity names after it would make labels unbounded.
-VERIFIER_CHECKS = ("identifiers", "numbers", "negation", "entity order", "entity", "words")
+VERIFIER_CHECKS = ("identifiers", "numbers", "operators", "negation", "opposite", "entity order", "entity", "words")
 
 
 class ResponseCacheMetrics:

@@ -6,23 +6,32 @@ candidate when any of these differ between the two prompts (checked in this orde
 failure is the reason):
 
 1. ``identifiers`` - code identifiers, compared as sets, case-sensitive: backticked spans, snake_case,
-   camelCase / PascalCase with an inner capital, dotted names (``os.path.join``, ``file.py``) and
-   calls (``foo()``).
+   camelCase / PascalCase with an inner capital, dotted names (``os.path.join``, ``file.py``),
+   calls (``foo()``) and ``C#`` / ``C++``.
 2. ``numbers`` - quantities, compared as multisets of (value, unit): digits (``1,000``, ``3.5``,
    ``5km``, ``$5``, ``50%``, ``1st``), written numbers (``twenty-five``, ``two hundred``, ``third``,
    ``1.5 million``), the unit right after a number (``km`` = ``kilometres``, ``%`` = ``percent``) and
    month names (``Oct.`` = ``October``), so a date matches only when day, month and year all agree
    whatever the format ("18 October 2007" = "October 18, 2007").
-3. ``negation`` - the number of negation cues: not, no, never, n't, cannot, without, none, nobody,
-   nothing, nowhere, neither, nor, lack(s/ed/ing).
-4. ``entities`` - named entities: every capitalised token that does not start a sentence in one prompt
+   They must also come in the same order, month names aside: "serves 4 ... for 6 people" and "serves 6
+   ... for 4 people" have the same numbers in other roles (a paraphrase that moves a clause with a
+   number is a miss).
+3. ``operators`` - comparison and assignment operators (``<``, ``>=``, ``==``, ``!=``, ``=``), as
+   multisets: ``x > 0`` and ``x < 0`` differ by one character.
+4. ``negation`` - the number of negation cues: not, no, never, n't, cannot, without, none, nobody,
+   nothing, nowhere, neither, nor, lack(s/ed/ing), fail(s/ed), unable, refuse(s/d) ("detected" /
+   "failed to detect").
+5. ``opposite`` - a word in one prompt whose opposite is in the other (add/remove, enable/disable,
+   before/after, up/down, buy/sell, client/server, ...; inflections included) while neither prompt has
+   both: it reverses what is asked or reported while keeping every other word.
+6. ``entities`` - named entities: every capitalised token that does not start a sentence in one prompt
    (proper nouns, acronyms; a possessive "'s" dropped) must occur somewhere in the other prompt, in
    any case ("Kandahar Province" / "province of Kandahar"); a token that starts a sentence is exempt
    because its capital says nothing.
-5. ``entity order`` - the order of the named entities that both prompts mention (each entity at its
+7. ``entity order`` - the order of the named entities that both prompts mention (each entity at its
    first mention); swapping two of them ("A is a tributary of B" vs "B is a tributary of A") changes
    who does what while keeping every word.
-6. ``word pairing`` - content words (lower-cased; stop words and digits dropped) that are neighbours
+8. ``word pairing`` - content words (lower-cased; stop words and digits dropped) that are neighbours
    in one prompt and both occur in the other must be neighbours there too, in the same order. A
    paraphrase rewords or moves whole phrases, which keeps such pairs; swapping roles or modifiers
    ("many lands and lucrative offices" vs "lucrative lands and many offices", "current summer league"
@@ -43,6 +52,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gateway.semantic.opposites import opposite_pair, stem
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -62,6 +73,7 @@ _IDENTIFIER = re.compile(
     r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?=\(|\b)(?!\.\w)"  # dotted.name
     r")(?:\(\))?"
     r"|\b[A-Za-z_][A-Za-z0-9_]*\(\)"  # call()
+    r"|\b[A-Za-z](?:#|\+\+)"  # C#, C++, F#: one letter apart from C, and a word tokenizer drops the rest
 )
 # A possessive "'s" stays off the word ("Scarborough's" -> "Scarborough"); "n't" stays on for negation.
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th|s)?|[A-Za-z]+(?:['’](?!s\b)[A-Za-z]+)?|[$€£%]")
@@ -103,7 +115,8 @@ _UNITS = {
 }  # fmt: skip
 _NEGATIONS = {
     "not", "no", "never", "cannot", "without", "none", "nobody", "nothing", "nowhere", "neither",
-    "nor", "lack", "lacks", "lacked", "lacking",
+    "nor", "lack", "lacks", "lacked", "lacking", "fail", "fails", "failed", "unable", "refuse", "refuses",
+    "refused",
 }  # fmt: skip
 _STOP_WORDS = frozenset(
     """a an the and or but if then than so as of in on at by for from to into onto with within about
@@ -157,7 +170,7 @@ def _digit_value(token: str) -> tuple[float, str | None]:
 
 
 def quantities(text: str) -> list[tuple[str, str]]:
-    """Numbers with their unit, as sorted (value, unit) pairs; month names count as ('month', n)."""
+    """Numbers with their unit, as (value, unit) pairs in text order; month names count as ('month', n)."""
     tokens = [t.text for t in _tokens(text)]
     lowered = [t.lower() for t in tokens]
     found: list[tuple[str, str]] = []
@@ -189,7 +202,7 @@ def quantities(text: str) -> list[tuple[str, str]]:
             unit = _UNITS[lowered[i + consumed]]
         found.append((exact or f"{value:.17g}", unit))
         i += consumed
-    return sorted(found)
+    return found
 
 
 def _written_number(words: list[str], i: int) -> tuple[float, int]:
@@ -213,6 +226,14 @@ def _written_number(words: list[str], i: int) -> tuple[float, int]:
             break
         j += 1
     return float(total + current), j - i
+
+
+_OPERATOR = re.compile(r"[<>!=]=|[<>]|(?<![<>!=])=(?!=)")
+
+
+def operators(text: str) -> list[str]:
+    """Comparison and assignment operators, sorted (an arrow's '>' counts too: "->" is rarely reworded)."""
+    return sorted(_OPERATOR.findall(text))
 
 
 def negation_count(text: str) -> int:
@@ -266,6 +287,15 @@ def _order_flipped(first: list[str], second: list[str]) -> bool:
     return any(position[a] > position[b] for a, b in itertools.pairwise(shared))
 
 
+def _without_months(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    # "21 January" / "January 21": a date's parts move freely, and its numbers are checked as a multiset.
+    return [quantity for quantity in found if quantity[0] != "month"]
+
+
+def _opposite(first: str, second: str) -> tuple[str, str] | None:
+    return opposite_pair({stem(t.text) for t in _tokens(first)}, {stem(t.text) for t in _tokens(second)})
+
+
 def _repaired(first: list[str], second: list[str]) -> tuple[str, str] | None:
     """A pair of neighbouring words in ``second`` that both occur in ``first`` but not side by side."""
     known = set(first)
@@ -279,10 +309,18 @@ def verify(cached_prompt: str, new_prompt: str) -> Verdict:
         return ACCEPT
     if identifiers(cached_prompt) != identifiers(new_prompt):
         return Verdict(False, "identifiers differ")
-    if quantities(cached_prompt) != quantities(new_prompt):
+    cached_numbers, new_numbers = quantities(cached_prompt), quantities(new_prompt)
+    if sorted(cached_numbers) != sorted(new_numbers):
         return Verdict(False, "numbers differ")
+    if _without_months(cached_numbers) != _without_months(new_numbers):
+        return Verdict(False, "numbers in another order")
+    if operators(cached_prompt) != operators(new_prompt):
+        return Verdict(False, "operators differ")
     if negation_count(cached_prompt) != negation_count(new_prompt):
         return Verdict(False, "negation differs")
+    opposite = _opposite(cached_prompt, new_prompt)
+    if opposite:
+        return Verdict(False, f"opposite words {opposite[0]!r} / {opposite[1]!r}")
     missing = _missing_entity(cached_prompt, new_prompt) or _missing_entity(new_prompt, cached_prompt)
     if missing:
         return Verdict(False, f"entity {missing!r} not in both")
