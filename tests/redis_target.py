@@ -14,21 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 import redis
 from redis.cluster import RedisCluster
 
 from gateway.state.clients import CLUSTER_SCHEMES
 
 TARGET_ENV = "CACHEGATE_TEST_REDIS"
-
-# What cannot run on a cluster target, and why (tests/run_on_cluster.py, docs/deployment.md "Redis Cluster").
-CLUSTER_SKIPS = {
-    "redis_checkpointer": (
-        "agent_runtime's RedisCheckpointer takes a single-server redis.Redis: its MULTI/EXEC writes span the "
-        "index, checkpoint and blob keys of a thread with no shared hash tag (redis-py: CrossSlotTransactionError)"
-    ),
-}
 
 
 def cluster_target() -> str | None:
@@ -77,8 +68,3 @@ def empty_redis() -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory() as logs, redis_server(Path(logs)) as (_, url):
         yield url
-
-
-def skip_on_cluster(reason: str) -> pytest.MarkDecorator:
-    """Skip when the suite runs on a cluster; `reason` is a key of CLUSTER_SKIPS."""
-    return pytest.mark.skipif(cluster_target() is not None, reason=f"on a Redis Cluster: {CLUSTER_SKIPS[reason]}")

@@ -1,6 +1,10 @@
 """Redis checkpointer (redis-py). Per (thread, namespace): a lexicographically ordered index of
 checkpoint ids, a hash of checkpoints, a hash of channel values per version, and one hash of pending
-writes per checkpoint. Every key starts with `prefix`, so several apps can share one Redis."""
+writes per checkpoint. Every key starts with `prefix`, so several apps can share one Redis.
+
+On a Redis Cluster (a `redis.RedisCluster` client) a thread's keys carry its id as a hash tag
+(`prefix:kind:{thread}:ns`), so the MULTI/EXEC that saves a checkpoint touches one slot; a single server
+keeps the untagged keys it always had, so checkpoints saved before stay readable."""
 
 from __future__ import annotations
 
@@ -24,17 +28,23 @@ _EMPTY = b""  # a channel version with no value (e.g. a cleared trigger); pickle
 
 
 class RedisCheckpointer(BaseCheckpointer):
-    def __init__(self, client: redis.Redis, *, prefix: str = "agent_runtime", ttl_s: int | None = None) -> None:
+    def __init__(
+        self, client: redis.Redis | redis.RedisCluster, *, prefix: str = "agent_runtime", ttl_s: int | None = None
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.ttl_s = ttl_s
+        self.hash_tagged = isinstance(client, redis.RedisCluster)
 
     @classmethod
     def from_url(cls, url: str = "redis://127.0.0.1:6379/0", **kwargs: Any) -> RedisCheckpointer:
         return cls(redis.Redis.from_url(url), **kwargs)
 
     def _key(self, kind: str, thread_id: str, ns: str, *rest: str) -> str:
-        return ":".join((self.prefix, kind, thread_id, ns, *rest))
+        return ":".join((self.prefix, kind, self._thread(thread_id), ns, *rest))
+
+    def _thread(self, thread_id: str) -> str:
+        return f"{{{thread_id}}}" if self.hash_tagged else thread_id
 
     def _expire(self, pipe: Any, *keys: str) -> None:
         if self.ttl_s is not None:
@@ -123,7 +133,8 @@ class RedisCheckpointer(BaseCheckpointer):
 
     def delete_thread(self, thread_id: str) -> None:
         for kind in ("index", "checkpoints", "blobs", "writes", "namespaces"):
-            keys = list(self.client.scan_iter(match=f"{_glob_escape(self.prefix)}:{kind}:{_glob_escape(thread_id)}:*"))
+            thread = _glob_escape(self._thread(thread_id))
+            keys = list(self.client.scan_iter(match=f"{_glob_escape(self.prefix)}:{kind}:{thread}:*"))
             if keys:
                 self.client.delete(*keys)
 

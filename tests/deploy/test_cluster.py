@@ -4,18 +4,21 @@ managed keys and request records. (The state-store contract runs on the cluster 
 
 from __future__ import annotations
 
+import operator
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Annotated, TypedDict
 
 import httpx
 import numpy as np
 import openai
 import pytest
 
+import agent_runtime as ar
 from gateway.bounded import Caps
 from gateway.response_cache.local_index import LocalIndex
 from gateway.response_cache.store import Breaker, RedisBackend
@@ -24,9 +27,14 @@ from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import redis_cluster
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+from tests.redis_target import redis_client
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 CAPS = Caps(max_entries=100, max_bytes=1 << 20, max_entries_per_tenant=100, max_bytes_per_tenant=1 << 20)
+
+
+class RunLog(TypedDict):
+    log: Annotated[list[str], operator.add]
 
 
 def hello(gw: RunningGateway, secret: str) -> httpx.Response:
@@ -117,3 +125,22 @@ def test_a_rate_limit_holds_exactly_across_replicas_on_the_cluster(cluster_url: 
     with running_gateway(**settings) as a, running_gateway(**settings) as b, ThreadPoolExecutor(20) as pool:
         codes = list(pool.map(lambda i: hello((a, b)[i % 2], TENANT_KEYS["globex"]).status_code, range(20)))
     assert codes.count(200) == 7 and codes.count(429) == 13
+
+
+def test_agent_runtime_checkpoints_a_thread_on_the_cluster(cluster_url: str) -> None:
+    client = redis_client(cluster_url)
+    saver = ar.RedisCheckpointer(client, prefix=f"cp-{uuid.uuid4().hex}")
+    graph = ar.StateGraph(RunLog)
+    graph.add_node("step", lambda state: {"log": [f"step {len(state['log'])}"]})
+    graph.add_edge(ar.START, "step")
+    graph.add_edge("step", ar.END)
+    app = graph.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "team-a/run 1"}}
+    app.invoke({"log": []}, config)
+    app.invoke({"log": []}, config)
+    assert app.get_state(config).values["log"] == ["step 0", "step 1"]
+    assert len(list(app.get_state_history(config))) >= 4
+    keys = list(client.scan_iter(match=f"{saver.prefix}:*"))
+    assert len({client.keyslot(key) for key in keys}) == 1
+    saver.delete_thread("team-a/run 1")
+    assert not list(client.scan_iter(match=f"{saver.prefix}:*"))

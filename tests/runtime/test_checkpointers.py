@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
-import redis
 
 import agent_runtime as ar
-from tests.redis_target import redis_url, skip_on_cluster
+from tests.redis_target import redis_client, redis_url
 
 
 class State(TypedDict, total=False):
@@ -21,7 +20,7 @@ class State(TypedDict, total=False):
     items: list[str]
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=skip_on_cluster("redis_checkpointer"))])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ar.BaseCheckpointer]:
     if request.param == "memory":
         yield ar.InMemoryCheckpointer()
@@ -30,7 +29,7 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ar.BaseChe
         yield sqlite_saver
         sqlite_saver.close()
     else:
-        client = redis.Redis.from_url(redis_url(0))
+        client = redis_client(redis_url(0))  # a RedisCluster on the suite's cluster target
         prefix = f"test-agent-runtime-{uuid.uuid4().hex}"
         yield ar.RedisCheckpointer(client, prefix=prefix)
         keys = list(client.scan_iter(match=f"{prefix}:*"))
