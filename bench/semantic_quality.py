@@ -163,9 +163,15 @@ def quality(sets: list[PairSet]) -> dict[str, object]:
         "pairs": {s.name: {"choose": int((s.half == 0).sum()), "report": int((s.half == 1).sum())} for s in sets}
     }
     for variant in sets[0].accepted:
-        chosen = choose(grid(sets, variant, half=0))
+        choosing = grid(sets, variant, half=0)
+        chosen = choose(choosing)
         report = grid(sets, variant, half=1)
-        out[variant] = {"chosen_threshold": chosen, "report_half_at_chosen": at(report, chosen), "grid": report}
+        out[variant] = {
+            "chosen_threshold": chosen,
+            "choose_half_at_chosen": at(choosing, chosen),
+            "report_half_at_chosen": at(report, chosen),
+            "grid": report,
+        }
     return out
 
 
