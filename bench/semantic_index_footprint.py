@@ -52,7 +52,7 @@ def main() -> None:
     result = {
         "entries": args.entries,
         "scopes": args.scopes,
-        "storage_dtype": np.dtype(STORAGE_DTYPE).name,
+        "storage_dtype": "bfloat16 (uint16 bits)",
         "traced_mb": round(traced / 1e6, 1),
         "accounted_mb": round(index.bytes / 1e6, 1),
         "vector_mb": round(args.entries * DIM * np.dtype(STORAGE_DTYPE).itemsize / 1e6, 1),
