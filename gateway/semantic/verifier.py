@@ -19,8 +19,8 @@ failure is the reason):
 3. ``operators`` - comparison and assignment operators (``<``, ``>=``, ``==``, ``!=``, ``=``), as
    multisets: ``x > 0`` and ``x < 0`` differ by one character.
 4. ``negation`` - the number of negation cues: not, no, never, n't, cannot, without, none, nobody,
-   nothing, nowhere, neither, nor, lack(s/ed/ing), fail(s/ed), unable, refuse(s/d) ("detected" /
-   "failed to detect").
+   nothing, nowhere, neither, nor, lack(s/ed/ing), fail(s/ed/ing), unable, refuse(s/d/ing)
+   ("detected" / "failed to detect").
 5. ``opposite`` - a word in one prompt whose opposite is in the other (add/remove, enable/disable,
    before/after, up/down, buy/sell, client/server, ...; inflections included) while neither prompt has
    both: it reverses what is asked or reported while keeping every other word.
@@ -115,8 +115,8 @@ _UNITS = {
 }  # fmt: skip
 _NEGATIONS = {
     "not", "no", "never", "cannot", "without", "none", "nobody", "nothing", "nowhere", "neither",
-    "nor", "lack", "lacks", "lacked", "lacking", "fail", "fails", "failed", "unable", "refuse", "refuses",
-    "refused",
+    "nor", "lack", "lacks", "lacked", "lacking", "fail", "fails", "failed", "failing", "unable", "refuse",
+    "refuses", "refused", "refusing",
 }  # fmt: skip
 _STOP_WORDS = frozenset(
     """a an the and or but if then than so as of in on at by for from to into onto with within about

@@ -18,6 +18,7 @@ SAME_MEANING = [
     ("The games ran from January 21 to 28.", "The games ran from 21 to 28 January."),
     ("How do I add a remote in git?", "How can I add remotes in git?"),
     ("Delete the rows added before noon", "Delete the rows that were added before noon"),
+    ("Why does my test fail on CI?", "Why is my test failing on CI?"),
 ]
 
 MUST_DIFFER = [
