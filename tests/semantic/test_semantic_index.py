@@ -16,12 +16,16 @@ def unit(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+def filled(vectors: np.ndarray) -> VectorIndex:
+    """An index with each vector as entry e<i> of scope "s"."""
+    index = filled(vectors)
+    return index
+
+
 def test_search_finds_the_nearest_with_its_cosine() -> None:
     rng = np.random.default_rng(1)
     vectors = unit(rng, 50)
-    index = VectorIndex()
-    for i, v in enumerate(vectors):
-        index.add("s", f"e{i}", v)
+    index = filled(vectors)
     [(entry, score)] = index.search("s", vectors[7])
     assert entry == "e7"
     assert score == pytest.approx(1.0, abs=COSINE_ERROR)
@@ -43,9 +47,7 @@ def test_scopes_are_isolated() -> None:
 def test_remove_swaps_the_last_row_in_and_keeps_ids_right() -> None:
     rng = np.random.default_rng(3)
     vectors = unit(rng, 20)
-    index = VectorIndex()
-    for i, v in enumerate(vectors):
-        index.add("s", f"e{i}", v)
+    index = filled(vectors)
     assert index.remove("e0")
     assert not index.remove("e0")
     assert "e0" not in index and len(index) == 19
@@ -109,9 +111,7 @@ def test_large_scope_switches_to_ivf_and_still_finds_near_duplicates() -> None:
 def test_rows_keep_half_the_bytes_and_scores_within_the_error() -> None:
     rng = np.random.default_rng(7)
     vectors = unit(rng, 300)
-    index = VectorIndex()
-    for i, v in enumerate(vectors):
-        index.add("s", f"e{i}", v)
+    index = filled(vectors)
     assert index.row_bytes == 384 * 2
     query = unit(rng, 1)[0]
     exact = vectors @ query
