@@ -18,7 +18,9 @@ def unit(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
 
 def filled(vectors: np.ndarray) -> VectorIndex:
     """An index with each vector as entry e<i> of scope "s"."""
-    index = filled(vectors)
+    index = VectorIndex()
+    for i, v in enumerate(vectors):
+        index.add("s", f"e{i}", v)
     return index
 
 
