@@ -122,12 +122,15 @@ def build_sets(
         print(f"  {min(i + 1024, len(texts))}/{len(texts)} ({time.perf_counter() - start:.0f} s)", flush=True)
     matrix = np.concatenate(vectors)
     row = {t: i for i, t in enumerate(texts)}
+    # The old tier's verdicts in one process of its tree, then cut back into the groups.
+    every_pair = [p for pairs in groups.values() for p in pairs]
+    old_verdicts = iter(baseline_verdicts(baseline, every_pair)) if baseline is not None else None
     sets = []
     for name, pairs in groups.items():
         cosine = np.array([matrix[row[a]] @ matrix[row[b]] for a, b, _ in pairs])
         accepted = {NEW: np.array([verify(a, b).ok for a, b, _ in pairs]), COSINE: np.ones(len(pairs), bool)}
-        if baseline is not None:
-            accepted[OLD] = baseline_verdicts(baseline, pairs)
+        if old_verdicts is not None:
+            accepted[OLD] = np.array([next(old_verdicts) for _ in pairs])
         half = np.array([half_of(a) for a, _, _ in pairs])
         sets.append(PairSet(name, cosine, accepted, half))
     return sets, matrix
