@@ -2,12 +2,14 @@
 checkpoint ids, a hash of checkpoints, a hash of channel values per version, and one hash of pending
 writes per checkpoint. Every key starts with `prefix`, so several apps can share one Redis.
 
-On a Redis Cluster (a `redis.RedisCluster` client) a thread's keys carry its id as a hash tag
-(`prefix:kind:{thread}:ns`), so the MULTI/EXEC that saves a checkpoint touches one slot; a single server
-keeps the untagged keys it always had, so checkpoints saved before stay readable."""
+On a Redis Cluster (a `redis.RedisCluster` client) a thread's keys carry a digest of its id as a hash tag
+(`prefix:kind:{digest}thread:ns`), so the MULTI/EXEC that saves a checkpoint touches one slot whatever
+braces the id holds; a single server keeps the untagged keys it always had, so checkpoints saved before
+stay readable."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
@@ -44,7 +46,10 @@ class RedisCheckpointer(BaseCheckpointer):
         return ":".join((self.prefix, kind, self._thread(thread_id), ns, *rest))
 
     def _thread(self, thread_id: str) -> str:
-        return f"{{{thread_id}}}" if self.hash_tagged else thread_id
+        if not self.hash_tagged:
+            return thread_id
+        # A digest, not the id itself: an id such as "}x" would make the tag empty, hence no tag at all.
+        return f"{{{hashlib.blake2b(thread_id.encode(), digest_size=8).hexdigest()}}}{thread_id}"
 
     def _expire(self, pipe: Any, *keys: str) -> None:
         if self.ttl_s is not None:

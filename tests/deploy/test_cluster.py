@@ -127,7 +127,9 @@ def test_a_rate_limit_holds_exactly_across_replicas_on_the_cluster(cluster_url: 
     assert codes.count(200) == 7 and codes.count(429) == 13
 
 
-def test_agent_runtime_checkpoints_a_thread_on_the_cluster(cluster_url: str) -> None:
+# Braces in an id must not break the hash tag: "}x" would make "{}x}" an empty tag, i.e. none.
+@pytest.mark.parametrize("thread_id", ["team-a/run 1", "}run 2", "{team}/run 3"])
+def test_agent_runtime_checkpoints_a_thread_on_the_cluster(cluster_url: str, thread_id: str) -> None:
     client = redis_client(cluster_url)
     saver = ar.RedisCheckpointer(client, prefix=f"cp-{uuid.uuid4().hex}")
     graph = ar.StateGraph(RunLog)
@@ -135,12 +137,12 @@ def test_agent_runtime_checkpoints_a_thread_on_the_cluster(cluster_url: str) -> 
     graph.add_edge(ar.START, "step")
     graph.add_edge("step", ar.END)
     app = graph.compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "team-a/run 1"}}
+    config = {"configurable": {"thread_id": thread_id}}
     app.invoke({"log": []}, config)
     app.invoke({"log": []}, config)
     assert app.get_state(config).values["log"] == ["step 0", "step 1"]
     assert len(list(app.get_state_history(config))) >= 4
     keys = list(client.scan_iter(match=f"{saver.prefix}:*"))
     assert len({client.keyslot(key) for key in keys}) == 1
-    saver.delete_thread("team-a/run 1")
+    saver.delete_thread(thread_id)
     assert not list(client.scan_iter(match=f"{saver.prefix}:*"))
