@@ -1,12 +1,87 @@
-"""Serialization for persistent checkpointers: pickle, so any state value (pydantic models, message
-objects, sets) round-trips. Only point a checkpointer at a store you trust: loading runs pickle."""
+"""Serialization for persistent checkpointers: pickle, so state values round-trip (pydantic models,
+dataclasses, messages, sets, datetimes), read back by an unpickler that rebuilds only data types.
+
+Plain ``pickle.loads`` calls whatever a stored record names: one write to the checkpoint store (a shared
+Redis, a copied SQLite file) would run code in every process that resumes the thread. Loading here looks
+up a name only when it is
+
+- a value type of the standard library (``set``, ``datetime``, ``Decimal``, ``UUID``, ``deque``, ...);
+- a class, already imported, whose instances are data: a pydantic model, a dataclass, an ``Enum``, a
+  ``NamedTuple`` or an exception (failed tasks' writes; this runtime's own types are all of these);
+- a class registered with :func:`allow_types` (a plain class kept in a graph's state).
+
+Anything else (functions, ``os.system``, ``subprocess.Popen``, a module not yet imported) fails the load
+with :class:`DisallowedType`. LangGraph's msgpack serializer keeps a similar allowlist.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import io
 import pickle
+import sys
 from typing import Any
 
 PROTOCOL = 5
+
+_STDLIB_VALUES = {
+    "builtins": {"set", "frozenset", "complex", "bytearray", "range", "slice"},
+    "collections": {"OrderedDict", "deque", "defaultdict", "Counter"},
+    "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
+    "decimal": {"Decimal"},
+    "fractions": {"Fraction"},
+    "uuid": {"UUID", "SafeUUID"},
+    "pathlib": {"PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath"},
+    "ipaddress": {"IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network"},
+    "copyreg": {"_reconstructor"},  # protocols 0-1 rebuild objects through it; its arguments are checked too
+}
+_registered: set[type] = set()
+
+
+class DisallowedType(pickle.UnpicklingError):
+    """A checkpoint record names something that is not a data type: it is not loaded."""
+
+
+def allow_types(*types: type) -> None:
+    """Let checkpoints hold instances of these classes (plain classes in a graph's state)."""
+    for cls in types:
+        if not isinstance(cls, type):
+            raise TypeError(f"allow_types takes classes, not {type(cls).__name__}")
+        _registered.add(cls)
+
+
+def is_data_type(cls: type) -> bool:
+    """Whether building an instance of ``cls`` from stored fields runs no code but its own."""
+    if cls in _registered or dataclasses.is_dataclass(cls) or issubclass(cls, (enum.Enum, BaseException)):
+        return True
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # NamedTuple
+        return True
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and issubclass(cls, pydantic.BaseModel)
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if name in _STDLIB_VALUES.get(module, ()):
+            return super().find_class(module, name)
+        # Only modules the process already imported: loading a record never imports anything.
+        found = _lookup(sys.modules.get(module), name)
+        if isinstance(found, type) and is_data_type(found):
+            return found
+        shown = f"{module[:80]}.{name[:80]}"
+        raise DisallowedType(
+            f"a checkpoint holds {shown!r}, which is not a data type the checkpointer loads; "
+            "register a plain class with agent_runtime.checkpoint.allow_types"
+        )
+
+
+def _lookup(holder: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        if holder is None or part.startswith("__"):
+            return None
+        holder = getattr(holder, part, None)
+    return holder
 
 
 def dumps(value: Any) -> bytes:
@@ -14,4 +89,4 @@ def dumps(value: Any) -> bytes:
 
 
 def loads(data: bytes) -> Any:
-    return pickle.loads(data)
+    return _Unpickler(io.BytesIO(data)).load()
