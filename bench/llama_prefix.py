@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -131,37 +133,28 @@ def measure(url: str, rounds: int) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def llama_server(python: str, folder: Path) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server on Gemma 3 270M (model alias "gemma"), on a free port: its URL."""
+    llama_port = free_port()
+    llama_url = f"http://127.0.0.1:{llama_port}"
+    argv = [python, "-m", "llama_cpp.server", "--model", gguf_path(python, folder), "--model_alias", "gemma"]
+    argv += ["--port", str(llama_port), "--n_ctx", "4096", "--n_threads", "2"]
+    with spawned("llama", argv, folder) as llama:
+        llama.wait_until(answers_http(f"{llama_url}/v1/models"), timeout_s=180)
+        yield llama_url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--python", default=sys.executable, help="interpreter with llama-cpp-python installed")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory() as work:
-        folder = Path(work)
-        model = gguf_path(args.python, folder)
-        llama_port = free_port()
-        llama_url = f"http://127.0.0.1:{llama_port}"
-        argv = [
-            args.python,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            model,
-            "--model_alias",
-            "gemma",
-            "--port",
-            str(llama_port),
-            "--n_ctx",
-            "4096",
-            "--n_threads",
-            "2",
-        ]
-        with spawned("llama", argv, folder) as llama:
-            llama.wait_until(answers_http(f"{llama_url}/v1/models"), timeout_s=180)
-            sock = free_socket()
-            with serve_in_thread(create_app(settings(sock.getsockname()[1], llama_url)), sock) as url:
-                result = measure(url, args.rounds)
+    with tempfile.TemporaryDirectory() as work, llama_server(args.python, Path(work)) as llama_url:
+        sock = free_socket()
+        with serve_in_thread(create_app(settings(sock.getsockname()[1], llama_url)), sock) as url:
+            result = measure(url, args.rounds)
     (RESULTS / "llama_prefix.json").write_text(json.dumps(result, indent=2))
     print(json.dumps({k: round(v["ttft_p50_ms"], 1) for k, v in result.items()}, indent=2))
 

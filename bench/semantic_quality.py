@@ -1,7 +1,8 @@
 """Semantic-cache quality and speed: which cosine threshold to serve at, with the verifier of this tree
 (the new tier), of a baseline tree (the old tier) and with none.
 
-Run: ``python -m bench.semantic_quality [--data DIR] [--pairs DIR] [--baseline-tree PATH] [--out DIR]``
+Run: ``python -m bench.semantic_quality [--data DIR] [--pairs DIR] [--baseline-tree PATH] [--out DIR]
+[--embedder MODEL_DIR]``
 (~5-10 min on 2 cores). Writes DIR/semantic_quality.json and .png.
 
 Quality: every labelled pair (q1 cached, q2 asked) is embedded with the gateway's Embedder: PAWS and
@@ -302,10 +303,11 @@ def main() -> None:
                         help="folder of more labelled q1<TAB>q2<TAB>should_hit files")  # fmt: skip
     parser.add_argument("--baseline-tree", type=Path, help="a checkout whose verifier is the old tier")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="folder for the results")
+    parser.add_argument("--embedder", help="a sentence-transformers model folder (default: the bundled MiniLM)")
     args = parser.parse_args()
     started = time.perf_counter()
     load_at_start = os.getloadavg()[0]
-    embedder = Embedder()
+    embedder = Embedder(args.embedder)
     sets, vectors = build_sets(embedder, pair_groups(args.data, args.pairs), args.baseline_tree)
     results: dict[str, object] = {"load_average_1m_at_start": load_at_start, "quality": quality(sets)}
     print("embedding latency ...", flush=True)
