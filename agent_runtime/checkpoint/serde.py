@@ -77,10 +77,11 @@ class _Unpickler(pickle.Unpickler):
 
 
 def _lookup(holder: object, dotted: str) -> object:
+    # Namespaces are read, not asked: getattr would run a module's __getattr__ (lazy imports) or properties.
     for part in dotted.split("."):
-        if holder is None or part.startswith("__"):
+        if holder is None or part.startswith("__") or not hasattr(holder, "__dict__"):
             return None
-        holder = getattr(holder, part, None)
+        holder = vars(holder).get(part)
     return holder
 
 

@@ -194,3 +194,16 @@ def test_a_poisoned_store_cannot_run_code_on_resume(
     with pytest.raises(DisallowedType):
         compiled.invoke(None, config)
     assert not marker.exists()
+
+
+def test_lookups_do_not_run_module_getattr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A module's __getattr__ (lazy submodule imports in many libraries) is code: a load must not call it.
+    import types
+
+    called: list[str] = []
+    lazy = types.ModuleType("lazy_module_for_serde_test")
+    lazy.__getattr__ = lambda name: called.append(name) or Point  # type: ignore[method-assign]
+    monkeypatch.setitem(__import__("sys").modules, lazy.__name__, lazy)
+    with pytest.raises(DisallowedType):
+        loads(b"clazy_module_for_serde_test\nPoint\n.")
+    assert called == []
