@@ -9,10 +9,10 @@ failure is the reason):
    camelCase / PascalCase with an inner capital, dotted names (``os.path.join``, ``file.py``),
    calls (``foo()``) and ``C#`` / ``C++``.
 2. ``numbers`` - quantities, compared as multisets of (value, unit): digits (``1,000``, ``3.5``,
-   ``5km``, ``$5``, ``50%``, ``1st``), written numbers (``twenty-five``, ``two hundred``, ``third``,
-   ``1.5 million``), the unit right after a number (``km`` = ``kilometres``, ``%`` = ``percent``) and
-   month names (``Oct.`` = ``October``), so a date matches only when day, month and year all agree
-   whatever the format ("18 October 2007" = "October 18, 2007").
+   ``5km``, ``$5``, ``50%``, ``1st``, ``20s``), written numbers (``twenty-five``, ``two hundred``,
+   ``third``, ``1.5 million``, ``twenties``), the unit right after a number (``km`` = ``kilometres``,
+   ``%`` = ``percent``) and month names (``Oct.`` = ``October``), so a date matches only when day, month
+   and year all agree whatever the format ("18 October 2007" = "October 18, 2007").
    They must also come in the same order, month names aside: "serves 4 ... for 6 people" and "serves 6
    ... for 4 people" have the same numbers in other roles (a paraphrase that moves a clause with a
    number is a miss).
@@ -92,6 +92,11 @@ _ORDINAL = {
     "nineteenth": 19, "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50,
     "sixtieth": 60, "seventieth": 70, "eightieth": 80, "ninetieth": 90, "hundredth": 100,
     "thousandth": 1000, "millionth": 1_000_000,
+}  # fmt: skip
+# "in your 20s" / "in your twenties": a decade is its first year, as "20s" parses to 20.
+_DECADES = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
+    "eighties": 80, "nineties": 90,
 }  # fmt: skip
 _SCALE = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _MONTHS = {
@@ -182,7 +187,7 @@ def quantities(text: str) -> list[tuple[str, str]]:
         consumed = 1
         if word[0].isdigit():
             value, exact = _digit_value(word)
-        elif word in _SMALL or word in _ORDINAL:
+        elif word in _SMALL or word in _ORDINAL or word in _DECADES:
             value, consumed = _written_number(lowered, i)
         elif word in _MONTHS and (word != "may" or tokens[i] == "May") and tokens[i][0].isupper():
             found.append(("month", str(_MONTHS[word])))
@@ -212,8 +217,8 @@ def _written_number(words: list[str], i: int) -> tuple[float, int]:
         w = words[j]
         if w in _SMALL:
             current += _SMALL[w]
-        elif w in _ORDINAL:
-            current += _ORDINAL[w]
+        elif w in _ORDINAL or w in _DECADES:
+            current += _ORDINAL.get(w) or _DECADES[w]
             j += 1
             break
         elif w in _SCALE and j > i:

@@ -19,12 +19,14 @@ SAME_MEANING = [
     ("How do I add a remote in git?", "How can I add remotes in git?"),
     ("Delete the rows added before noon", "Delete the rows that were added before noon"),
     ("Why does my test fail on CI?", "Why is my test failing on CI?"),
+    ("Should I rent or buy a home in my 20s?", "Should I rent or buy a home in my twenties?"),
 ]
 
 MUST_DIFFER = [
     ("Is 7 a prime number?", "Is 8 a prime number?", "numbers"),
     ("Convert 5 km to miles", "Convert 5 kg to pounds", "numbers"),
     ("Give me three examples of recursion", "Give me four examples of recursion", "numbers"),
+    ("Should I rent or buy a home in my 20s?", "Should I rent or buy a home in my thirties?", "numbers"),
     ("What happened on 3 May 2021?", "What happened on 3 June 2021?", "numbers"),
     ("Should I use a mutex here?", "Should I not use a mutex here?", "negation"),
     ("Write a sort function with recursion", "Write a sort function without recursion", "negation"),
