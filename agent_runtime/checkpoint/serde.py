@@ -26,7 +26,9 @@ from typing import Any
 PROTOCOL = 5
 
 _STDLIB_VALUES = {
-    "builtins": {"set", "frozenset", "complex", "bytearray", "range", "slice"},
+    # The plain types too: they come as values of their own (a defaultdict's factory, a type in a state).
+    "builtins": {"set", "frozenset", "complex", "bytearray", "range", "slice"}
+    | {"list", "dict", "tuple", "int", "float", "str", "bytes", "bool"},
     "collections": {"OrderedDict", "deque", "defaultdict", "Counter"},
     "datetime": {"date", "time", "datetime", "timedelta", "timezone"},
     "decimal": {"Decimal"},

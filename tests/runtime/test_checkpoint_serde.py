@@ -11,7 +11,7 @@ import pickle
 import sqlite3
 import subprocess
 import uuid
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -88,6 +88,8 @@ DATA: dict[str, Any] = {
     "deque": deque([1, 2]),
     "ordered": OrderedDict(a=1),
     "counter": Counter("aab"),
+    "defaultdict": defaultdict(list, {"k": [1]}),
+    "a type": int,
     "path": Path("/tmp/x"),
     "enum": Colour.RED,
     "dataclass": Point(1, 2),
