@@ -21,6 +21,7 @@ import enum
 import io
 import pickle
 import sys
+import zoneinfo
 from typing import Any
 
 PROTOCOL = 5
@@ -36,6 +37,7 @@ _STDLIB_VALUES = {
     "uuid": {"UUID", "SafeUUID"},
     "pathlib": {"PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath"},
     "ipaddress": {"IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network"},
+    "zoneinfo": {"ZoneInfo"},  # written as ZoneInfo(key) by the pickler below
     "copyreg": {"_reconstructor"},  # protocols 0-1 rebuild objects through it; its arguments are checked too
 }
 _registered: set[type] = set()
@@ -87,8 +89,18 @@ def _lookup(holder: object, dotted: str) -> object:
     return holder
 
 
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        # ZoneInfo pickles itself through getattr(ZoneInfo, "_unpickle"), which loading refuses.
+        if isinstance(obj, zoneinfo.ZoneInfo) and obj.key:
+            return zoneinfo.ZoneInfo, (obj.key,)
+        return NotImplemented
+
+
 def dumps(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=PROTOCOL)
+    out = io.BytesIO()
+    _Pickler(out, protocol=PROTOCOL).dump(value)
+    return out.getvalue()
 
 
 def loads(data: bytes) -> Any:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
+from zoneinfo import ZoneInfo
 
 import pydantic
 import pytest
@@ -82,6 +83,7 @@ DATA: dict[str, Any] = {
     "bytearray": bytearray(b"xy"),
     "datetime": dt.datetime(2026, 11, 25, 23, 0, tzinfo=dt.UTC),
     "date": dt.date(2026, 1, 1),
+    "zoned datetime": dt.datetime(2026, 3, 29, 2, 30, tzinfo=ZoneInfo("Europe/Paris")),
     "delta": dt.timedelta(seconds=5),
     "decimal": Decimal("1.10"),
     "uuid": uuid.UUID(int=7),
