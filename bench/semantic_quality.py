@@ -307,7 +307,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     load_at_start = os.getloadavg()[0]
-    embedder = Embedder(args.embedder)
+    # A latency bench waits for every embedding: the gateway's 1 s refusal would end a slower model's run.
+    embedder = Embedder(args.embedder, timeout=60)
     sets, vectors = build_sets(embedder, pair_groups(args.data, args.pairs), args.baseline_tree)
     results: dict[str, object] = {"load_average_1m_at_start": load_at_start, "quality": quality(sets)}
     print("embedding latency ...", flush=True)
