@@ -20,6 +20,7 @@ from agent_runtime.channels import (
     UntrackedValue,
 )
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.checkpoint.langgraph_saver import as_checkpointer
 from agent_runtime.compiled_api import SubgraphPersistence
 from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
 from agent_runtime.diagnostics import check_topology
@@ -537,6 +538,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         cache: Any = None,
         **_ignored: Any,
     ) -> CompiledGraph:
+        checkpointer = as_checkpointer(checkpointer)  # LangGraph's own savers too
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointer | bool):
             raise TypeError(
                 "Invalid checkpointer provided. Expected a checkpointer (BaseCheckpointer), True, False or None. "

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple, iso
+from agent_runtime.checkpoint.langgraph_saver import as_checkpointer
 from agent_runtime.compiled_api import GraphAPI
 from agent_runtime.deprecation import checkpoint_during
 from agent_runtime.engine import context as task_context
@@ -125,7 +126,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         guard_rails: GuardRails | None,
     ) -> None:
         self.spec = spec
-        self.checkpointer = checkpointer
+        self.checkpointer = as_checkpointer(checkpointer)
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.name = name

@@ -20,8 +20,10 @@ from gateway.api import (
     admin_cache,
     admin_guard,
     admin_keys,
+    admin_spend,
     admin_state,
     context_retrieval,
+    docs,
     endpoints,
     health,
     not_found,
@@ -60,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         keys = asyncio.create_task(services.managed_keys.run())  # runtime keys, reloaded on every change
         records = asyncio.create_task(services.requests.run())  # request records, off the request path
+        if services.ledger is not None and services.budget_seeder is not None:
+            await services.ledger.start()  # the spend ledger (gateway/ledger/), then budgets seeded from it
+            await services.budget_seeder.start()
         yield
         for task in (keys, records):
             task.cancel()
@@ -68,7 +73,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # FastAPI's own OpenTelemetry off: the gateway makes its spans itself (gateway/tracing.py), and the
     # check FastAPI runs on every request for a configured provider costs ~5% of the gateway's CPU.
     no_telemetry: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
-    app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan, telemetry=no_telemetry)
+    # The OpenAPI document and the docs page need an admin key (gateway/api/docs.py): FastAPI's are open.
+    app = FastAPI(
+        title="cachegate",
+        version="0.1.0",
+        lifespan=lifespan,
+        telemetry=no_telemetry,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.services = services
     logging.getLogger("cachegate").setLevel(settings.log_level.upper())
 
@@ -89,6 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_api_route("/healthz", health.healthz, methods=["GET"])
     app.add_api_route("/readyz", health.readyz, methods=["GET"])
     app.add_api_route("/metrics", health.metrics, methods=["GET"])
+    app.add_api_route(docs.OPENAPI_PATH, docs.openapi_document, methods=["GET"], include_in_schema=False)
+    app.add_api_route(docs.DOCS_PATH, docs.swagger_ui, methods=["GET"], include_in_schema=False)
     app.include_router(admin.router)
     app.include_router(dashboard_routes.router)
     app.include_router(admin_cache.router)
@@ -96,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_guard.router)
     app.include_router(admin_keys.router)
     app.include_router(admin_budgets.router)
+    app.include_router(admin_spend.router)
     app.include_router(requests_log.router)
     app.include_router(context_retrieval.router)
 

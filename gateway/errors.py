@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class ErrorKind(Enum):
@@ -38,6 +40,25 @@ STATUS_BY_KIND: dict[ErrorKind, int] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    """A provider's own error object, scrubbed of secrets (gateway/upstream/errors.py), in the API shape it
+    came in: "openai" (type, code, param), "anthropic" (type) or "gemini" (code, status, details). A caller
+    of the same shape gets those fields back as sent; every caller gets the message."""
+
+    shape: str
+    message: str
+    fields: dict[str, Any]
+    # Top-level fields beside the error object (Anthropic's `request_id`: the provider's id of the request).
+    envelope: dict[str, Any] = field(default_factory=dict)
+
+    def fields_for(self, shape: str) -> dict[str, Any]:
+        return self.fields if shape == self.shape else {}
+
+    def envelope_for(self, shape: str) -> dict[str, Any]:
+        return self.envelope if shape == self.shape else {}
+
+
 class GatewayError(Exception):
     """An error answered to the client; `status` defaults from the kind."""
 
@@ -51,6 +72,7 @@ class GatewayError(Exception):
         code: str | None = None,
         retry_after: float | None = None,
         should_retry: bool | None = None,
+        provider: ProviderError | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -62,6 +84,7 @@ class GatewayError(Exception):
         # False: the answer carries `x-should-retry: false`, which the OpenAI and Anthropic SDKs (and the
         # clients built on them) obey over their status-based retry rules. For refusals a retry cannot fix.
         self.should_retry = should_retry
+        self.provider = provider  # the provider's error this one passes on, if any
 
 
 def bad_request(message: str, param: str | None = None) -> GatewayError:

@@ -2,6 +2,8 @@
 (docs/governance.md, "Keys"), beside the keys of the config file.
 
 Records live in the state store (one hash of JSON records, and a version counter bumped on every change),
+changed by compare-and-set (a change made meanwhile, such as a revoke or a rotation, is read again and the
+change applied over it: no change undoes another),
 read from Redis itself, never from the per-replica fallback a Redis outage switches other state to (an
 empty fallback would revoke every key);
 each replica keeps all of them in memory (authentication never waits on the store) and reloads them when
@@ -17,6 +19,7 @@ import logging
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -31,6 +34,11 @@ log = logging.getLogger("cachegate.keys")
 RECORDS, VERSION, LAST_USED = "managedkeys:records", "managedkeys:version", "managedkeys:lastused"
 POLL_S = 0.5
 LAST_USED_EVERY_S = 60.0  # a key's last use is written at most this often per replica
+CHANGE_TRIES = 10  # compare-and-set rounds before a change gives up (KeyConflict)
+
+
+class KeyConflict(Exception):
+    """The key's record kept changing under a change (CHANGE_TRIES times in a row)."""
 
 
 class KeyRecord(BaseModel):
@@ -126,20 +134,33 @@ class ManagedKeys:
     async def last_used(self) -> dict[str, float]:
         return {key_id: float(value) for key_id, value in (await self.store.hgetall(LAST_USED)).items()}
 
-    async def save(self, record: KeyRecord) -> None:
-        await self.store.hset(RECORDS, {record.id: record.model_dump_json().encode()})
+    async def _changed(self) -> None:
         await self.store.incr(VERSION)
         await self.refresh()
 
     async def create(self, tenant: str, **fields: Any) -> tuple[KeyRecord, str]:
         secret = new_secret()
         record = KeyRecord(id="key_" + uuid.uuid4().hex[:16], tenant=tenant, secret_hash=hash_key(secret), **fields)
-        await self.save(record)
+        if not await self.store.hswap(RECORDS, record.id, None, record.model_dump_json().encode()):
+            raise KeyConflict(record.id)  # a random id already taken: never in practice
+        await self._changed()
         return record, secret
 
-    async def rotate(self, record: KeyRecord) -> tuple[KeyRecord, str]:
-        """A new secret; the old one stops working at once (no grace period)."""
+    async def change(self, key_id: str, update: Callable[[KeyRecord], KeyRecord]) -> KeyRecord | None:
+        """`update` applied to the key's current record, written only if the record is still the one read
+        (else read again: a revoke or a rotation made meanwhile is kept). None: no such key."""
+        for _ in range(CHANGE_TRIES):
+            current = (await self.store.hgetall(RECORDS)).get(key_id)
+            if current is None:
+                return None
+            changed = update(KeyRecord.model_validate_json(current))
+            if await self.store.hswap(RECORDS, key_id, current, changed.model_dump_json().encode()):
+                await self._changed()
+                return changed
+        raise KeyConflict(key_id)
+
+    async def rotate(self, key_id: str) -> tuple[KeyRecord, str] | None:
+        """A new secret; the old one stops working at once (no grace period). None: no such key."""
         secret = new_secret()
-        rotated = record.model_copy(update={"secret_hash": hash_key(secret)})
-        await self.save(rotated)
-        return rotated, secret
+        rotated = await self.change(key_id, lambda record: record.model_copy(update={"secret_hash": hash_key(secret)}))
+        return (rotated, secret) if rotated is not None else None

@@ -61,6 +61,10 @@ class GatewayMetrics:
         )
         self.tokens = Counter("cachegate_tokens", "Tokens by kind", ["tenant", "model", "kind"], registry=r)
         self.cost = Counter("cachegate_cost_usd", "Spend in USD", ["tenant", "model"], registry=r)
+        # model: the route's name (config, never caller input); such spend is at the price table's fallback rates.
+        self.unpriced = Counter(
+            "cachegate_unpriced_requests", "Answers from a model with no known price", ["model"], registry=r
+        )
         # The part of cachegate_cost_usd that paid for compaction summaries (model: the summarizer's route).
         self.summary_cost = Counter(
             "cachegate_summary_cost_usd", "Spend in USD on compaction summaries", ["tenant", "model"], registry=r
@@ -134,7 +138,16 @@ class GatewayMetrics:
         )
         self.request_records_dropped = Counter(
             "cachegate_request_records_dropped",
-            "Request records not written (queue full or the store failed)",
+            "Request records not written (queue full, the store failed, or unauthenticated over their cap)",
+            registry=r,
+        )
+        self.ledger_records_written = Counter(
+            "cachegate_ledger_records_written", "Request records written to the ledger", registry=r
+        )
+        self.ledger_records_dropped = Counter(
+            "cachegate_ledger_records_dropped",
+            "Request records the ledger lost, by reason: queue_full or database (it failed)",
+            ["reason"],
             registry=r,
         )
         self.rate_limited = Counter(

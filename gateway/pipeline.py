@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from gateway.context import RequestContext
 from gateway.errors import GatewayError
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
-from gateway.stages.base import Stage
+
+if TYPE_CHECKING:  # gateway.stages builds the pipeline: importing it here would be a cycle
+    from gateway.stages.base import Stage
 
 log = logging.getLogger("cachegate.pipeline")
 

@@ -8,6 +8,9 @@ Records are written off the request path by one background task (a bounded queue
 behind, records are dropped and counted, requests never wait), each twice: under its id (read back by
 GET /v1/requests/{id} with the tenant's key, or by the admin) and at the end of its tenant's capped
 list (the admin's queries and the session explorer, which therefore read the same on every replica).
+Requests without a valid key are recorded at most `unauthenticated_per_s` a second per replica (the rest
+dropped and counted), so that anyone who can reach the gateway cannot fill the store with records.
+Every record also goes to the ledger (gateway/ledger/), which keeps them for months in a database.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import orjson
 from gateway.config.request_log import RequestLogConfig
 from gateway.context import RequestContext
 from gateway.errors import GatewayError
+from gateway.ledger import Ledger
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.state import StateStore
@@ -32,6 +36,7 @@ log = logging.getLogger("cachegate.requests")
 DECISIONS = {"cache": "x-cachegate-cache", "prefix_break": "x-cachegate-prefix-break",
              "guard": "x-cachegate-guard", "compaction": "x-cachegate-compaction"}  # fmt: skip
 CONTENT_BYTES = 32 * 1024  # of each body, for tenants that opt in to content in their records
+UNAUTHENTICATED = "unknown"  # the tenant of a request without a valid key (RequestContext.tenant_label)
 
 
 def _ms(seconds: float) -> float:
@@ -40,7 +45,9 @@ def _ms(seconds: float) -> float:
 
 def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
     """The request's record (no prompt, no answer, no key)."""
-    usage, cost, timings = ctx.usage, ctx.cost, ctx.timings
+    from gateway.stages.usage import side_cost  # here: gateway.stages imports the services, which import us
+
+    usage, cost, timings, side = ctx.usage, ctx.cost, ctx.timings, side_cost(ctx)
     record: dict[str, Any] = {
         "id": ctx.request_id,
         "at": time.time(),
@@ -63,6 +70,8 @@ def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
             "output": usage.output if usage else 0,
         },
         "cost_usd": cost.usd if cost else 0.0,
+        "cost_basis": "fallback" if cost and cost.estimated else "list",  # fallback: the model has no known price
+        "side_cost_usd": side.usd if side else 0.0,  # calls made for it (a compaction summary): also billed
         "saved_usd": cost.saved_usd if cost else 0.0,
         **{name: ctx.response_headers.get(header) for name, header in DECISIONS.items()},
         "stages_ms": stage_ms(timings.stages),
@@ -128,12 +137,40 @@ class Query:
         )
 
 
+class TokenBucket:
+    """At most `rate` a second on average and `rate` (at least one, unless none) at once."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate, self.capacity = rate, max(rate, 1.0) if rate > 0 else 0.0
+        self.tokens, self.at = self.capacity, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
 class RequestLog:
-    def __init__(self, store: StateStore, config: RequestLogConfig, metrics: GatewayMetrics) -> None:
-        self.store, self.config, self.metrics = store, config, metrics
+    def __init__(
+        self, store: StateStore, config: RequestLogConfig, metrics: GatewayMetrics, ledger: Ledger | None = None
+    ) -> None:
+        self.store, self.config, self.metrics, self.ledger = store, config, metrics, ledger
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=config.queue)
+        self.unauthenticated = TokenBucket(config.unauthenticated_per_s)
 
     def add(self, record: dict[str, Any]) -> None:
+        """Queue the record for the store (24 h, for the request views) and the ledger (months, for spend)."""
+        if not self.config.enabled and self.ledger is None:
+            return
+        if record["tenant"] == UNAUTHENTICATED and not self.unauthenticated.take():
+            self.metrics.request_records_dropped.inc()
+            return
+        if self.ledger is not None:
+            self.ledger.add(record)
         if not self.config.enabled:
             return
         try:

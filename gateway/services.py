@@ -10,6 +10,8 @@ import orjson
 
 from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
+from gateway.ledger import Ledger, create_ledger
+from gateway.ledger.seed import BudgetSeeder
 from gateway.managed_keys import ManagedKeys
 from gateway.metrics import GatewayMetrics
 from gateway.request_log import RequestLog
@@ -36,6 +38,8 @@ class Services:
     managed_keys: ManagedKeys
     requests: RequestLog
     tracing: Tracing
+    ledger: Ledger | None = None  # None: turned off (ledger.enabled)
+    budget_seeder: BudgetSeeder | None = None  # with the ledger: budget counters survive a Redis flush
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
     _policies: dict[tuple[str, str, bytes], PolicyConfig] = field(default_factory=dict)
@@ -59,6 +63,10 @@ class Services:
             closer = getattr(extra, "aclose", None)
             if closer is not None:
                 await closer()
+        if self.budget_seeder is not None:
+            self.budget_seeder.close()
+        if self.ledger is not None:
+            await self.ledger.close()  # writes what waits first
         await self.lean.aclose()
         await self.store.close()
         await asyncio.to_thread(self.tracing.shutdown)  # sends the spans still batched
@@ -78,14 +86,21 @@ def create_services(settings: Settings) -> Services:
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings))
     keys = KeyRing(settings)
+    managed_keys = ManagedKeys(durable(store), keys, settings.tenants)
+    ledger = create_ledger(settings.ledger, metrics)
+    seeder = None
+    if ledger is not None:
+        seeder = BudgetSeeder(store, ledger, settings.tenants, managed_keys, settings.ledger.seed_interval_s)
     return Services(
         settings=settings,
         metrics=metrics,
         store=store,
         keys=keys,
-        managed_keys=ManagedKeys(durable(store), keys, settings.tenants),
+        managed_keys=managed_keys,
         lean=lean,
         router=router,
-        requests=RequestLog(store, settings.request_log, metrics),
+        requests=RequestLog(store, settings.request_log, metrics, ledger),
         tracing=Tracing(settings.tracing),
+        ledger=ledger,
+        budget_seeder=seeder,
     )

@@ -64,7 +64,9 @@ class Tracing:
         def wall(perf: float) -> int:
             return offset_ns + int(perf * 1e9)
 
-        parent = PROPAGATOR.extract(carrier=dict(ctx.headers))
+        # The caller's trace goes on, but not its `tracestate`: vendor data of the caller's choosing, which
+        # every span would export verbatim (W3C lets a participant drop it).
+        parent = PROPAGATOR.extract(carrier={"traceparent": ctx.headers.get("traceparent", "")})
         operation = OPERATION.get(ctx.wire.name, "chat")
         root = tracer.start_span(
             f"{operation} {record['model']}",

@@ -43,6 +43,14 @@ def gateway_settings(path: str = "auto", **overrides: Any) -> dict[str, Any]:
             "retries": 2,
         },
         {
+            "name": "gemini-2.5-flash",
+            "provider": "gemini",
+            "model": "gemini-2.5-flash",
+            "api_base": "embedded-sim",
+            "path": path,
+            "retries": 2,
+        },
+        {
             "name": "flaky",
             "provider": "openai",
             "model": "gpt-4.1-mini",

@@ -134,6 +134,14 @@ class BaseCheckpointer:
     Backends implement `_save` (what `put` stores) and the readers below.
     """
 
+    # Whether `put` needs every channel's value in the checkpoint, not only the changed ones (the
+    # engine hands over just those: the blobs are all a backend storing values per version needs).
+    full_values = False
+
+    def new_id(self) -> str:
+        """The id of the next checkpoint: ordered by time, as the backend sorts a thread's checkpoints."""
+        return new_checkpoint_id()
+
     def put(
         self,
         config: dict[str, Any],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agent_runtime.channels import MISSING
@@ -27,7 +27,13 @@ def _copy(value: Any) -> Any:
 
 
 class InMemoryCheckpointer(BaseCheckpointer):
-    def __init__(self) -> None:
+    """`serde=` (LangGraph's `InMemorySaver(serde=)`): values are stored as its `dumps_typed` and read
+    back with `loads_typed` (an encrypting serializer, say); without one they are deep-copied."""
+
+    def __init__(self, *, serde: Any = None) -> None:
+        self.serde = serde
+        self._dump: Callable[[Any], Any] = _copy if serde is None else serde.dumps_typed
+        self._load: Callable[[Any], Any] = copy.deepcopy if serde is None else serde.loads_typed
         self._lock = threading.Lock()
         # (thread, ns) -> checkpoint id -> (checkpoint without values, metadata, parent id)
         self._checkpoints: dict[tuple[str, str], dict[str, tuple[Checkpoint, dict[str, Any], str | None]]] = {}
@@ -36,7 +42,7 @@ class InMemoryCheckpointer(BaseCheckpointer):
 
     def _save(self, new: NewCheckpoint) -> None:
         blobs = {
-            (*new.thread, chan, version): _EMPTY if value is MISSING else _copy(value)
+            (*new.thread, chan, version): _EMPTY if value is MISSING else self._dump(value)
             for chan, version, value in new.blobs
         }
         stored = new.checkpoint
@@ -48,7 +54,7 @@ class InMemoryCheckpointer(BaseCheckpointer):
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         thread_id, ns = thread_key(config)
         key = (thread_id, ns, config["configurable"]["checkpoint_id"])
-        copied = [(slot, (task_id, chan, _copy(value))) for slot, chan, value in write_slots(writes)]
+        copied = [(slot, (task_id, chan, self._dump(value))) for slot, chan, value in write_slots(writes)]
         with self._lock:
             bucket = self._writes.setdefault(key, {})
             for slot, write in copied:
@@ -60,7 +66,7 @@ class InMemoryCheckpointer(BaseCheckpointer):
         for chan, version in stored.channel_versions.items():
             blob = self._blobs.get((thread_id, ns, chan, version), _EMPTY)
             if blob is not _EMPTY and blob is not MISSING:
-                values[chan] = copy.deepcopy(blob)
+                values[chan] = self._load(blob)
         checkpoint = Checkpoint(
             stored.id,
             stored.ts,
@@ -70,7 +76,7 @@ class InMemoryCheckpointer(BaseCheckpointer):
             stored.updated_channels,
         )
         writes = self._writes.get((thread_id, ns, checkpoint_id), {})
-        pending = [(t, c, copy.deepcopy(v)) for t, c, v in writes.values()]
+        pending = [(t, c, self._load(v)) for t, c, v in writes.values()]
         return CheckpointTuple.saved((thread_id, ns), checkpoint, copy.deepcopy(metadata), parent_id, pending)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
@@ -107,4 +113,4 @@ class InMemoryCheckpointer(BaseCheckpointer):
                 del self._writes[wkey]
 
 
-MemorySaver = InMemoryCheckpointer
+MemorySaver = InMemorySaver = InMemoryCheckpointer  # LangGraph's names

@@ -10,19 +10,24 @@ up a name only when it is
   ``NamedTuple`` or an exception (failed tasks' writes; this runtime's own types are all of these);
 - a class registered with :func:`allow_types` (a plain class kept in a graph's state).
 
-Anything else (functions, ``os.system``, ``subprocess.Popen``, a module not yet imported) fails the load
-with :class:`DisallowedType`. LangGraph's msgpack serializer keeps a similar allowlist.
+Anything else (functions, ``os.system``, ``subprocess.Popen``, a module not yet imported, pydantic-settings'
+``BaseSettings``, which reads the environment, files and argv when built) fails the load with
+:class:`DisallowedType`. A pydantic model or a dataclass is rebuilt from its fields (``__new__`` and its
+state), never called: a record that calls one (running validators or ``__post_init__``) fails the load too.
+LangGraph's msgpack serializer keeps a similar allowlist.
 """
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import enum
 import io
 import pickle
 import sys
 import zoneinfo
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 PROTOCOL = 5
 
@@ -57,15 +62,53 @@ def allow_types(*types: type) -> None:
 
 def is_data_type(cls: type) -> bool:
     """Whether building an instance of ``cls`` from stored fields runs no code but its own."""
+    settings = sys.modules.get("pydantic_settings")
+    if settings is not None and issubclass(cls, settings.BaseSettings):
+        return False  # built from the environment, files and argv (--help exits the process), not from fields
     if cls in _registered or dataclasses.is_dataclass(cls) or issubclass(cls, (enum.Enum, BaseException)):
         return True
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # NamedTuple
         return True
+    return _is_pydantic_model(cls)
+
+
+def _is_pydantic_model(cls: type) -> bool:
     pydantic = sys.modules.get("pydantic")
     return pydantic is not None and issubclass(cls, pydantic.BaseModel)
 
 
-class _Unpickler(pickle.Unpickler):
+def _rebuilt_only(cls: object) -> bool:
+    """Classes a record may rebuild (``__new__``, then its state) but not call: calling one runs its
+    validators, ``__init__`` or ``__post_init__``, which pickling them never needs."""
+    return (
+        isinstance(cls, type)
+        and cls not in _registered
+        and (dataclasses.is_dataclass(cls) or _is_pydantic_model(cls))
+        and not issubclass(cls, (enum.Enum, BaseException))
+    )
+
+
+def _check_call(func: Any, args: tuple[Any, ...]) -> None:
+    # copyreg._reconstructor(cls, base, state) calls base.__new__ and base.__init__.
+    called = args[1] if func is copyreg._reconstructor and len(args) == 3 else func  # type: ignore[attr-defined]
+    if _rebuilt_only(called):
+        raise DisallowedType(f"a checkpoint calls {called.__qualname__[:80]!r}; a data type is rebuilt, not called")
+
+
+class _Unpickler(pickle._Unpickler):
+    """pickle's Python unpickler: the C one cannot check what a record calls (loads are several times
+    slower)."""
+
+    dispatch: ClassVar[dict[int, Callable[[Any], None]]] = dict(pickle._Unpickler.dispatch)
+    stack: list[Any]
+
+    def load_reduce(self) -> None:
+        args = self.stack.pop()
+        _check_call(self.stack[-1], args)
+        self.stack[-1] = self.stack[-1](*args)
+
+    dispatch[pickle.REDUCE[0]] = load_reduce
+
     def find_class(self, module: str, name: str) -> Any:
         if name in _STDLIB_VALUES.get(module, ()):
             return super().find_class(module, name)

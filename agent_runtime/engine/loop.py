@@ -18,7 +18,6 @@ from agent_runtime.checkpoint.base import (
     Checkpoint,
     CheckpointTuple,
     checkpoint_config,
-    new_checkpoint_id,
     thread_key,
 )
 from agent_runtime.engine import context, events, payloads
@@ -311,11 +310,11 @@ class Run:
         self._last_step = self.step
         parent = self._cp_config()
         if self.durability == "exit":
-            self.checkpoint_id = new_checkpoint_id()
+            self.checkpoint_id = self.checkpointer.new_id()
             # the parent the final checkpoint gets: the last one written (none yet: an empty config)
             parent = self._exit_parent()
         else:
-            self._put(new_checkpoint_id(), source, self.step, parent)
+            self._put(self.checkpointer.new_id(), source, self.step, parent)
         if self.checkpoint_events:
             metadata = {**self.config_metadata, "source": source, "step": self.step, "parents": self.parents}
             events.checkpoint_saved(self, metadata, parent)
@@ -352,7 +351,7 @@ class Run:
         saved_max = self._saved_max
         new_versions = {c: v for c, v in state.versions.items() if v > saved_max}
         values = {}
-        for chan in new_versions:
+        for chan in state.versions if self.checkpointer.full_values else new_versions:
             snapshot = state.channels[chan].stored()
             if snapshot is not MISSING:
                 values[chan] = snapshot

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from gateway.api.admin import AdminServices
-from gateway.governance.budgets import lines, report, utc_now
+from gateway.governance.budgets import budget_scopes, lines, report, utc_now
 from gateway.services import Services
 from gateway.state import StateUnavailable
 
@@ -17,15 +17,11 @@ router = APIRouter(prefix="/admin/budgets", tags=["admin"])
 
 async def budget_rows(services: Services) -> list[dict[str, Any]]:
     """Tenant and key budgets (session budgets are per session: see the session's own view)."""
-    scopes = {t.name: [("tenant", t.name, t.limits.budgets)] for t in services.settings.tenants}
     try:
         records = list((await services.managed_keys.records()).values())
     except StateUnavailable:
         records = []  # the tenants' budgets still show
-    for record in records:
-        if not record.revoked and record.tenant in scopes:
-            scopes[record.tenant].append(("key", record.id, record.limits.budgets))
-    now, rows = utc_now(), []
+    scopes, now, rows = budget_scopes(services.settings.tenants, records), utc_now(), []
     for tenant, tenant_scopes in scopes.items():
         rows += [{"tenant": tenant, **row} for row in await report(services.store, lines(tenant, tenant_scopes), now)]
     return rows

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from gateway.api.admin import AdminServices
 from gateway.config.limits import Limits
 from gateway.config.policy import PolicyConfig, effective_policy
-from gateway.managed_keys import KeyRecord, ManagedKeys
+from gateway.managed_keys import KeyConflict, KeyRecord, ManagedKeys
 from gateway.services import Services
 from gateway.state import StateUnavailable
 
@@ -41,21 +41,31 @@ class KeyChange(BaseModel):
 
 
 async def _store_needed() -> AsyncIterator[None]:
-    """Key records are written to and read from Redis itself: while it is down, say so (503)."""
+    """Key records are written to and read from Redis itself: while it is down, say so (503). A record
+    that kept changing under a change: 409 (the change was not made)."""
     try:
         yield
     except StateUnavailable as exc:
         raise HTTPException(status_code=503, detail="the state store is unavailable; try again later") from exc
+    except KeyConflict as exc:
+        raise HTTPException(status_code=409, detail="the key changed meanwhile; read it and try again") from exc
 
 
 router = APIRouter(prefix="/admin/keys", tags=["admin"], dependencies=[Depends(_store_needed)])
 
 
-async def _record(keys: ManagedKeys, key_id: str) -> KeyRecord:
-    record = (await keys.records()).get(key_id)
+def _missing(key_id: str) -> HTTPException:
+    return HTTPException(status_code=404, detail=f"no managed key {key_id!r}")
+
+
+def _found(record: KeyRecord | None, key_id: str) -> KeyRecord:
     if record is None:
-        raise HTTPException(status_code=404, detail=f"no managed key {key_id!r}")
+        raise _missing(key_id)
     return record
+
+
+async def _record(keys: ManagedKeys, key_id: str) -> KeyRecord:
+    return _found((await keys.records()).get(key_id), key_id)
 
 
 @router.post("", status_code=201)
@@ -83,21 +93,21 @@ async def get_key(key_id: str, services: Services = AdminServices) -> dict[str, 
 
 @router.patch("/{key_id}")
 async def change_key(key_id: str, change: KeyChange, services: Services = AdminServices) -> dict[str, Any]:
-    record = await _record(services.managed_keys, key_id)
-    changed = record.model_copy(update=change.model_dump(exclude_unset=True))
-    await services.managed_keys.save(changed)
-    return changed.public()
+    fields = change.model_dump(exclude_unset=True)
+    changed = await services.managed_keys.change(key_id, lambda record: record.model_copy(update=fields))
+    return _found(changed, key_id).public()
 
 
 @router.post("/{key_id}/rotate")
 async def rotate_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
-    record, secret = await services.managed_keys.rotate(await _record(services.managed_keys, key_id))
+    rotated = await services.managed_keys.rotate(key_id)
+    if rotated is None:
+        raise _missing(key_id)
+    record, secret = rotated
     return {**record.public(), "secret": secret}
 
 
 @router.delete("/{key_id}")
 async def revoke_key(key_id: str, services: Services = AdminServices) -> dict[str, Any]:
-    record = await _record(services.managed_keys, key_id)
-    revoked = record.model_copy(update={"revoked": True})
-    await services.managed_keys.save(revoked)
-    return revoked.public()
+    revoked = await services.managed_keys.change(key_id, lambda record: record.model_copy(update={"revoked": True}))
+    return _found(revoked, key_id).public()

@@ -18,11 +18,13 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.api.admission import admit, finish
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
-from gateway.auth import presented_key
 from gateway.compaction.tokens import counter_for
+from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError, bad_request
+from gateway.pacing import Pacer
 from gateway.services import Services
 from gateway.wire import GEMINI
 from gateway.wire.gemini_convert import to_openai
@@ -57,10 +59,11 @@ async def gemini_endpoint(request: Request) -> Response:
 
 async def count_tokens(request: Request, services: Services, model: str, query_key: str | None) -> Response:
     """Counted locally (the route's tokenizer, as compaction counts), never sent to a provider."""
+    ctx = RequestContext(wire=GEMINI, body={}, headers=request.headers, services=services, query_key=query_key)
     try:
-        tenant = services.keys.tenant_for(presented_key(request.headers, query_key))
-        if tenant is None:
-            raise GatewayError(ErrorKind.AUTHENTICATION, "API key not valid. Please pass a valid API key.")
+        await admit(ctx)  # authentication and rate limits, as for every request
+        tenant = ctx.tenant
+        assert tenant is not None
         route = services.settings.model_by_name(model)
         if route is None or (tenant.allowed_models is not None and route.name not in tenant.allowed_models):
             raise not_found(f"models/{model} is not found for API version v1beta.")
@@ -72,7 +75,11 @@ async def count_tokens(request: Request, services: Services, model: str, query_k
         GEMINI.validate({**request_body, "contents": request_body.get("contents") or [{"parts": []}]})
         chat = to_openai(request_body, stream=False)
         counter = counter_for(route.provider, route.model)
-        total = counter.messages(chat["messages"]) + (counter.json(chat["tools"]) if chat.get("tools") else 0)
+        # Paced, and large messages counted in a worker thread: never long on the event loop.
+        total = sum(await counter.count_messages(chat["messages"], Pacer()))
+        total += await counter.json_off_loop(chat["tools"]) if chat.get("tools") else 0
         return Response(orjson.dumps({"totalTokens": total}), media_type="application/json")
     except GatewayError as error:
         return error_response(GEMINI, error, services.metrics)
+    finally:
+        await finish(ctx)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 
 import anyio
@@ -15,12 +17,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.api import endpoints
 from gateway.api.body import read_json
+from gateway.api.drain import ClientEnd, DrainLimits, Drains, drains_of
 from gateway.api.errors import error_response
 from gateway.api.gemini import PREFIXES as GEMINI_PREFIXES
 from gateway.api.gemini import gemini_endpoint
 from gateway.api.headers import sendable
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
+from gateway.governance.estimate import CUT_SHORT
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
@@ -112,15 +116,34 @@ class InFlight:
 
 class RelayResponse(StreamingResponse):
     """A relayed stream that releases its request's slot however the response ends, even if the relay
-    generator never ran."""
+    generator never ran. A client that leaves does not stop the relay (Starlette's would cancel it): it
+    runs on as a drain, so the provider's usage is read and charged (gateway/api/drain.py)."""
 
-    def __init__(self, content: AsyncIterator[bytes], slot: InFlight, headers: dict[str, str]) -> None:
+    def __init__(
+        self, content: AsyncIterator[bytes], slot: InFlight, client: ClientEnd, drains: Drains, headers: dict[str, str]
+    ) -> None:
         super().__init__(content, media_type="text/event-stream", headers=headers)
-        self.slot = slot
+        self.slot, self.client, self.drains = slot, client, drains
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        relaying = asyncio.ensure_future(self._relay(self.client.forward(send)))
+        watching = asyncio.ensure_future(self.listen_for_disconnect(receive))
         try:
-            await super().__call__(scope, receive, send)
+            await asyncio.wait((relaying, watching), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the server is going down
+            relaying.cancel()
+            raise
+        finally:
+            watching.cancel()
+        if relaying.done():
+            relaying.result()
+            return
+        self.client.leave()
+        self.drains.keep(relaying, self.client)
+
+    async def _relay(self, send: Send) -> None:
+        try:
+            await self.stream_response(send)
         finally:
             await self.slot.release()
 
@@ -159,9 +182,10 @@ async def proxy(
         assert ctx.reply is not None
         if ctx.reply.events is not None:
             slot.events = ctx.reply.events
-            response: Response = RelayResponse(
-                relay(ctx, slot), slot, {**SSE_HEADERS, **sendable(ctx.response_headers)}
-            )
+            settings = services.settings
+            client = ClientEnd(DrainLimits(settings.stream_drain_s, settings.stream_drain_bytes))
+            headers = {**SSE_HEADERS, **sendable(ctx.response_headers)}
+            response: Response = RelayResponse(relay(ctx, slot, client), slot, client, drains_of(services), headers)
             handed_off = True
             return response
         ctx.response_body = ctx.reply.body
@@ -192,8 +216,7 @@ def _failed(ctx: RequestContext, error: GatewayError) -> Response:
 
 
 def _wants_usage(ctx: RequestContext) -> bool:
-    options = ctx.body.get("stream_options")
-    return isinstance(options, dict) and bool(options.get("include_usage"))
+    return ctx.wire.usage_requested(ctx.body)
 
 
 async def _iterate(events: list[bytes]) -> AsyncIterator[bytes]:
@@ -213,7 +236,7 @@ def _with_cost(ctx: RequestContext, events: list[bytes]) -> list[bytes]:
     return out
 
 
-async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
+async def relay(ctx: RequestContext, slot: InFlight, client: ClientEnd) -> AsyncIterator[bytes]:
     """Pass the provider's events through as they come, rebuilding the response on the side.
 
     The final usage event (and the one or two events after it: `[DONE]`, `message_stop`) is held back
@@ -228,37 +251,41 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
     closing: list[bytes] = []  # the end of a stream the gateway cut, sent after the response stages too
     opened = time.perf_counter()
     try:
-        async for event in events:
-            if ctx.timings.first_byte is None:
-                ctx.timings.upstream_s += time.perf_counter() - opened
-                ctx.timings.first_byte = time.perf_counter()
-            text = accumulator.feed(event)
-            cut = bool(text) and any(observer(text) for observer in ctx.stream_observers)
-            if not keep_usage and wire.is_usage_only(event):
-                pass  # asked for on the client's behalf: not sent
-            elif held or wire.is_final_usage(event):
-                held.append(event)
-                if len(held) > MAX_HELD:  # not the stream's end after all: never buffer a stream
-                    out += (passed.raw for passed in held)
+        async with aclosing(client.events(events)) as provided:  # closed on a cut too: its drain bound ends
+            async for event in provided:
+                if ctx.timings.first_byte is None:
+                    ctx.timings.upstream_s += time.perf_counter() - opened
+                    ctx.timings.first_byte = time.perf_counter()
+                text = accumulator.feed(event)
+                cut = bool(text) and any(observer(text) for observer in ctx.stream_observers)
+                if not keep_usage and wire.is_usage_only(event):
+                    pass  # asked for on the client's behalf: not sent
+                elif held or (keep_usage and wire.is_final_usage(event)):  # the cost fields go only to who asked
+                    held.append(event)
+                    if len(held) > MAX_HELD:  # not the stream's end after all: never buffer a stream
+                        out += (passed.raw for passed in held)
+                        held = []
+                else:
+                    out.append(event.raw)
+                if cut:
+                    # Held back like a stream's own end: a client that hangs up at `[DONE]` must not keep the
+                    # response stages (usage, the guard's strike, budgets) from running.
+                    closing = [*(e.raw for e in held), *wire.closing_events(accumulator.result())]
                     held = []
-            else:
-                out.append(event.raw)
-            if cut:
-                # Held back like a stream's own end: a client that hangs up at `[DONE]` must not keep the
-                # response stages (usage, the guard's strike, budgets) from running.
-                closing = [*(e.raw for e in held), *wire.closing_events(accumulator.result())]
-                held = []
-                break
-            if out and not event.followed:
-                yield b"".join(out)
-                out = []
+                    break
+                if out and not event.followed:
+                    yield b"".join(out)
+                    out = []
         if out:
             yield b"".join(out)
             out = []
+        if client.cut:  # its client left, and the drain stopped before the provider's end: partial, never cached
+            ctx.gateway_written = True
+            ctx.notes[CUT_SHORT] = True
         ctx.response_body = accumulator.result()
         await services.pipeline.run_response(ctx)  # type: ignore[union-attr]
         extra = stream_cost(ctx)
-        out = [wire.with_usage_extra(e, extra) if extra and wire.is_final_usage(e) else e.raw for e in held]
+        out = _with_cost_on_last(wire, held, extra)
         held = []
         out += closing
         if wire.sse_comments:
@@ -272,6 +299,13 @@ async def relay(ctx: RequestContext, slot: InFlight) -> AsyncIterator[bytes]:
         yield b"".join([*out, *(event.raw for event in held), wire.stream_error_event(error)])
     finally:
         await slot.release()
+
+
+def _with_cost_on_last(wire: WireFormat, held: list[SSEEvent], extra: dict[str, float | int]) -> list[bytes]:
+    """The held events, the cost fields in the last usage event's usage only: a provider can send usage
+    twice (on its finish chunk, then in the usage chunk the gateway asked for)."""
+    last = max((i for i, e in enumerate(held) if wire.is_final_usage(e)), default=-1) if extra else -1
+    return [wire.with_usage_extra(e, extra) if extra and i == last else e.raw for i, e in enumerate(held)]
 
 
 def _stream_error(exc: Exception) -> GatewayError:

@@ -17,7 +17,7 @@ from gateway.compaction.tokens import TokenCounter
 from gateway.config import ModelConfig
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.upstream.router import Router
-from gateway.usage import Cost, Price, Usage, price_for
+from gateway.usage import Cost, Price, Usage, route_price
 from gateway.wire import WIRES
 
 INSTRUCTION = """Summarize the conversation so far. Your summary will replace the messages above, so it \
@@ -133,5 +133,5 @@ async def write_summary(
     if not text:
         raise SummaryFailed("empty")
     usage = WIRES[layout.name].usage(reply)
-    price = price_for(result.route.pricing_model or result.route.litellm_model)
+    price = route_price(result.route)
     return Written(text, result.route, usage, price, Cost.of(usage, price))

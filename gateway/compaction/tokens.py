@@ -6,7 +6,8 @@ approximation for them (within ~10-20% on English and code). Images count as a f
 Counts are memoised by content digest: clients resend the same history every turn. A request's counts
 are taken in short paced slices (`count_messages`), and messages larger than LARGE_MESSAGE_BYTES are
 counted in a worker thread (tiktoken encodes without the GIL): one 8 MB message would otherwise hold
-the event loop for half a second.
+the event loop for half a second. Text is encoded in bounded pieces (gateway/tokenizer.py), so the work
+stays linear in its size even for a hostile run of letters.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import orjson
 
 from gateway.offline import apply_offline_defaults
 from gateway.pacing import CHUNK, Pacer, Steps
+from gateway.tokenizer import count_text
 
 apply_offline_defaults()
 
@@ -88,8 +90,7 @@ class TokenCounter:
         self._memo: OrderedDict[bytes, int] = OrderedDict()
 
     def text(self, text: str) -> int:
-        # A numpy buffer, not a list of ints: the same tokens, without building millions of objects.
-        return len(self.encoding.encode_to_numpy(text, disallowed_special=()))
+        return count_text(self.encoding, text)
 
     @staticmethod
     def _key(kind: bytes, value: Any) -> tuple[bytes, int]:

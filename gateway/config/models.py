@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gateway.config.prices import PriceConfig
+
 # Providers whose wire format the lean path speaks; any other LiteLLM provider goes through LiteLLM.
-LEAN_WIRE_BY_PROVIDER: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
+LEAN_WIRE_BY_PROVIDER: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini"}
 
 # The api_base placeholder for the simulator mounted in the gateway's own process (embedded default).
 EMBEDDED_SIM_BASE = "embedded-sim"
@@ -27,6 +29,9 @@ class ModelConfig(BaseModel):
     fallbacks: list[str] = Field(default_factory=list, description="Public names tried after retries")
     path: Literal["auto", "lean", "litellm"] = "auto"
     pricing_model: str | None = Field(default=None, description="Cost-map key if not provider/model")
+    prices: PriceConfig | None = Field(
+        default=None, description="This deployment's list prices, over the price table and LiteLLM's map"
+    )
     context_window: int | None = Field(default=None, description="Override of LiteLLM's max_input_tokens")
     policy: dict[str, Any] = Field(default_factory=dict, description="Per-model policy overrides")
 

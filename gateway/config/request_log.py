@@ -10,3 +10,8 @@ class RequestLogConfig(BaseModel):
     ttl_s: float = Field(default=86400.0, gt=0, description="How long a record is kept")
     per_tenant: int = Field(default=10_000, gt=0, description="Newest records kept per tenant for queries")
     queue: int = Field(default=10_000, gt=0, description="Records waiting to be written; beyond, dropped (counted)")
+    unauthenticated_per_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="Records of requests without a valid key kept per second per replica; beyond, dropped (counted)",
+    )

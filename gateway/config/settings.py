@@ -14,6 +14,7 @@ from pydantic_settings import (
 )
 
 from gateway.config.aliases import resolve, unknown_targets
+from gateway.config.ledger import LedgerConfig
 from gateway.config.models import ModelConfig
 from gateway.config.policy import PolicyConfig
 from gateway.config.request_log import RequestLogConfig
@@ -41,6 +42,15 @@ class Settings(BaseSettings):
         "idle timeout (nginx: 60 s), so they close it first: a server closing a connection the client has just "
         "reused resets that request",
     )
+    stream_drain_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="Seconds a stream whose client left is still read from the provider, so that what the "
+        "provider generated is charged; past it the gateway stops reading and charges an estimate",
+    )
+    stream_drain_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=0, description="Bytes such a stream is still read, past which likewise"
+    )
     cors_origins: list[str] = Field(default_factory=list, description="Empty: CORS closed")
     embedded_simulator: bool = Field(default=False, description="Mount the provider simulator at /sim")
     simulator_latency: Literal["none", "realistic"] = "none"
@@ -62,6 +72,7 @@ class Settings(BaseSettings):
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     request_log: RequestLogConfig = Field(default_factory=RequestLogConfig)
+    ledger: LedgerConfig = Field(default_factory=LedgerConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
     log_level: str = "info"
 

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 
 from gateway.api.admin import AdminServices
 from gateway.api.admin_budgets import budget_rows
+from gateway.api.admin_spend import month_totals
 from gateway.api.requests_log import record_tenants
 from gateway.dashboard.live import headline
 from gateway.dashboard.series import RANGES_S, series
@@ -44,6 +45,7 @@ async def data(range_s: int = 900, services: Services = AdminServices) -> dict[s
         "requests": records[:25],
         "sessions": sessions(records),
         "budgets": await budget_rows(services),
+        "month": await month_totals(services),  # from the ledger: survives restarts and Redis flushes
         "state_backend": services.store.backend,
     }
 

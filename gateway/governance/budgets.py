@@ -11,15 +11,21 @@ at most one request.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.config.limits import Budget
+from gateway.config.tenants import TenantConfig
 from gateway.state.base import Meter, StateStore
+
+if TYPE_CHECKING:
+    from gateway.managed_keys import KeyRecord
 
 LIFETIME_TTL_S = 400 * 86400.0  # a lifetime counter outlives any deployment's key rotation period
 HOLD_LEASE_S = 900.0  # longer than any request runs: the holds of a replica that died free themselves
+Scope = tuple[str, str, list[Budget]]  # (scope, id, budgets): "tenant" and its name, "key" and its id ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,19 +62,32 @@ class Standing:
         return f"{self.line.scope} budget ({window}): {', '.join(parts)} spent"
 
 
+def window_start(window: str, now: datetime) -> datetime | None:
+    """When the window `now` falls in began (None: the lifetime window, which never began anew)."""
+    if window == "day":
+        return now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if window == "month":
+        return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return None
+
+
 def bucket(window: str, now: datetime) -> tuple[str, datetime | None]:
     """The window's bucket id and when it resets (None: never)."""
-    if window == "day":
-        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    start = window_start(window, now)
+    if window == "day" and start is not None:
         return f"d{start:%Y-%m-%d}", start + timedelta(days=1)
-    if window == "month":
-        start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    if window == "month" and start is not None:
         following = (start + timedelta(days=32)).replace(day=1)
         return f"m{start:%Y-%m}", following
     return "life", None
 
 
-def lines(tenant: str, scopes: list[tuple[str, str, list[Budget]]]) -> list[Line]:
+def counter_ttl_s(resets_at: datetime | None, now: datetime) -> float:
+    """How long a window's counters are kept: an hour past its end (a request settles in the window it began)."""
+    return (resets_at - now).total_seconds() + 3600 if resets_at else LIFETIME_TTL_S
+
+
+def lines(tenant: str, scopes: list[Scope]) -> list[Line]:
     """Budget lines of (scope, id, budgets); the tenant in a hash tag so its counters share a Cluster slot."""
     return [
         Line(scope, ident, f"budget:{{{tenant}}}:{scope}:{ident}:{budget.window}", budget)
@@ -77,7 +96,17 @@ def lines(tenant: str, scopes: list[tuple[str, str, list[Budget]]]) -> list[Line
     ]
 
 
-def _counter_keys(line: Line, now: datetime) -> tuple[str, str, datetime | None]:
+def budget_scopes(tenants: list[TenantConfig], keys: Iterable[KeyRecord]) -> dict[str, list[Scope]]:
+    """Each tenant's budget scopes: its own, then its managed keys' (revoked keys and unknown tenants left out;
+    session budgets are per session and not listed)."""
+    scopes: dict[str, list[Scope]] = {t.name: [("tenant", t.name, t.limits.budgets)] for t in tenants}
+    for key in keys:
+        if not key.revoked and key.tenant in scopes:
+            scopes[key.tenant].append(("key", key.id, key.limits.budgets))
+    return scopes
+
+
+def counter_keys(line: Line, now: datetime) -> tuple[str, str, datetime | None]:
     bucket_id, resets_at = bucket(line.budget.window, now)
     return f"{line.key}:{bucket_id}:usd", f"{line.key}:{bucket_id}:tokens", resets_at
 
@@ -110,8 +139,8 @@ def metered(found: list[Line], now: datetime) -> Metered:
     windows it started in."""
     meters, owners = [], []
     for index, line in enumerate(found):
-        usd_key, tokens_key, resets_at = _counter_keys(line, now)
-        ttl = (resets_at - now).total_seconds() + 3600 if resets_at else LIFETIME_TTL_S
+        usd_key, tokens_key, resets_at = counter_keys(line, now)
+        ttl = counter_ttl_s(resets_at, now)
         for unit, key, limit in (("usd", usd_key, line.budget.usd), ("tokens", tokens_key, line.budget.tokens)):
             if limit is not None:
                 meters.append(Meter(f"{key}:holds", limit, HOLD_LEASE_S, spent=key, spent_ttl_s=ttl))
@@ -123,7 +152,7 @@ async def report(store: StateStore, found: list[Line], now: datetime) -> list[di
     """Each budget line's spend in its current window, read from the shared counters (all replicas)."""
     rows = []
     for line in found:
-        usd_key, tokens_key, resets_at = _counter_keys(line, now)
+        usd_key, tokens_key, resets_at = counter_keys(line, now)
         usd, tokens = await store.get(usd_key), await store.get(tokens_key)
         standing = Standing(line, float(usd or 0), int(float(tokens or 0)), resets_at)
         budget = line.budget

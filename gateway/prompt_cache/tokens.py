@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from gateway.offline import apply_offline_defaults
 from gateway.prompt_cache.layout import Block
+from gateway.tokenizer import count_text
 
 apply_offline_defaults()
 
@@ -14,9 +15,10 @@ import tiktoken  # noqa: E402  (needs TIKTOKEN_CACHE_DIR from the offline defaul
 
 # Anthropic's tokenizer is not public; cl100k_base is the usual approximation.
 ENCODING = "cl100k_base"
-# Encoding runs ~1 us a character in one call: a longer block is counted on its head when that alone
-# exceeds what the minimum still needs (the rest only adds tokens; the cut costs at most one).
-HEAD_CHARS = 65_536
+# Encoding runs ~0.1-1 us a character: a longer block is counted piece by piece only until the count
+# passes what the minimum still needs (the rest only adds tokens). That bounds the work on the event
+# loop even for text of many characters a token (no token is longer than 128 characters).
+LARGE_BLOCK_CHARS = 65_536
 
 
 @lru_cache(maxsize=1)
@@ -27,15 +29,11 @@ def _encoding() -> tiktoken.Encoding:
 @lru_cache(maxsize=16384)
 def count_tokens(text: str) -> int:
     """Blocks repeat on every turn of a session, so each is encoded once."""
-    return len(_encoding().encode(text, disallowed_special=()))
+    return count_text(_encoding(), text)
 
 
 def _block_tokens(text: str, needed: int) -> int:
-    if len(text) > HEAD_CHARS:
-        head = count_tokens(text[:HEAD_CHARS])
-        if head > needed:
-            return head
-    return count_tokens(text)
+    return count_text(_encoding(), text, enough=needed) if len(text) > LARGE_BLOCK_CHARS else count_tokens(text)
 
 
 @dataclass(slots=True)

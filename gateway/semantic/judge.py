@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gateway.config import ModelConfig
 from gateway.upstream.router import Router
-from gateway.usage import Cost, Price, Usage, price_for
+from gateway.usage import Cost, Price, Usage, route_price
 from gateway.wire import WIRES
 
 WIRE = "openai"  # the router speaks every provider from the Chat Completions shape
@@ -39,6 +39,6 @@ async def judge_pair(router: Router, route: ModelConfig, cached: str, asked: str
     result = await asyncio.wait_for(router.call(WIRE, route, request, {}, stream=False), timeout_s)
     reply = result.body or {}
     usage = WIRES[WIRE].usage(reply)
-    price = price_for(result.route.pricing_model or result.route.litellm_model)
+    price = route_price(result.route)
     same = WIRES[WIRE].reply_text(reply).strip().lower().startswith("yes")
     return Judged(same, result.route, usage, price, Cost.of(usage, price))

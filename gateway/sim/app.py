@@ -9,6 +9,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.sim import admin
 from gateway.sim.anthropic_api import count_tokens, messages
 from gateway.sim.faults import SimulatedDisconnect
+from gateway.sim.gemini_api import generate_content
 from gateway.sim.openai_api import chat_completions
 from gateway.sim.openai_extras import completions, embeddings
 from gateway.sim.openai_responses import responses
@@ -35,7 +36,7 @@ class _DropOnDisconnectFault:
 
 
 def create_sim_app(settings: SimSettings | None = None) -> Starlette:
-    """An OpenAI + Anthropic compatible provider with its own caches, counters and faults."""
+    """An OpenAI + Anthropic + Gemini compatible provider with its own caches, counters and faults."""
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -44,6 +45,7 @@ def create_sim_app(settings: SimSettings | None = None) -> Starlette:
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1beta/models/{target}", generate_content, methods=["POST"]),
             Route("/v1/models", admin.list_models, methods=["GET"]),
             Route("/healthz", admin.healthz, methods=["GET"]),
             Route("/sim/stats", admin.stats, methods=["GET"]),

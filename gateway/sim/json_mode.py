@@ -51,6 +51,16 @@ def anthropic_schema(body: dict[str, Any]) -> JsonSchema | None:
     return _format_schema(body.get("output_format") or nested, nested=False)
 
 
+def gemini_schema(body: dict[str, Any]) -> JsonSchema | None:
+    """Gemini: `generationConfig.responseMimeType` application/json with `responseJsonSchema` (JSON
+    Schema) or `responseSchema` (its OpenAPI subset)."""
+    config = body.get("generationConfig")
+    if not isinstance(config, dict) or config.get("responseMimeType") != "application/json":
+        return None
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    return schema if isinstance(schema, dict) else {}
+
+
 def json_reply(schema: JsonSchema) -> str:
     return json.dumps(minimal_instance(schema, schema), ensure_ascii=False)
 

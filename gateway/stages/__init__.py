@@ -22,10 +22,11 @@ from gateway.stages.usage import UsageStage
 
 
 def build_pipeline(services: Services) -> Pipeline:
-    """Request order: auth -> rate limit -> parse -> routing -> token rate -> session -> budget -> responses
-    state -> [guard -> compaction -> response cache -> prompt cache] -> upstream. Response order: usage ->
+    """Request order: auth -> rate limit -> parse -> routing -> responses state -> token rate -> session ->
+    budget -> [guard -> compaction -> response cache -> prompt cache] -> upstream. Response order: usage ->
     token rate -> budget -> [prompt-cache accounting -> guard -> response-cache store] -> responses state ->
-    telemetry."""
+    telemetry. Responses state comes before the holds: a `previous_response_id` is the whole conversation
+    it names, and token rate and budgets hold for the request's real size."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry, responses_state = UpstreamStage(), UsageStage(), TelemetryStage(), ResponsesStateStage()
     compaction, guard, budget, token_rate = (
@@ -38,7 +39,7 @@ def build_pipeline(services: Services) -> Pipeline:
     prompt_cache, prompt_cache_accounting = PromptCacheStage(services), PromptCacheAccountingStage(services)
     return Pipeline(
         request_stages=[
-            *[auth, RateLimitStage(), parse, routing, token_rate, session, budget, responses_state],
+            *[auth, RateLimitStage(), parse, routing, responses_state, token_rate, session, budget],
             *[guard, compaction, response_cache, prompt_cache, upstream],
         ],
         response_stages=[

@@ -21,7 +21,7 @@ from gateway.prompt_cache.shapes import SHAPES
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.usage import format_usd
-from gateway.usage import Cost, Price, Usage, price_for
+from gateway.usage import Cost, Price, Usage, route_price
 
 
 def _ratio(value: float) -> str:
@@ -96,7 +96,7 @@ class PromptCacheAccountingStage(Stage):
         if not ctx.policy.prompt_cache.enabled:
             return
         try:
-            price = price_for(route.pricing_model or route.litellm_model)
+            price = route_price(route)
             tenant = ctx.tenant_label
             totals = self.tenants.setdefault(tenant, CacheTotals())
             totals.add(usage, cost, price)

@@ -1,6 +1,7 @@
-"""Responses API state: `previous_response_id` resolved from the gateway's store before any other stage
-sees the request, and each response stored after it (unless `store: false`). gateway/responses_store.py
-says why the provider gets the full conversation and never the id."""
+"""Responses API state: `previous_response_id` resolved from the gateway's store right after routing,
+before tokens per minute and budgets hold the request's size and before any stage reads the conversation,
+and each response stored after it (unless `store: false`). gateway/responses_store.py says why the provider
+gets the full conversation and never the id."""
 
 from __future__ import annotations
 

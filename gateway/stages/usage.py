@@ -2,14 +2,16 @@
 
 `x-cachegate-cost-usd` is everything this request cost the tenant: its answer plus any compaction
 summary written on its way (charged by the compaction stage; its share is also in
-`x-cachegate-compaction-summary-cost-usd`).
+`x-cachegate-compaction-summary-cost-usd`). A cost priced at the fallback rates (a model priced nowhere)
+also sets `x-cachegate-cost-basis: fallback`.
 """
 
 from __future__ import annotations
 
 from gateway.context import RequestContext
+from gateway.governance.estimate import CUT_SHORT, generated
 from gateway.stages.base import Stage
-from gateway.usage import Cost, Price, Usage, price_for
+from gateway.usage import Cost, Price, Usage, route_price
 from gateway.usage.spend import record_spend
 
 SIDE_COST_NOTE = "side_cost"  # ctx.notes: what calls the gateway made for this request cost (summary, judge)
@@ -48,7 +50,11 @@ def charge_side_call(ctx: RequestContext, model: str, usage: Usage, cost: Cost, 
     record_spend(ctx.services.metrics, ctx.tenant_label, model, usage, cost, price)
     earlier = side_cost(ctx)
     if earlier is not None:
-        cost = Cost(usd=earlier.usd + cost.usd, uncached_usd=earlier.uncached_usd + cost.uncached_usd)
+        cost = Cost(
+            usd=earlier.usd + cost.usd,
+            uncached_usd=earlier.uncached_usd + cost.uncached_usd,
+            estimated=earlier.estimated or cost.estimated,
+        )
     ctx.notes[SIDE_COST_NOTE] = cost
 
 
@@ -60,7 +66,9 @@ class UsageStage(Stage):
             return
         if ctx.reply is not None and ctx.reply.source == "upstream":
             ctx.usage = ctx.wire.usage(ctx.response_body)
-            price = price_for(ctx.route.pricing_model or ctx.route.litellm_model)
+            if not ctx.usage.total or ctx.notes.get(CUT_SHORT):  # the provider's count never came: estimate it
+                ctx.usage = generated(ctx, ctx.usage)
+            price = route_price(ctx.route)
             ctx.cost = Cost.of(ctx.usage, price)
             record_spend(ctx.services.metrics, ctx.tenant_label, ctx.model_label, ctx.usage, ctx.cost, price)
         side = side_cost(ctx)
@@ -75,3 +83,5 @@ class UsageStage(Stage):
             )
         elif side is not None:
             ctx.response_headers["x-cachegate-cost-usd"] = format_usd(side.usd)
+        if (ctx.cost is not None and ctx.cost.estimated) or (side is not None and side.estimated):
+            ctx.response_headers["x-cachegate-cost-basis"] = "fallback"

@@ -119,6 +119,11 @@ class StateStore(ABC):
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
 
     @abstractmethod
+    async def hswap(self, key: str, field: str, expected: bytes | None, value: bytes) -> bool:
+        """Compare-and-set a hash field: set it to `value` only if it holds `expected` (None: only if it
+        does not exist), atomically; returns whether it was set."""
+
+    @abstractmethod
     def scan(self, prefix: str) -> AsyncIterator[str]:
         """Keys that start with prefix."""
 
@@ -138,8 +143,11 @@ class StateStore(ABC):
         so the limit is overshot by at most one request's difference between its hold and its cost)."""
 
     @abstractmethod
-    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
-        """Replace `holder`'s holds by what it really used (0: nothing, e.g. a failed request)."""
+    async def settle(
+        self, meters: Sequence[Meter], holder: str, amounts: Sequence[float], *, replay: bool = False
+    ) -> None:
+        """Replace `holder`'s holds by what it really used (0: nothing, e.g. a failed request). A `replay`
+        repeats a settle whose answer was lost (it may have run): it settles only the holds still held."""
 
     @abstractmethod
     async def ping(self) -> bool: ...

@@ -90,6 +90,12 @@ class MemoryStore(StateStore):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._live(key) or {})
 
+    async def hswap(self, key: str, field: str, expected: bytes | None, value: bytes) -> bool:
+        if (await self.hgetall(key)).get(field) != expected:
+            return False
+        await self.hset(key, {field: value})
+        return True
+
     async def scan(self, prefix: str) -> AsyncIterator[str]:
         for key in [k for k in self._data if k.startswith(prefix)]:
             if self._live(key) is not None:
@@ -140,12 +146,14 @@ class MemoryStore(StateStore):
             holds[holder] = (now + meter.seconds, amount)
         return Held(None, 0.0, spent)
 
-    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+    async def settle(
+        self, meters: Sequence[Meter], holder: str, amounts: Sequence[float], *, replay: bool = False
+    ) -> None:
         now = time.monotonic()
         for meter, amount in zip(meters, amounts, strict=True):
             holds = self._holds(meter, now)
-            holds.pop(holder, None)
-            if amount <= 0:
+            held = holds.pop(holder, None) is not None
+            if amount <= 0 or (replay and not held):
                 continue
             if meter.spent is not None:
                 await self.incr_float(meter.spent, amount, meter.spent_ttl_s)

@@ -80,16 +80,21 @@ end
 return {refused, tostring(wait), unpack(spent)}
 """
 )
-# ARGV per meter: amount, seconds, has-counter, the counter's TTL in ms (0: none).
+# ARGV per meter: amount, seconds, has-counter, the counter's TTL in ms (0: none); last, replay ('1': only
+# the holds still held are settled, so a settle that ran before its answer was lost is not counted twice).
 _SETTLE = (
     _METER_TRIM
     + """
+local replay = ARGV[#ARGV] == '1'
 for i = 1, n do
   local z, h, s, a = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], 1 + 4 * (i - 1)
   trim(z, h, now)
   redis.call('ZREM', z, ARGV[1])
-  redis.call('HDEL', h, ARGV[1])
+  local held = redis.call('HDEL', h, ARGV[1]) == 1
   local amount, seconds = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  if replay and not held then
+    amount = 0
+  end
   if amount > 0 and ARGV[a + 3] == '1' then
     redis.call('INCRBYFLOAT', s, ARGV[a + 1])
     if tonumber(ARGV[a + 4]) > 0 then redis.call('PEXPIRE', s, ARGV[a + 4], 'NX') end
@@ -100,6 +105,19 @@ end
 return 0
 """
 )
+
+# Compare-and-set of a hash field. KEYS: the hash; ARGV: field, expected value, value, '1' when the field
+# is expected not to exist. Returns 1 when set.
+_HSWAP = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[4] == '1' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
 
 T = TypeVar("T")
 
@@ -152,7 +170,9 @@ class RedisStore(StateStore):
         index = int(refused) - 1
         return Held(index if index >= 0 else None, float(wait), [float(value) for value in spent])
 
-    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
+    async def settle(
+        self, meters: Sequence[Meter], holder: str, amounts: Sequence[float], *, replay: bool = False
+    ) -> None:
         keys = self._meter_keys(meters)
         numbers = [
             value
@@ -164,7 +184,7 @@ class RedisStore(StateStore):
                 _ms(meter.spent_ttl_s) if meter.spent_ttl_s else 0,
             )
         ]
-        await self._call(lambda: self.client.eval(_SETTLE, len(keys), *keys, holder, *numbers))
+        await self._call(lambda: self.client.eval(_SETTLE, len(keys), *keys, holder, *numbers, int(replay)))
 
     async def leave(self, keys: Sequence[str], holder: str) -> None:
         async def run() -> None:
@@ -290,6 +310,13 @@ class RedisStore(StateStore):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         values: Any = await self._call(lambda: self.client.hgetall(self.key(key)))
         return {k.decode(): bytes(v) for k, v in values.items()}
+
+    async def hswap(self, key: str, field: str, expected: bytes | None, value: bytes) -> bool:
+        absent = int(expected is None)
+        done = await self._call(
+            lambda: self.client.eval(_HSWAP, 1, self.key(key), field, expected or b"", value, absent)
+        )
+        return bool(done)
 
     async def scan(self, prefix: str) -> AsyncIterator[str]:
         try:

@@ -1,8 +1,16 @@
-"""Redis with a per-replica memory fallback, so a Redis outage degrades state instead of failing requests."""
+"""Redis with a per-replica memory fallback, so a Redis outage degrades state instead of failing requests.
+
+A hold or a place (`hold`, `admit`) is given back (`settle`, `leave`) where it may be: in Redis always, even
+when Redis timed out while taking it (a timed-out call may still have run there), and also in the fallback
+when it was taken there. A release Redis does not answer is queued and replayed there once it answers
+again, so a slow moment never leaves a place or a hold in Redis until its lease ends.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -10,6 +18,9 @@ from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Wi
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
+Release = Callable[[StateStore], Awaitable[None]]
+MAX_PENDING_RELEASES = 50_000  # beyond, the oldest are dropped: their leases still free them
+MAX_FALLBACK_HOLDS = 100_000  # holds taken in the fallback and not yet settled (requests in flight)
 
 
 class ResilientStore(StateStore):
@@ -31,6 +42,9 @@ class ResilientStore(StateStore):
         self.on_fallback = on_fallback
         self.cooldown_s = cooldown_s
         self._down_until = 0.0
+        self._pending: deque[Release] = deque(maxlen=MAX_PENDING_RELEASES)
+        self._replaying: asyncio.Task[None] | None = None
+        self._fallback_holds: dict[tuple[str, ...], None] = {}  # (holder, *holds keys), oldest first
 
     @property
     def backend(self) -> str:  # type: ignore[override]
@@ -40,14 +54,53 @@ class ResilientStore(StateStore):
     def healthy(self) -> bool:
         return time.monotonic() >= self._down_until
 
-    async def _route(self, operation: str, call: Callable[[StateStore], Awaitable[T]]) -> T:
+    @property
+    def pending_releases(self) -> int:
+        """Releases waiting for Redis to answer again."""
+        return len(self._pending)
+
+    def _mark_down(self) -> None:
+        self._down_until = time.monotonic() + self.cooldown_s
+
+    async def _answer(self, operation: str, call: Callable[[StateStore], Awaitable[T]]) -> tuple[T, bool]:
+        """The call's answer, and whether the fallback gave it."""
         if self.healthy:
             try:
-                return await call(self.primary)
+                return await call(self.primary), False
             except StateUnavailable:
-                self._down_until = time.monotonic() + self.cooldown_s
+                self._mark_down()
         self.on_fallback(operation)
-        return await call(self.fallback)
+        return await call(self.fallback), True
+
+    async def _route(self, operation: str, call: Callable[[StateStore], Awaitable[T]]) -> T:
+        return (await self._answer(operation, call))[0]
+
+    async def _release(self, operation: str, call: Release, replay: Release) -> bool:
+        """Run a release in Redis; when Redis fails, queue `replay` for when it answers again (False)."""
+        if self.healthy:
+            try:
+                await call(self.primary)
+                return True
+            except StateUnavailable:
+                self._mark_down()
+        self.on_fallback(operation)
+        self._pending.append(replay)
+        if self._replaying is None or self._replaying.done():
+            self._replaying = asyncio.create_task(self._replay())
+        return False
+
+    async def _replay(self) -> None:
+        """Replay the queued releases in Redis, oldest first, as soon as it answers again."""
+        while self._pending:
+            if not self.healthy:
+                await asyncio.sleep(max(self._down_until - time.monotonic(), 0.0))
+                continue
+            replay = self._pending.popleft()
+            try:
+                await replay(self.primary)
+            except StateUnavailable:
+                self._pending.appendleft(replay)
+                self._mark_down()
 
     async def batch(self, ops: Sequence[Op]) -> list[Any]:
         return await self._route("batch", lambda s: s.batch(ops))
@@ -79,6 +132,9 @@ class ResilientStore(StateStore):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return await self._route("hgetall", lambda s: s.hgetall(key))
 
+    async def hswap(self, key: str, field: str, expected: bytes | None, value: bytes) -> bool:
+        return await self._route("hswap", lambda s: s.hswap(key, field, expected, value))
+
     async def scan(self, prefix: str) -> AsyncIterator[str]:
         keys: list[str] = await self._route("scan", lambda s: _collect(s.scan(prefix)))
         for key in keys:
@@ -88,19 +144,48 @@ class ResilientStore(StateStore):
         return await self._route("admit", lambda s: s.admit(windows, holder))
 
     async def leave(self, keys: Sequence[str], holder: str) -> None:
-        await self._route("leave", lambda s: s.leave(keys, holder))
+        await self.fallback.leave(keys, holder)  # a place taken there while Redis was down; else nothing
+
+        async def give_back(store: StateStore) -> None:  # idempotent: its own replay
+            await store.leave(keys, holder)
+
+        await self._release("leave", give_back, give_back)
 
     async def hold(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> Held:
-        return await self._route("hold", lambda s: s.hold(meters, holder, amounts))
+        held, in_fallback = await self._answer("hold", lambda s: s.hold(meters, holder, amounts))
+        if in_fallback and held.refused is None:
+            if len(self._fallback_holds) >= MAX_FALLBACK_HOLDS:
+                del self._fallback_holds[next(iter(self._fallback_holds))]
+            self._fallback_holds[_holding(meters, holder)] = None
+        return held
 
-    async def settle(self, meters: Sequence[Meter], holder: str, amounts: Sequence[float]) -> None:
-        await self._route("settle", lambda s: s.settle(meters, holder, amounts))
+    async def settle(
+        self, meters: Sequence[Meter], holder: str, amounts: Sequence[float], *, replay: bool = False
+    ) -> None:
+        holding = _holding(meters, holder)
+        taken_in_fallback = holding in self._fallback_holds
+        self._fallback_holds.pop(holding, None)
+        if taken_in_fallback:
+            await self.fallback.settle(meters, holder, amounts)
+        settled = await self._release(
+            "settle",
+            lambda s: s.settle(meters, holder, amounts, replay=replay),
+            lambda s: s.settle(meters, holder, amounts, replay=True),
+        )
+        if not settled and not taken_in_fallback:
+            await self.fallback.settle(meters, holder, amounts)  # counted here while Redis is down
 
     async def ping(self) -> bool:
         return await self.primary.ping()
 
     async def close(self) -> None:
+        if self._replaying is not None:
+            self._replaying.cancel()
         await self.primary.close()
+
+
+def _holding(meters: Sequence[Meter], holder: str) -> tuple[str, ...]:
+    return (holder, *(meter.holds for meter in meters))
 
 
 async def _collect(keys: AsyncIterator[str]) -> list[Any]:

@@ -1,10 +1,12 @@
 """Upstream failures, and how each reaches the client after retries.
 
-A caller sees our own message, by status ("The provider rejected the request (400).") and, for request
-validation errors only, the provider's own message from its JSON error body, scrubbed of URLs, addresses
-and key-like tokens and shortened: it says what to fix ("max_tokens: ... too large"). Never LiteLLM's text,
-exception class names, internal URLs or keys; a 429's text can name the gateway's provider organisation
-and a 5xx's text is of no use to the caller, so neither is shown.
+A caller sees our own message, by status ("The provider rejected the request (400)."), except for request
+validation errors (400/404/413/422): there the provider's own error object passes through (its message,
+and the type, code, param, status and details a caller of the same API shape reads), scrubbed only of
+secrets: the route's key, key-like tokens, bearer tokens, URLs and hosts. Ids in the text (`rs_...`,
+`call_...`) are the caller's own and stay. Never LiteLLM's text, exception class names, internal URLs or
+keys; a 429's text can name the gateway's provider organisation and a 5xx's text is of no use to the
+caller, so neither is shown.
 """
 
 from __future__ import annotations
@@ -15,46 +17,90 @@ from typing import Any
 
 import orjson
 
-from gateway.errors import ErrorKind, GatewayError
+from gateway.errors import ErrorKind, GatewayError, ProviderError
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-# Statuses whose provider message tells the caller what to fix in its request.
+# Statuses whose provider error tells the caller what to fix in its request.
 PROVIDER_TEXT_STATUSES = {400, 404, 413, 422}
-MAX_PROVIDER_TEXT_CHARS = 300
+# A bound on what a provider can make us echo; real validation messages are a few hundred characters.
+MAX_PROVIDER_TEXT_CHARS = 4000
 
-_SCRUB = [
-    re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"),  # URLs of any scheme
-    re.compile(r"\b(?:sk|pk|rk|org|proj|key|sess)-[A-Za-z0-9*_.\-]{4,}", re.IGNORECASE),  # keys, org ids
+# Secrets only: what would tell a caller the gateway's credentials or where its providers are.
+_SECRETS = [
+    re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S*"),  # URLs of any scheme (internal endpoints, proxies)
+    re.compile(r"\b(?:sk|sess)-[A-Za-z0-9*_.\-]{4,}"),  # OpenAI/Anthropic-style keys (sk-, sk-proj-, sk-ant-)
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
     re.compile(r"\bBearer\s+\S+", re.IGNORECASE),
-    re.compile(r"[A-Za-z0-9_\-+/=]{40,}"),  # long opaque tokens
+    re.compile(r"\beyJ[\w-]+\.[\w-]+\.[\w-]*"),  # JWTs (bearer tokens by another name)
     re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),  # IPv4 addresses
-    re.compile(r"\b[\w.-]+:\d{2,5}\b"),  # host:port
+    re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b"),  # host:port
 ]
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]+")  # newlines and tabs are text; JSON escapes them
+
+# The fields of each shape's error object that a caller of the same shape gets back as sent.
+_SHAPE_FIELDS = {
+    "openai": ("type", "code", "param"),
+    "anthropic": ("type",),
+    "gemini": ("code", "status", "details"),
+}
 
 
 def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Provider text fit for a caller: no URLs, hosts, key-like tokens or control characters; short."""
+    """Provider text fit for a caller: no keys, tokens, URLs, hosts or control characters; bounded."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
-    for pattern in _SCRUB:
+    for pattern in _SECRETS:
         text = pattern.sub("***", text)
-    text = _CONTROL.sub(" ", text).strip()
-    return text[:MAX_PROVIDER_TEXT_CHARS].rstrip() + ("…" if len(text) > MAX_PROVIDER_TEXT_CHARS else "")
+    text = _CONTROL.sub(" ", text)
+    return text if len(text) <= MAX_PROVIDER_TEXT_CHARS else text[:MAX_PROVIDER_TEXT_CHARS] + "…"
 
 
-def provider_json_message(content: bytes | str | dict[str, Any]) -> str | None:
-    """The `error.message` (or top-level `message`) of a provider's JSON error body, if it has one."""
+def _scrubbed(value: Any, secrets: tuple[str | None, ...], depth: int = 0) -> Any:
+    """Every string inside a field (Gemini's `details` nest a few levels), scrubbed; deeper nesting dropped."""
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if depth > 8:
+        return None
+    if isinstance(value, list):
+        return [_scrubbed(item, secrets, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _scrubbed(item, secrets, depth + 1) for key, item in value.items()}
+    return value
+
+
+def _payload(content: bytes | str | dict[str, Any] | list[Any]) -> dict[str, Any] | None:
     try:
-        payload: Any = content if isinstance(content, dict) else orjson.loads(content)
+        payload: Any = orjson.loads(content) if isinstance(content, bytes | str) else content
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(payload, dict):
-        return None
-    error = payload.get("error", payload)
+    if isinstance(payload, list) and len(payload) == 1:  # Gemini's streaming endpoint wraps it in an array
+        payload = payload[0]
+    return payload if isinstance(payload, dict) else None
+
+
+def provider_error(
+    content: bytes | str | dict[str, Any] | list[Any], secrets: Iterable[str | None] = ()
+) -> ProviderError | None:
+    """The error object of a provider's JSON error body (OpenAI `{"error": {message, type, param, code}}`,
+    Anthropic `{"type": "error", "error": {type, message}}`, Gemini `{"error": {code, message, status,
+    details}}`), scrubbed of secrets; None without a message."""
+    payload = _payload(content)
+    error = payload.get("error", payload) if payload else None
     message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) and message.strip() else None
+    if not isinstance(error, dict) or not isinstance(message, str) or not message.strip():
+        return None
+    if payload is not None and payload.get("type") == "error":
+        shape = "anthropic"
+    elif isinstance(error.get("status"), str) and isinstance(error.get("code"), int):
+        shape = "gemini"
+    else:
+        shape = "openai"
+    hidden = tuple(secrets)
+    fields = {key: _scrubbed(error[key], hidden) for key in _SHAPE_FIELDS[shape] if key in error}
+    request_id = payload.get("request_id") if payload is not None and shape == "anthropic" else None
+    envelope = {"request_id": _scrubbed(request_id, hidden)} if isinstance(request_id, str) else {}
+    return ProviderError(shape=shape, message=scrub(message, hidden), fields=fields, envelope=envelope)
 
 
 def describe(status: int) -> str:
@@ -69,29 +115,30 @@ def describe(status: int) -> str:
 
 
 class UpstreamError(Exception):
-    """`message` is the gateway's own text (safe for callers); `provider_message` the provider's, scrubbed."""
+    """`message` is the gateway's own text (safe for callers); `provider` the provider's error, scrubbed."""
 
     def __init__(
-        self, status: int, message: str, *, retry_after: float | None = None, provider_message: str | None = None
+        self, status: int, message: str, *, retry_after: float | None = None, provider: ProviderError | None = None
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.retry_after = retry_after
-        self.provider_message = provider_message
+        self.provider = provider
 
     @classmethod
     def from_provider(
         cls,
         status: int,
-        provider_text: str | None,
+        body: bytes | str | dict[str, Any] | list[Any] | None,
         *,
         secrets: Iterable[str | None] = (),
         retry_after: float | None = None,
     ) -> UpstreamError:
-        """A provider's HTTP error: our message for its status, its own text only where it helps the caller."""
-        shown = scrub(provider_text, secrets) if provider_text and status in PROVIDER_TEXT_STATUSES else None
-        return cls(status, describe(status), retry_after=retry_after, provider_message=shown or None)
+        """A provider's HTTP error: our message for its status; its own error object (`body`, its JSON error
+        body) only where it helps the caller."""
+        shown = provider_error(body, secrets) if body is not None and status in PROVIDER_TEXT_STATUSES else None
+        return cls(status, describe(status), retry_after=retry_after, provider=shown)
 
     @property
     def retryable(self) -> bool:
@@ -115,10 +162,8 @@ class UpstreamError(Exception):
                 ErrorKind.UPSTREAM, "The upstream provider rejected the gateway's credentials.", should_retry=False
             )
         status = self.status if kind is not ErrorKind.UPSTREAM else 502
-        message = self.message
-        if self.provider_message:
-            message = f"{message.rstrip('.')}: {self.provider_message}"
-        return GatewayError(kind, message, status=status, retry_after=self.retry_after)
+        message = self.provider.message if self.provider else self.message
+        return GatewayError(kind, message, status=status, retry_after=self.retry_after, provider=self.provider)
 
 
 class UpstreamTimeout(UpstreamError):

@@ -13,6 +13,7 @@ import ssl
 from collections.abc import AsyncIterator
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import certifi
@@ -21,7 +22,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from gateway.config import ModelConfig
-from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after, provider_json_message
+from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
 from gateway.wire.fields import forwarded_headers
 from gateway.wire.sse import SSEEvent, iter_events
 
@@ -37,16 +38,30 @@ def request_headers(wire: str, api_key: str | None, incoming: dict[str, str]) ->
         headers.setdefault("anthropic-version", ANTHROPIC_VERSION)
         if api_key:
             headers["x-api-key"] = api_key
+    elif wire == "gemini":
+        if api_key:
+            headers["x-goog-api-key"] = api_key  # never `?key=`: query strings end up in proxies' logs
     elif api_key:
         headers["authorization"] = f"Bearer {api_key}"
     return headers
 
 
 ENDPOINTS = {"openai": "/chat/completions", "responses": "/responses", "anthropic": "/v1/messages"}
+# Gemini names the model and the streaming form in the path, not in the body.
+GEMINI_METHODS = {False: ":generateContent", True: ":streamGenerateContent?alt=sse"}
 
 
-def endpoint(wire: str, api_base: str) -> str:
-    return api_base.rstrip("/") + ENDPOINTS[wire]
+def endpoint(wire: str, api_base: str, model: str = "", *, stream: bool = False) -> str:
+    base = api_base.rstrip("/")
+    if wire == "gemini":  # a base with its version (as LiteLLM takes it) or the host alone
+        version = "" if base.endswith(("/v1beta", "/v1")) else "/v1beta"
+        return f"{base}{version}/models/{quote(model, safe='')}{GEMINI_METHODS[stream]}"
+    return base + ENDPOINTS[wire]
+
+
+def with_model(wire: str, body: dict[str, Any], route: ModelConfig) -> dict[str, Any]:
+    """The body naming the route's provider model, where the wire names it in the body."""
+    return body if wire == "gemini" else {**body, "model": route.model}
 
 
 def timeout(route: ModelConfig) -> aiohttp.ClientTimeout:
@@ -77,13 +92,18 @@ def new_session() -> aiohttp.ClientSession:
 
 
 async def _error(route: ModelConfig, response: aiohttp.ClientResponse) -> UpstreamError:
-    """Only the provider's JSON error message can reach the caller (scrubbed); any other body is dropped."""
+    """Only the provider's JSON error object can reach the caller (scrubbed); any other body is dropped."""
     return UpstreamError.from_provider(
         response.status,
-        provider_json_message(await response.read()),
-        secrets=(route.api_key(),),
+        await response.read(),
+        secrets=(route.api_key(), _qualified(response.url.host)),
         retry_after=parse_retry_after(response.headers.get("retry-after")),
     )
+
+
+def _qualified(host: str | None) -> str | None:
+    """The provider's host name, a secret when internal; a single label ("api") would also hit plain words."""
+    return host if host and "." in host else None
 
 
 def _unreachable(route: ModelConfig, exc: aiohttp.ClientError, what: str) -> UpstreamError:
@@ -125,7 +145,7 @@ class LeanUpstream:
         """One JSON POST to a provider endpoint (chat, count_tokens, embeddings, completions) with the
         route's provider model in `model`."""
         try:
-            async with await self._post(wire, route, url, {**body, "model": route.model}, headers) as response:
+            async with await self._post(wire, route, url, with_model(wire, body, route), headers) as response:
                 if response.status >= 400:
                     raise await _error(route, response)
                 content = await response.read()
@@ -140,7 +160,7 @@ class LeanUpstream:
     ) -> AsyncIterator[SSEEvent]:
         """Like post_json for a streamed answer: the provider's events, once its status is known."""
         try:
-            response = await self._post(wire, route, url, {**body, "model": route.model}, headers)
+            response = await self._post(wire, route, url, with_model(wire, body, route), headers)
             if response.status >= 400:
                 async with response:
                     raise await _error(route, response)
@@ -153,7 +173,7 @@ class LeanUpstream:
     async def complete(
         self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
     ) -> dict[str, Any]:
-        return await self.post_json(wire, route, _chat_url(wire, api_base), body, headers)
+        return await self.post_json(wire, route, _chat_url(wire, route, api_base, stream=False), body, headers)
 
     async def open_stream(
         self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any], headers: dict[str, str]
@@ -161,12 +181,12 @@ class LeanUpstream:
         """Open the stream and wait for its status, so errors can still be retried before any byte."""
         if wire == "openai":
             body = {**body, "stream_options": {**(body.get("stream_options") or {}), "include_usage": True}}
-        return await self.post_stream(wire, route, _chat_url(wire, api_base), body, headers)
+        return await self.post_stream(wire, route, _chat_url(wire, route, api_base, stream=True), body, headers)
 
 
-def _chat_url(wire: str, api_base: str | None) -> str:
+def _chat_url(wire: str, route: ModelConfig, api_base: str | None, *, stream: bool) -> str:
     assert api_base, "the router resolves a base URL for every lean route"
-    return endpoint(wire, api_base)
+    return endpoint(wire, api_base, route.model, stream=stream)
 
 
 def _json(content: bytes) -> dict[str, Any]:

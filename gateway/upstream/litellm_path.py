@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import litellm
 
 from gateway.config import ModelConfig
-from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after, provider_json_message
+from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
 from gateway.wire.sse import SSEEvent, encode, iter_events, parse_event
 
 litellm.suppress_debug_info = True
@@ -40,11 +40,13 @@ def _metadata(wire: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"user_id": user_id}} if wire == "anthropic" and isinstance(user_id, str) else {}
 
 
-def _provider_text(exc: Exception) -> str | None:
-    """The provider's own error message inside a LiteLLM exception (its JSON error body), if any."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and (text := provider_json_message(body)):
-        return text
+def _provider_body(exc: Exception) -> dict[str, Any] | None:
+    """The provider's JSON error body inside a LiteLLM exception, if any: on the exception, or (LiteLLM's
+    NotFoundError) only on the provider exception it was raised while handling."""
+    for error in (exc, exc.__cause__, exc.__context__):
+        body = getattr(error, "body", None)
+        if isinstance(body, dict) and ("message" in body or "error" in body):
+            return body
     # LiteLLM quotes the provider's body after its own prefix, sometimes as a bytes repr (b'{...}').
     message = str(getattr(exc, "message", ""))
     start = message.find("{")
@@ -52,7 +54,7 @@ def _provider_text(exc: Exception) -> str | None:
         payload = json.JSONDecoder().raw_decode(message, start)[0] if start >= 0 else None
     except ValueError:
         return None
-    return provider_json_message(payload) if isinstance(payload, dict) else None
+    return payload if isinstance(payload, dict) else None
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -77,7 +79,7 @@ async def call_litellm(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> 
         if "overloaded_error" in str(getattr(exc, "message", "")):
             status = 529  # LiteLLM reports Anthropic's 529 as a 500; keep it retryable-as-overload
         raise UpstreamError.from_provider(
-            status, _provider_text(exc), secrets=(route.api_key(),), retry_after=_retry_after(exc)
+            status, _provider_body(exc), secrets=(route.api_key(),), retry_after=_retry_after(exc)
         ) from exc
 
 
@@ -127,12 +129,51 @@ class LiteLLMUpstream:
         if wire == "responses":
             return _named_events(route, await call_litellm(route, lambda: litellm.aresponses(**kwargs)))
         stream = await call_litellm(route, lambda: litellm.anthropic_messages(**kwargs))
-        return _named_events(route, stream)
+        # Only an Anthropic provider's stream is passed through; LiteLLM's adapters write the others.
+        return _named_events(route, stream, translated=route.provider != "anthropic")
 
 
-async def _guard_stream(route: ModelConfig, events: AsyncIterator[SSEEvent]) -> AsyncIterator[SSEEvent]:
+# Where LiteLLM keeps the chat stream it reads under the stream it returns: its Responses bridge (aresponses
+# to a chat-only provider) and its Anthropic adapter (AnthropicSSEStream -> AnthropicStreamWrapper ->
+# chunk splitter) each wrap one.
+INNER_STREAMS = ("litellm_custom_stream_wrapper", "_anthropic_wrapper", "completion_stream", "_stream")
+
+
+def _chat_stream(stream: Any) -> litellm.CustomStreamWrapper | None:
+    """The LiteLLM chat stream under `stream` (itself for acompletion), or None (native pass-through)."""
+    for _ in range(len(INNER_STREAMS) + 1):
+        if isinstance(stream, litellm.CustomStreamWrapper):
+            return stream
+        stream = next((getattr(stream, name) for name in INNER_STREAMS if hasattr(stream, name)), None)
+    return None
+
+
+def _ended_without_reason(chat: litellm.CustomStreamWrapper | None) -> bool:
+    """LiteLLM ends a chat stream the provider cut short (it skips an event it cannot parse) with a made-up
+    finish_reason "stop" and usage of its own estimate: a stream whose end the provider never gave a reason
+    for is a broken one, not an answer."""
+    return (
+        chat is not None
+        and chat.sent_last_chunk
+        and chat.received_finish_reason is None
+        and chat.intermittent_finish_reason is None
+    )
+
+
+async def _guard_stream(
+    route: ModelConfig, events: AsyncIterator[SSEEvent], stream: Any, translated: bool = False
+) -> AsyncIterator[SSEEvent]:
+    """The events, or an UpstreamError where the stream broke: `translated`, an `error` event is LiteLLM's
+    own (its exception's text, class names included), not the provider's."""
+    chat = _chat_stream(stream)
     try:
         async for event in events:
+            if _ended_without_reason(chat):  # before the made-up end reaches the caller, the cache or usage
+                log.warning("litellm upstream: stream ended without a finish reason for model %s", route.name)
+                raise UpstreamError(502, "The provider sent a malformed stream.")
+            if translated and event.event == "error":
+                log.warning("litellm upstream: its adapter's stream failed for model %s", route.name)
+                raise UpstreamError(502, "The gateway lost the provider's stream.")
             yield event
     except UpstreamError:
         raise
@@ -147,11 +188,11 @@ async def _openai_events(route: ModelConfig, chunks: Any) -> AsyncIterator[SSEEv
             yield parse_event(encode(_to_dict(chunk)))
         yield parse_event(b"data: [DONE]\n\n")
 
-    async for event in _guard_stream(route, events()):
+    async for event in _guard_stream(route, events(), chunks):
         yield event
 
 
-async def _named_events(route: ModelConfig, stream: Any) -> AsyncIterator[SSEEvent]:
+async def _named_events(route: ModelConfig, stream: Any, translated: bool = False) -> AsyncIterator[SSEEvent]:
     """Events that carry their name in `type` (Anthropic Messages, OpenAI Responses), as SSE events."""
 
     async def raw() -> AsyncIterator[bytes]:
@@ -164,5 +205,5 @@ async def _named_events(route: ModelConfig, stream: Any) -> AsyncIterator[SSEEve
                 # LiteLLM's Responses events type themselves with a str Enum: its value is the event name.
                 yield encode(payload, str(getattr(kind, "value", kind)))
 
-    async for event in _guard_stream(route, iter_events(raw())):
+    async for event in _guard_stream(route, iter_events(raw()), stream, translated):
         yield event

@@ -11,14 +11,21 @@ from typing import Any, Protocol
 from gateway.config import ModelConfig, Settings
 from gateway.config.models import EMBEDDED_SIM_BASE
 from gateway.config.tenants import same_keys
+from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.upstream.errors import UpstreamError
-from gateway.upstream.outbound import outbound_request
+from gateway.upstream.outbound import outbound_request, route_request
 from gateway.wire import GEMINI, WIRES
 from gateway.wire.gemini_convert import from_openai, stream_from_openai, to_openai
 from gateway.wire.sse import SSEEvent
 
-DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+# The public API of each provider the lean path speaks (by its wire).
+DEFAULT_BASES = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    # Versioned, as LiteLLM's Gemini provider expects it ({api_base}/models/{model}:{method}).
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+}
 MAX_BACKOFF_S = 4.0
 
 
@@ -52,8 +59,10 @@ class Router:
     def api_base(self, route: ModelConfig, wire: str) -> str | None:
         if route.api_base == EMBEDDED_SIM_BASE:
             sim = f"{self.self_url}/sim"
-            return f"{sim}/v1" if wire in ("openai", "responses") else sim
-        return route.api_base or DEFAULT_BASES.get(wire)
+            return f"{sim}/v1" if wire in ("openai", "responses") else f"{sim}/v1beta" if wire == "gemini" else sim
+        # Only a provider's own public API is a default: a route of another provider (Bedrock, Vertex ...)
+        # without an api_base leaves the address to LiteLLM, never to another provider's host.
+        return route.api_base or (DEFAULT_BASES.get(wire) if route.lean_wire == wire else None)
 
     def path_for(self, route: ModelConfig, caller_wire: str) -> str:
         lean_possible = route.lean_wire == (WIRES[caller_wire].lean_wire or caller_wire)
@@ -74,10 +83,26 @@ class Router:
         # Every path and every candidate gets only what the caller's API lets through (no LiteLLM
         # keyword arguments such as base_url, api_key or mock_response; no unvetted headers).
         body, headers = outbound_request(WIRES[caller_wire], body, headers, self.metrics)
-        if caller_wire == GEMINI.name:
+        if caller_wire == GEMINI.name and self.path_for(route, caller_wire) != "lean":
             return await self._call_converted(route, body, headers, stream=stream)
         last_error: UpstreamError | None = None
         for candidate in self.candidates(route):
+            if caller_wire == GEMINI.name and self.path_for(candidate, caller_wire) != "lean":
+                # A native Gemini route's fallback on another provider gets the request converted.
+                try:
+                    alone = candidate.model_copy(update={"fallbacks": []})
+                    return await self._call_converted(alone, body, headers, stream=stream)
+                except UpstreamError as exc:
+                    last_error = exc
+                    if not exc.retryable:
+                        raise
+                    continue
+            try:
+                sent = route_request(caller_wire, candidate, body, self.settings.models)
+            except GatewayError:
+                if candidate is route:
+                    raise
+                continue  # a fallback this request's tools or ids may not reach (another provider/account)
             path = self.path_for(candidate, caller_wire)
             # The lean path speaks the provider's own wire; LiteLLM wants the provider's api_base.
             base = self.api_base(candidate, candidate.lean_wire or caller_wire)
@@ -86,9 +111,9 @@ class Router:
                 started = time.perf_counter()
                 try:
                     if stream:
-                        events = await upstream.open_stream(caller_wire, candidate, base, body, headers)
+                        events = await upstream.open_stream(caller_wire, candidate, base, sent, headers)
                         return UpstreamResult(candidate, path, events=events)
-                    result = await upstream.complete(caller_wire, candidate, base, body, headers)
+                    result = await upstream.complete(caller_wire, candidate, base, sent, headers)
                     return UpstreamResult(candidate, path, body=result)
                 except UpstreamError as exc:
                     last_error = exc
@@ -108,8 +133,9 @@ class Router:
     async def _call_converted(
         self, route: ModelConfig, body: dict[str, Any], headers: dict[str, str], *, stream: bool
     ) -> UpstreamResult:
-        """A Gemini-shaped request goes out as Chat Completions (the lean OpenAI path, or LiteLLM for any
-        other provider, Gemini included) and its answer comes back in Gemini's shape."""
+        """A Gemini-shaped request for a route that does not speak Gemini goes out as Chat Completions (the
+        lean OpenAI path, or LiteLLM for any other provider) and its answer comes back in Gemini's shape.
+        A Gemini route takes it as it is, on the lean path."""
         result = await self.call("openai", route, to_openai(body, stream), headers, stream=stream)
         model = result.route.model
         if result.events is not None:

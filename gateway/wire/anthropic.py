@@ -158,9 +158,11 @@ class AnthropicMessages(WireFormat):
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         body: dict[str, Any] = {"type": ERROR_TYPES[error.kind], "message": error.message}
+        if error.provider:  # an Anthropic provider's own error type, as it sent it
+            body.update(error.provider.fields_for("anthropic"))
         if error.code:  # not in Anthropic's own errors; carries e.g. the guard's stop reason
             body["code"] = error.code
-        return {"type": "error", "error": body}
+        return {"type": "error", "error": body, **(error.provider.envelope_for("anthropic") if error.provider else {})}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
         """`metadata.user_id`; Claude Code sends a JSON string `{"device_id", "account_uuid", "session_id"}`
@@ -243,7 +245,8 @@ class AnthropicMessages(WireFormat):
         return AnthropicStreamAccumulator()
 
     def usage(self, response: dict[str, Any]) -> Usage:
-        return Usage.from_anthropic(response.get("usage"))
+        model = response.get("model")
+        return Usage.from_anthropic(response.get("usage"), model if isinstance(model, str) else None)
 
     def with_zero_usage(self, response: dict[str, Any]) -> dict[str, Any]:
         return {**response, "usage": dict(ZERO_USAGE)}

@@ -74,6 +74,11 @@ class WireFormat(ABC):
     def is_usage_only(self, event: SSEEvent) -> bool:
         """A usage event the gateway asked for on the client's behalf (dropped unless requested)."""
 
+    def usage_requested(self, body: dict[str, Any]) -> bool:
+        """Whether the client reads the stream's usage (and so the cost fields the gateway adds to it). Only
+        an OpenAI Chat client chooses (`stream_options.include_usage`); the other APIs always send usage."""
+        return True
+
     @abstractmethod
     def accumulator(self) -> StreamAccumulator: ...
 

@@ -15,7 +15,7 @@ from gateway.usage import Usage
 from gateway.wire.base import StreamAccumulator, WireFormat, positive_int
 from gateway.wire.checks import expect, optional, require_list, require_object
 from gateway.wire.fields import GEMINI_GENERATE_FIELDS
-from gateway.wire.gemini_convert import chat_messages
+from gateway.wire.gemini_convert import chat_messages, tool_list
 from gateway.wire.notes import with_note
 from gateway.wire.sse import SSEEvent, encode
 
@@ -52,9 +52,9 @@ def _check_content(where: str, content: Any) -> None:
                 expect(f"{where}.parts[{index}].{kind}.name", part[kind].get("name"), (str,), "a string")
 
 
-def _check_tools(tools: Any) -> None:
-    optional("tools", tools, (list,), "an array")
-    for index, tool in enumerate(tools or []):
+def _check_tools(body: dict[str, Any]) -> None:
+    optional("tools", body.get("tools"), (list, dict), "an array")
+    for index, tool in enumerate(tool_list(body)):
         expect(f"tools[{index}]", tool, (dict,), "an object")
         declarations = tool.get("functionDeclarations")
         optional(f"tools[{index}].functionDeclarations", declarations, (list,), "an array")
@@ -88,12 +88,15 @@ class Gemini(WireFormat):
         optional("systemInstruction", system, (dict, str), "an object")
         if isinstance(system, dict):
             _check_content("systemInstruction", {"parts": [], **system})
-        _check_tools(body.get("tools"))
+        _check_tools(body)
         optional("toolConfig", body.get("toolConfig"), (dict,), "an object")
         optional("generationConfig", body.get("generationConfig"), (dict,), "an object")
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
-        return {"error": {"code": error.status, "message": error.message, "status": STATUS_NAMES[error.kind]}}
+        body = {"code": error.status, "message": error.message, "status": STATUS_NAMES[error.kind]}
+        if error.provider:  # a Gemini provider's own code, status and details, as it sent them
+            body.update(error.provider.fields_for("gemini"))
+        return {"error": body}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
         return None  # Gemini requests carry no session id (Gemini CLI sends none either)
@@ -192,7 +195,7 @@ class Gemini(WireFormat):
     def with_function_tool(
         self, body: dict[str, Any], name: str, description: str, schema: dict[str, Any]
     ) -> dict[str, Any] | None:
-        tools = body.get("tools") or []
+        tools = tool_list(body)
         functions = [t for t in tools if isinstance(t, dict) and isinstance(t.get("functionDeclarations"), list)]
         if not functions or any(
             isinstance(d, dict) and d.get("name") == name for t in functions for d in t["functionDeclarations"]

@@ -50,9 +50,16 @@ def _schema(value: Any) -> Any:
     return value
 
 
+def tool_list(body: dict[str, Any]) -> list[Any]:
+    """`tools` as a list: Google's JSON parser also takes one Tool object where the API says array (and
+    clients send it so), which must reach the model as it would reach Google."""
+    tools = body.get("tools")
+    return [tools] if isinstance(tools, dict) else tools if isinstance(tools, list) else []
+
+
 def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     tools = []
-    for tool in body.get("tools") or []:
+    for tool in tool_list(body):
         for declaration in tool.get("functionDeclarations") or []:
             function: dict[str, Any] = {"name": declaration["name"]}
             if declaration.get("description"):

@@ -27,6 +27,13 @@ from gateway.wire.tools import with_tool
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
+# A stream chunk's envelope: the keys that say nothing beyond which stream it belongs to. A chunk with
+# usage, no choice that carries anything and nothing outside these keys is the usage chunk that
+# `include_usage` adds; anything else (Azure's `prompt_filter_results`, a provider's extras) is content.
+CHUNK_ENVELOPE = frozenset(
+    {"id", "object", "created", "model", "system_fingerprint", "service_tier", "obfuscation", "choices", "usage"}
+)
+
 ERROR_TYPES: dict[ErrorKind, str] = {
     ErrorKind.INVALID_REQUEST: "invalid_request_error",
     ErrorKind.AUTHENTICATION: "authentication_error",
@@ -148,14 +155,10 @@ class OpenAIChat(WireFormat):
         _check_tool_pairing(messages)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
-        return {
-            "error": {
-                "message": error.message,
-                "type": ERROR_TYPES[error.kind],
-                "param": error.param,
-                "code": error.code,
-            }
-        }
+        body = {"message": error.message, "type": ERROR_TYPES[error.kind], "param": error.param, "code": error.code}
+        if error.provider:  # an OpenAI-shaped provider's own type, code and param, as it sent them
+            body.update(error.provider.fields_for("openai"))
+        return {"error": body}
 
     def session_fallback(self, body: dict[str, Any]) -> str | None:
         value = body.get("prompt_cache_key") or body.get("user")
@@ -219,7 +222,20 @@ class OpenAIChat(WireFormat):
         return encode(self.error_body(error))
 
     def is_usage_only(self, event: SSEEvent) -> bool:
-        return b'"choices":[]' in event.raw or b'"choices": []' in event.raw
+        """The chunk `include_usage` adds: usage and nothing else (OpenAI's has no choices; LiteLLM's one
+        empty choice). The bytes test spares parsing every other chunk."""
+        if b'"usage":{' not in event.raw and b'"usage": {' not in event.raw:
+            return False
+        data = event.json()
+        if not isinstance(data, dict) or not isinstance(data.get("usage"), dict):
+            return False
+        extras = (value for key, value in data.items() if key not in CHUNK_ENVELOPE)
+        choices = data.get("choices")
+        return not any(map(_carries, extras)) and isinstance(choices, list) and all(map(_empty_choice, choices))
+
+    def usage_requested(self, body: dict[str, Any]) -> bool:
+        options = body.get("stream_options")
+        return isinstance(options, dict) and bool(options.get("include_usage"))
 
     def accumulator(self) -> StreamAccumulator:
         return OpenAIStreamAccumulator()
@@ -291,6 +307,17 @@ class OpenAIChat(WireFormat):
         return None
 
 
+def _carries(value: Any) -> bool:
+    """A value that says something: not null, empty or false (LiteLLM fills absent fields with null)."""
+    if isinstance(value, dict):
+        return any(map(_carries, value.values()))
+    return value not in (None, "", [], False)
+
+
+def _empty_choice(choice: Any) -> bool:
+    return isinstance(choice, dict) and not any(_carries(value) for key, value in choice.items() if key != "index")
+
+
 class OpenAIStreamAccumulator(StreamAccumulator):
     def __init__(self) -> None:
         self.head: dict[str, Any] = {}
@@ -303,8 +330,10 @@ class OpenAIStreamAccumulator(StreamAccumulator):
         if event.data == "[DONE]":
             return ""
         chunk = event.json()
-        if not self.head:
-            self.head = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
+        for key in ("id", "created", "model", "system_fingerprint"):
+            # Azure's first chunk (prompt_filter_results) has an empty id and model: take the first real ones.
+            if not self.head.get(key):
+                self.head[key] = chunk.get(key)
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         added = []

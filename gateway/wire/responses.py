@@ -295,7 +295,8 @@ class OpenAIResponses(WireFormat):
         return ResponsesAccumulator()
 
     def usage(self, response: dict[str, Any]) -> Usage:
-        return Usage.from_openai_responses(response.get("usage"))
+        output = response.get("output")
+        return Usage.from_openai_responses(response.get("usage"), output if isinstance(output, list) else None)
 
     def with_zero_usage(self, response: dict[str, Any]) -> dict[str, Any]:
         return {**response, "usage": dict(ZERO_USAGE)}

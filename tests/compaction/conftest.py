@@ -27,6 +27,7 @@ def route(name: str, provider: str, model: str, **extra: Any) -> dict[str, Any]:
 MODELS = [
     route("small", "openai", "gpt-4o-mini"),
     route("small-claude", "anthropic", "claude-sonnet-4-5"),
+    route("small-gemini", "gemini", "gemini-2.5-flash"),
     route("cheap", "openai", "gpt-4.1-mini"),
     route("unreachable", "openai", "gpt-4o-mini", api_base="http://127.0.0.1:9/v1"),
     route("small-cheap-summary", "openai", "gpt-4o-mini", policy={"compaction": {"summarizer_model": "cheap"}}),

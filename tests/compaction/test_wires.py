@@ -128,6 +128,36 @@ def test_gemini_function_responses_become_references(gw: RunningGateway) -> None
     assert original["content"] == output(0) and original["tool"] == "bash"
 
 
+def test_gemini_route_gets_references_in_its_own_shape(gw: RunningGateway) -> None:
+    """A Gemini route takes the request as it is: the references sit in its functionResponse parts."""
+    client = _gemini(gw, "gemini-native-compact")
+    actions = [
+        _headers(_generate(client, steps, model="small-gemini"))["x-cachegate-compaction"] for steps in range(1, 9)
+    ]
+    assert "compacted" in actions
+    contents = sent_bodies(gw, 1)[0]["contents"]
+    answers = [p["functionResponse"] for c in contents for p in c["parts"] if "functionResponse" in p]
+    oldest = answers[0]["response"]["output"]
+    assert oldest.startswith(COMPACTED) and answers[-1]["response"] == {"output": output(7)}
+    original = _original(gw, oldest)
+    assert original["content"] == output(0) and original["tool"] == "bash"
+
+
+def test_gemini_route_summary_keeps_calls_with_their_answers(gw: RunningGateway) -> None:
+    gw.reset_sim()
+    client = _gemini(gw, "gemini-native-summary")
+    summaries = [
+        _headers(_generate(client, steps, model="small-gemini", words=15)).get("x-cachegate-compaction-summary", "-")
+        for steps in range(1, 17)
+    ]
+    assert "written" in summaries
+    final = sent_bodies(gw)[-1]["contents"]
+    assert "[cachegate: summary of" in json.dumps(final)
+    called = {p["functionCall"]["id"] for c in final for p in c["parts"] if "functionCall" in p}
+    answered = {p["functionResponse"]["id"] for c in final for p in c["parts"] if "functionResponse" in p}
+    assert called == answered  # no answer without its call, no call without its answer
+
+
 def test_gemini_summary_is_written_and_pairs_hold(gw: RunningGateway) -> None:
     gw.reset_sim()
     client = _gemini(gw, "gemini-summary")

@@ -89,8 +89,16 @@ class ResponsesAgent:
 
 class GeminiAgent:
     def __init__(
-        self, gw: RunningGateway, session: str | None, *, stream: bool = False, retries: int = 1, tenant: str = "acme"
+        self,
+        gw: RunningGateway,
+        session: str | None,
+        *,
+        stream: bool = False,
+        retries: int = 1,
+        tenant: str = "acme",
+        model: str = MODEL,
     ) -> None:
+        self.model = model
         options = types.HttpOptions(
             base_url=gw.url,
             headers={"x-session-id": session} if session else None,
@@ -106,13 +114,15 @@ class GeminiAgent:
         try:
             if self.stream:
                 chunks = list(
-                    self.client.models.generate_content_stream(model=MODEL, contents=self.contents, config=config)
+                    self.client.models.generate_content_stream(model=self.model, contents=self.contents, config=config)
                 )
                 assert chunks[-1].candidates and chunks[-1].candidates[0].finish_reason == types.FinishReason.STOP
                 headers = _headers(chunks[0])
                 parts = [part for chunk in chunks for part in _parts(chunk)]
             else:
-                response = self.client.models.generate_content(model=MODEL, contents=self.contents, config=config)
+                response = self.client.models.generate_content(
+                    model=self.model, contents=self.contents, config=config
+                )
                 headers, parts = _headers(response), _parts(response)
         except genai_errors.APIError as error:
             headers = dict(error.response.headers) if error.response is not None else {}

@@ -40,6 +40,7 @@ class ReceivedSpan:
     resource: dict[str, Any]
     start_ns: int
     end_ns: int
+    trace_state: str = ""  # W3C tracestate, as exported
 
 
 @dataclass
@@ -65,6 +66,7 @@ class Receiver:
                         resource,
                         span.start_time_unix_nano,
                         span.end_time_unix_nano,
+                        span.trace_state,
                     )
                     with self.lock:
                         self.spans.append(received)

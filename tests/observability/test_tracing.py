@@ -86,3 +86,25 @@ def test_the_standard_environment_variables_switch_it_on(receiver: Receiver, mon
         trace_id, _, _ = traced_chat(gw)
         time.sleep(0.5)
     assert receiver.of_trace(trace_id) == []
+
+
+def test_the_callers_tracestate_is_not_exported(receiver: Receiver) -> None:
+    # tracestate is the caller's free text (vendor keys and values): continuing its trace must not copy
+    # it onto every span the gateway exports (issue #26, finding 11).
+    tracing = {"endpoint": receiver.url, "batch_delay_ms": 100}
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    with running_gateway(**gateway_settings(tracing=tracing)) as gw:
+        response = httpx.post(
+            f"{gw.url}/v1/chat/completions",
+            headers={
+                "authorization": f"Bearer {TENANT_KEYS['acme']}",
+                "traceparent": f"00-{trace_id}-{parent}-01",
+                "tracestate": "evil=c2VjcmV0LWZyb20tdGhlLWNhbGxlcg,vendor=injected",
+            },
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "[[sim:text traced]]"}]},
+        )
+        spans = spans_of(receiver, trace_id, 5)
+    assert response.status_code == 200
+    root = next(span for span in spans if span.kind == SERVER)
+    assert root.parent_span_id == parent  # the caller's trace still goes on
+    assert {span.trace_state for span in spans} == {""}

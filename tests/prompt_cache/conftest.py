@@ -23,6 +23,7 @@ POLICIES: dict[str, dict[str, Any]] = {
 SIM = "embedded-sim"
 MODELS = [
     {"name": "claude-sonnet-4-5", "provider": "anthropic", "model": "claude-sonnet-4-5", "api_base": SIM},
+    {"name": "gemini-2.5-flash", "provider": "gemini", "model": "gemini-2.5-flash", "api_base": SIM},
     {
         "name": "claude-1h",
         "provider": "anthropic",

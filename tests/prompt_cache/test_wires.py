@@ -104,7 +104,9 @@ def _gemini(gw: RunningGateway, tenant: str, session: str) -> genai.Client:
     return CLIENTS[-1]
 
 
-def _gemini_session(gw: RunningGateway, tenant: str) -> list[tuple[dict[str, str], int]]:
+def _gemini_session(
+    gw: RunningGateway, tenant: str, model: str = "gpt-4o-mini"
+) -> list[tuple[dict[str, str], int]]:
     client, seen = _gemini(gw, tenant, new_session()), []
     for turn, items in enumerate(_turns(3)):
         contents = [
@@ -112,7 +114,7 @@ def _gemini_session(gw: RunningGateway, tenant: str) -> list[tuple[dict[str, str
             for item in items
         ]
         response = client.models.generate_content(
-            model="gpt-4o-mini",
+            model=model,
             contents=contents,  # type: ignore[arg-type]
             config=types.GenerateContentConfig(system_instruction=_instructions(turn)),
         )
@@ -132,6 +134,19 @@ def test_gemini_system_instruction_timestamp_is_relocated(gw: RunningGateway) ->
     assert "[volatile-1]" in messages[0]["content"] and "10:02" not in messages[0]["content"]
     note = messages[-1]["content"][-1]["text"]  # a text part of the newest user turn
     assert note.endswith("[volatile-1] = 2026-11-22T10:02:00Z)")
+
+
+def test_gemini_route_relocates_in_its_own_shape(gw: RunningGateway) -> None:
+    """A Gemini route gets the request as it is: the timestamp moves out of `systemInstruction` into a
+    text part of the newest user turn, and the provider's implicit cache reads grow turn by turn."""
+    turns = _gemini_session(gw, "reloc", model="gemini-2.5-flash")
+    assert [h["x-cachegate-prefix-break"] for h, _ in turns] == ["first_request", "none", "none"]
+    cached = [c for _, c in turns]
+    assert 0 == cached[0] < cached[1] < cached[2]
+    body = last_sim_body(gw)
+    system = body["systemInstruction"]["parts"][0]["text"]
+    assert "[volatile-1]" in system and "10:02" not in system
+    assert body["contents"][-1]["parts"][-1]["text"].endswith("[volatile-1] = 2026-11-22T10:02:00Z)")
 
 
 def test_gemini_without_relocation_reports_the_break(gw: RunningGateway) -> None:

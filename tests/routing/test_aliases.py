@@ -61,8 +61,8 @@ def test_settings_reject_aliases_to_unknown_routes() -> None:
         ("gpt-6.1-sol", "gpt-4.1-mini"),  # Codex
         ("gpt-5.6-luna", "gpt-4.1-mini"),  # the Agents SDK
         ("gpt-5-mini", "gpt-4o-mini"),
-        ("gemini-3.8-flash", "gpt-4.1-mini"),  # Gemini CLI
-        ("gemini-3.5-flash-lite", "gpt-4o-mini"),  # its router call
+        ("gemini-3.8-flash", "gemini-3-pro-preview"),  # Gemini CLI
+        ("gemini-3.5-flash-lite", "gemini-2.5-flash"),  # its router call
         ("gpt-4o-mini", "gpt-4o-mini"),  # a route's own name
     ],
 )

@@ -3,6 +3,7 @@ Redis, a copied SQLite file) cannot run code in the process that resumes the thr
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import datetime as dt
 import enum
@@ -10,6 +11,7 @@ import os
 import pickle
 import sqlite3
 import subprocess
+import sys
 import uuid
 from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Iterator
@@ -211,3 +213,84 @@ def test_lookups_do_not_run_module_getattr(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(DisallowedType):
         loads(b"clazy_module_for_serde_test\nPoint\n.")
     assert called == []
+
+
+FORGED_SETTINGS = """
+import pickle
+import pydantic_settings
+from agent_runtime.checkpoint import DisallowedType
+from agent_runtime.checkpoint.serde import loads
+
+class Forged:  # BaseSettings(_cli_parse_args=["--help"]): argparse prints its help and exits the process
+    def __reduce__(self):
+        return pydantic_settings.BaseSettings, (None,) * 13 + (["--help"],)
+
+try:
+    loads(pickle.dumps(Forged(), protocol=5))
+except DisallowedType:
+    print("refused")
+"""
+
+
+def test_settings_classes_are_not_loaded() -> None:
+    # In a process of its own: before the fix, the load itself exited the process.
+    done = subprocess.run([sys.executable, "-c", FORGED_SETTINGS], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "refused", done.stdout + done.stderr
+
+
+class Audited(pydantic.BaseModel):
+    """A model whose validation has a side effect (as a settings source or a validator may), built from
+    positional arguments as some are (langchain's messages)."""
+
+    path: str
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path=path)
+
+    @pydantic.model_validator(mode="after")
+    def touch(self) -> Audited:
+        Path(self.path).touch()
+        return self
+
+
+@dataclasses.dataclass
+class Hooked:
+    path: str
+
+    def __post_init__(self) -> None:
+        Path(self.path).touch()
+
+
+class CallsClass:
+    def __init__(self, cls: type, path: str) -> None:
+        self.cls, self.path = cls, path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self.cls, (self.path,)
+
+
+class Reconstructed:
+    """A protocol 0-1 style record: copyreg._reconstructor(cls, base, state) calls base.__init__(obj, state)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return copyreg._reconstructor, (Hooked, Hooked, self.path)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("record", ["dataclass called", "pydantic model called", "reconstructor base"])
+def test_data_classes_are_rebuilt_not_called(record: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    payload: Any = {
+        "dataclass called": CallsClass(Hooked, str(marker)),
+        "pydantic model called": CallsClass(Audited, str(marker)),
+        "reconstructor base": Reconstructed(str(marker)),
+    }[record]
+    with pytest.raises(DisallowedType):
+        loads(pickle.dumps(payload, protocol=5))
+    assert not marker.exists()
+    # Rebuilt from their fields, they still load, without running their hooks.
+    assert loads(dumps(Hooked.__new__(Hooked))).__class__ is Hooked
+    assert loads(dumps(Audited.model_construct(path=str(marker)))) == Audited.model_construct(path=str(marker))
+    assert not marker.exists()

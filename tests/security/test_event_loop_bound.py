@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -29,8 +26,8 @@ import pytest
 
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 from tests.guard_stage.agents import OpenAIAgent
+from tests.processes import simulator
 from tests.redis_target import redis_url
-from tests.servers import free_socket
 
 REDIS_URL = redis_url(14)  # never flushed here: every key this test makes is new
 MAX_MESSAGES = 100_000  # Anthropic's documented limit: the most messages any provider takes in one request
@@ -51,31 +48,6 @@ BIG_MODEL = "gpt-4o-mini-big"
 BIG_MODEL_UNCOMPACTED = "gpt-4o-mini-big-uncompacted"
 BIG_CLAUDE_UNCOMPACTED = "claude-sonnet-4-5-big-uncompacted"
 UNCOMPACTED = {"compaction": {"enabled": False}}
-
-
-@contextmanager
-def simulator() -> Iterator[str]:
-    """The provider simulator in a process of its own; yields its base URL."""
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    command = [sys.executable, "-m", "gateway.cli", "sim", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the simulator did not start"
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

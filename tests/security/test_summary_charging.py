@@ -1,6 +1,6 @@
 """Summary calls made by compaction are charged to the tenant and the session (issue #11, item 9).
 
-The session's own model is unpriced (its answers cost 0), the summarizer is a priced model that nothing
+The session's own route is priced at zero (its answers cost 0), the summarizer is a priced model that nothing
 else calls: every cent the tenant and the session are charged is the summary's, and its price is computed
 here from the simulator's own token counts and the pricing module.
 """
@@ -19,11 +19,12 @@ from tests.compaction.sessions import TOOLS_OPENAI, openai_history
 from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
 
 SUMMARIZER = "gpt-4.1-mini"  # provider model of the "cheap" route: only summaries reach it
-UNPRICED = {"pricing_model": "cachegate-test-unpriced", "policy": {"compaction": {"summarizer_model": "cheap"}}}
+FREE = {"input": 0.0, "output": 0.0}  # a route's own prices: a deployment that costs nothing
+UNPRICED = {"prices": FREE, "policy": {"compaction": {"summarizer_model": "cheap"}}}
 BUDGET = {"compaction": {"summarizer_model": "cheap"}, "guard": {"limits": {"max_cost_usd": 1e-9}}}
 FREE_MODELS = [
     route("free-summarized", "openai", "gpt-4o-mini", **UNPRICED),
-    route("free-budget", "openai", "gpt-4o-mini", pricing_model="cachegate-test-unpriced", policy=BUDGET),
+    route("free-budget", "openai", "gpt-4o-mini", prices=FREE, policy=BUDGET),
 ]
 
 
