@@ -20,8 +20,9 @@ $(CLIS)/node_modules/.installed-lock.json: $(CLIS)/package-lock.json
 .PHONY: setup serve test test-cluster lint
 setup: $(VENV)/.installed
 
+# `make serve PORT=4100 CONFIG=deploy/cachegate.yaml`: both optional (default: 4000, the embedded default).
 serve: setup
-	$(VENV)/bin/cachegate serve
+	$(VENV)/bin/cachegate serve $(if $(PORT),--port $(PORT)) $(if $(CONFIG),--config $(CONFIG))
 
 test: setup $(CLIS)/node_modules/.installed-lock.json
 	$(PY) -m pytest -q

@@ -42,6 +42,7 @@ import httpx
 
 import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
 from agent_runtime.guard import Step, looks_like_error, steps_from_openai_messages
+from bench.shared_data import require
 from gateway.app import create_app
 from gateway.config import PolicyConfig, Settings, TenantConfig, hash_key
 from gateway.context import RequestContext
@@ -404,7 +405,7 @@ def main() -> None:
     parser.add_argument("--traces", type=Path, default=TRACES, help="session traces (JSONL)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON report")
     args = parser.parse_args()
-    every = load_sessions(args.traces)
+    every = load_sessions(require(args.traces, "--traces"))
     sessions = every[: args.sessions] if args.sessions else every
     started = time.perf_counter()
     hundred = next(s["messages"] for s in every if len(s["messages"]) >= 100)[:100]

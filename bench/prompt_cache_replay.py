@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 import gateway  # noqa: F401  (offline defaults before litellm/tiktoken)
+from bench.shared_data import require
 from gateway.app import create_app
 from gateway.config import Settings, hash_key
 from gateway.sim.app import create_sim_app
@@ -386,7 +387,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON report and the plot")
     parser.add_argument("--sessions", type=int, default=12, help="sessions replayed (spread over the file)")
     args = parser.parse_args()
-    sessions = load_sessions(args.traces, count=args.sessions)
+    sessions = load_sessions(require(args.traces, "--traces"), count=args.sessions)
     print(
         f"replaying {len(sessions)} sessions "
         f"({sum(sum(m['role'] == 'assistant' for m in s['messages']) for s in sessions)} requests per variant)"

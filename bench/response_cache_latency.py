@@ -33,6 +33,7 @@ import yaml
 
 import gateway  # noqa: F401  (offline defaults before sentence-transformers)
 from bench.overhead.servers import free_port
+from bench.shared_data import require
 from gateway.config import hash_key
 from gateway.config.response_cache import ResponseCacheConfig
 from gateway.response_cache.cache import ResponseCache
@@ -43,6 +44,7 @@ from gateway.response_cache.metrics import ResponseCacheMetrics
 from gateway.response_cache.store import MemoryBackend
 from gateway.response_cache.sync import IndexSync
 from gateway.semantic.embedder import Embedder
+from gateway.traces import shared_dir
 from tests.deploy.processes import answers_http, cachegate, redis_server, spawned
 
 REPO = Path(__file__).resolve().parents[1]
@@ -162,8 +164,7 @@ def measure(backend: str, requests: int, workdir: Path, redis_url: str | None) -
 
 def base_vectors(embedder: Embedder, count: int) -> np.ndarray:
     """Real sentence embeddings (PAWS sentences) to build synthetic neighbours from."""
-    shared = Path(os.environ.get("CACHEGATE_SHARED_DIR", REPO.parent / "shared"))
-    lines = (shared / "data" / "semantic-cache" / "paws.tsv").read_text().splitlines()[1 : count + 1]
+    lines = require(shared_dir() / "data" / "semantic-cache" / "paws.tsv").read_text().splitlines()[1 : count + 1]
     return embedder.embed_many([line.split("\t")[0] for line in lines])
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import gateway  # noqa: F401  - offline defaults before sentence-transformers
+from bench.shared_data import require
 from gateway.semantic.embedder import Embedder
 from gateway.semantic.index import VectorIndex
 from gateway.semantic.verifier import verify
@@ -309,7 +310,7 @@ def main() -> None:
     load_at_start = os.getloadavg()[0]
     # A latency bench waits for every embedding: the gateway's 1 s refusal would end a slower model's run.
     embedder = Embedder(args.embedder, timeout=60)
-    sets, vectors = build_sets(embedder, pair_groups(args.data, args.pairs), args.baseline_tree)
+    sets, vectors = build_sets(embedder, pair_groups(require(args.data, "--data"), args.pairs), args.baseline_tree)
     results: dict[str, object] = {"load_average_1m_at_start": load_at_start, "quality": quality(sets)}
     print("embedding latency ...", flush=True)
     results["embedding"] = embedding_latency(embedder)

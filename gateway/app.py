@@ -34,6 +34,7 @@ from gateway.api import (
 from gateway.api.openapi import CHAT_COMPLETIONS_BODY, MESSAGES_BODY, RESPONSES_BODY, request_body
 from gateway.config import Settings, load_settings
 from gateway.dashboard import routes as dashboard_routes
+from gateway.mcp.endpoint import mount_mcp
 from gateway.services import Services, create_services
 from gateway.stages import build_pipeline
 
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_spend.router)
     app.include_router(requests_log.router)
     app.include_router(context_retrieval.router)
+    mount_mcp(app, services)  # /mcp, when upstream MCP servers are configured (gateway/mcp/)
 
     app.add_exception_handler(StarletteHTTPException, not_found.route_miss)
 

@@ -8,22 +8,28 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-import gateway  # noqa: F401  (offline defaults before anything imports litellm)
+import gateway  # first: offline defaults before anything imports litellm
 
 if TYPE_CHECKING:
+    import httpx
+
     from gateway.config import Settings
 
 
 def serve(args: argparse.Namespace) -> None:
-    import uvicorn
-
-    from gateway import collector
-    from gateway.app import create_app
+    # The app's imports (litellm) take seconds: only after the checks, so a mistake is told at once.
     from gateway.config import load_settings
+    from gateway.config.loading import ConfigError
+    from gateway.preflight import PortUnavailable, check_port_free, redis_unreachable
     from gateway.workers import WorkersRefused, run_workers, server_options, worker_count
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port}.items() if v is not None}
-    settings = load_settings(args.config, **overrides)
+    try:
+        settings = load_settings(args.config, **overrides)
+    except ConfigError as mistake:
+        sys.exit(f"cachegate: {mistake}")
+    if not settings.tenants:
+        print(f"cachegate: {args.config} has no tenants: every request will be refused (401)", file=sys.stderr)
     # One line per request from the telemetry stage (ids, counts, cost; never keys or content).
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
@@ -33,6 +39,12 @@ def serve(args: argparse.Namespace) -> None:
         workers = worker_count(args.workers, settings)
     except WorkersRefused as refused:
         sys.exit(f"cachegate: {refused}")
+    try:
+        check_port_free(settings.host, settings.port)
+    except PortUnavailable as taken:
+        sys.exit(f"cachegate: {taken}")
+    if settings.redis_url and (redis_down := redis_unreachable(settings.redis_url, settings.redis_timeout_s)):
+        print(f"cachegate: {redis_down}", file=sys.stderr)
     print(
         f"cachegate listening on http://{settings.host}:{settings.port} "
         f"({'config ' + args.config if args.config else 'embedded default'}; "
@@ -42,6 +54,11 @@ def serve(args: argparse.Namespace) -> None:
     if workers > 1:
         run_workers(settings, args.config, workers)
         return
+    import uvicorn
+
+    from gateway import collector
+    from gateway.app import create_app
+
     app = create_app(settings)
     collector.take_over(app)
     uvicorn.run(app, **server_options(settings))
@@ -80,9 +97,32 @@ def sim(args: argparse.Namespace) -> None:
 
 
 def demo(args: argparse.Namespace) -> None:
+    import httpx
+
     from gateway.demo.runner import run_demo
 
-    print(run_demo(args.url, args.key, sessions=args.sessions, turns=args.turns, metrics_key=args.metrics_key))
+    try:
+        if args.url:
+            check_tenant_key(args.url, args.key)
+        print(run_demo(args.url, args.key, sessions=args.sessions, turns=args.turns, metrics_key=args.metrics_key))
+    except httpx.HTTPError as exc:
+        sys.exit(unreachable("cachegate demo", args.url, exc))
+
+
+def check_tenant_key(url: str, key: str) -> None:
+    """Exit if the gateway refuses the key, before a whole run of 401s: a request with no model is answered
+    400 by the gateway itself once the key is accepted, and nothing reaches a provider."""
+    import httpx
+
+    headers = {"authorization": f"Bearer {key}"}
+    response = httpx.post(f"{url.rstrip('/')}/v1/chat/completions", json={}, headers=headers)
+    if response.status_code in (401, 403):
+        sys.exit(f"cachegate demo: the gateway at {url} refused the key ({response.status_code}): pass a tenant key")
+
+
+def unreachable(command: str, url: str | None, exc: Exception) -> str:
+    """One line for a gateway that did not answer (down, wrong URL, timeout)."""
+    return f"{command}: cannot reach the gateway at {url}: {exc or type(exc).__name__}"
 
 
 def hash_key(args: argparse.Namespace) -> None:
@@ -102,11 +142,33 @@ def keys(args: argparse.Namespace) -> None:
         sys.exit("cachegate keys: give --admin-key or set CACHEGATE_ADMIN_KEY")
     base = args.url.rstrip("/") + "/admin/keys"
     headers = {"authorization": f"Bearer {admin_key}"}
+    try:
+        response = admin_request(args, base, headers)
+    except httpx.HTTPError as exc:
+        sys.exit(unreachable(f"cachegate keys {args.action}", args.url, exc))
+    if response.status_code in (401, 403):
+        sys.exit(
+            f"cachegate keys {args.action}: the gateway refused the admin key ({response.status_code}): "
+            "pass one of its admin keys with --admin-key or CACHEGATE_ADMIN_KEY"
+        )
+    if response.status_code >= 400:
+        sys.exit(f"cachegate keys {args.action}: {response.status_code} {response.text[:300]}")
+    print(json.dumps(response.json(), indent=2))
+
+
+def admin_request(args: argparse.Namespace, base: str, headers: dict[str, str]) -> httpx.Response:
+    import json
+
+    import httpx
+
     if args.action == "create":
         body = {"tenant": args.tenant, "name": args.name or "", "allowed_models": args.models, "expires_at": None}
         for field in ("limits", "policy"):
             if getattr(args, field) is not None:
-                body[field] = json.loads(getattr(args, field))
+                try:
+                    body[field] = json.loads(getattr(args, field))
+                except json.JSONDecodeError as exc:
+                    sys.exit(f"cachegate keys create: --{field} is not valid JSON: {exc}")
         if args.expires_in is not None:
             import time
 
@@ -118,13 +180,12 @@ def keys(args: argparse.Namespace) -> None:
         response = httpx.post(f"{base}/{args.id}/rotate", headers=headers)
     else:
         response = httpx.delete(f"{base}/{args.id}", headers=headers)
-    if response.status_code >= 400:
-        sys.exit(f"cachegate keys {args.action}: {response.status_code} {response.text[:300]}")
-    print(json.dumps(response.json(), indent=2))
+    return response
 
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="cachegate", description="Prompt-caching LLM gateway with a loop guard")
+    root.add_argument("--version", action="version", version=f"%(prog)s {gateway.__version__}")
     commands = root.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("serve", help="run the gateway")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gateway.config import ModelConfig, PolicyConfig, TenantConfig
+from gateway.history import HistoryView
 from gateway.usage import Cost, Usage
 from gateway.wire import WireFormat
 from gateway.wire.sse import SSEEvent
@@ -70,6 +71,14 @@ class RequestContext:
     path_model: str | None = None
     path_stream: bool | None = None
     query_key: str | None = None  # an API key sent as ?key= (Gemini API only), never logged
+    _history: HistoryView | None = None
+
+    @property
+    def history(self) -> HistoryView:
+        """Per-message facts of this request's history, shared by the stages (gateway/history/)."""
+        if self._history is None:
+            self._history = HistoryView()
+        return self._history
 
     @property
     def stream(self) -> bool:

@@ -34,7 +34,7 @@ STATUS_BY_KIND: dict[ErrorKind, int] = {
     ErrorKind.UPSTREAM: 502,
     ErrorKind.OVERLOADED: 529,
     ErrorKind.TIMEOUT: 504,
-    ErrorKind.AGENT_STOPPED: 403,  # not 409: SDKs and Claude Code retry 409 (docs/loop-guard.md)
+    ErrorKind.AGENT_STOPPED: 400,  # each wire picks its own: WireFormat.block_status
     ErrorKind.INTERNAL: 500,
     ErrorKind.BUDGET: 402,  # not 429: a retry cannot help until the window resets
 }

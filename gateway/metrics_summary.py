@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -64,6 +64,19 @@ def summarize(metrics_text: str) -> Summary:
             elif name.startswith("cachegate_response_cache_hits") and name.endswith("_total"):
                 summary.response_cache_hits[labels.get("tier", "?")] += value
     return summary
+
+
+def difference(after: Summary, before: Summary) -> Summary:
+    """What one gateway's counters gained between two summaries (e.g. one run of the demo)."""
+    gained = Summary()
+    for name in (item.name for item in fields(Summary)):
+        now, then = getattr(after, name), getattr(before, name)
+        if isinstance(now, dict):
+            changed = {key: value - then.get(key, 0.0) for key, value in now.items()}
+            getattr(gained, name).update({key: value for key, value in changed.items() if value})
+        else:
+            setattr(gained, name, now - then)
+    return gained
 
 
 def summarize_registry(registry: CollectorRegistry) -> Summary:

@@ -56,6 +56,7 @@ def build(ctx: RequestContext, error: GatewayError | None) -> dict[str, Any]:
         "session": ctx.session_id,
         "model": ctx.model_name[:200],
         "route": ctx.route.name if ctx.route is not None else None,
+        "deployment": ctx.notes.get("deployment"),  # the pool's deployment that answered, and why (pools/)
         "provider": ctx.reply.provider if ctx.reply is not None else None,
         "api": ctx.wire.name,
         "stream": ctx.stream,

@@ -84,7 +84,7 @@ def create_services(settings: Settings) -> Services:
     )
     lean = LeanUpstream()
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
-    router = Router(settings, paths, metrics, self_url(settings))
+    router = Router(settings, paths, metrics, self_url(settings), store)
     keys = KeyRing(settings)
     managed_keys = ManagedKeys(durable(store), keys, settings.tenants)
     ledger = create_ledger(settings.ledger, metrics)

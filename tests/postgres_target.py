@@ -51,7 +51,9 @@ def postgres_server() -> Iterator[str]:
     options = f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"
     try:
         _run([str(binaries / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"], owner)
-        _run([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"], owner)
+        _run(
+            [str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"], owner
+        )
         try:
             yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"
         finally:

@@ -151,7 +151,9 @@ class LangGraphSaver(BaseCheckpointer):
     def list(
         self, config: dict[str, Any], *, before: dict[str, Any] | None = None, limit: int | None = None
     ) -> Iterator[CheckpointTuple]:
-        for saved in self.saver.list(config, before=before, limit=limit):
+        # read to the end first: SqliteSaver holds its lock while its generator is open, and the
+        # engine reads other checkpoints between items
+        for saved in [*self.saver.list(config, before=before, limit=limit)]:
             yield self._ours(saved)
 
     def _ours(self, saved: Any) -> CheckpointTuple:

@@ -3,15 +3,19 @@ provider direct, cachegate with its default stages, cachegate with the optional 
 (optionally) LiteLLM's proxy. Issue 15, item 1.
 
     python -m bench.production_load [--rates 200 500] [--duration 20] [--delay 1.5] [--litellm]
-        [--workers N] [--targets NAME ...] --out DIR
+        [--workers N] [--targets NAME ...] [--workloads agent synthetic] [--traces FILE] [--sessions N]
+        [--buckets 10] --out DIR
 
 Processes: the bench upstream (bench/overhead/upstream.py, answering after --delay seconds), the two
 gateways of bench/overhead/servers.py (one with the default stages, one core only), LiteLLM's proxy with
---litellm, and one generator process per measurement (bench/production_load/generate.py). Workloads:
-OpenAI Chat non-streamed and Anthropic Messages streamed, sessions of 4 turns. Reported per rate, workload
-and target: share answered, p50 / p99 latency (and their excess over the provider-direct run of the
-same rate and workload), server CPU per request; and a latency-over-time plot. Output: DIR/production_load.
-{json,png}. The data is synthetic (no data file): prompts are generated from a run tag.
+--litellm, and one generator process per measurement. Workloads, each in OpenAI Chat non-streamed and
+Anthropic Messages streamed: `agent`, recorded agent sessions with their tools replayed turn by turn
+(--traces, default shared/data/agent-traces; bench/production_load/agent.py), and `synthetic`, sessions
+of 4 one-line turns generated from a run tag (bench/production_load/generate.py). Reported per rate,
+workload and target: share answered, p50 / p99 latency (and their excess over the provider-direct run of
+the same rate and workload), server CPU per request, and for the agent workload CPU per request in each
+tenth of the sessions' turns. Output: DIR/production_load.{json,png} (latency over time) and
+DIR/production_load_history.png (CPU per request against the history's length).
 """
 
 from __future__ import annotations
@@ -30,9 +34,20 @@ from typing import Any
 import orjson
 
 from bench.overhead.run import PATHS
-from bench.overhead.servers import LITELLM_KEY, MODELS, TENANT_KEY, UPSTREAM_KEY, Fleet, Server, fleet
+from bench.overhead.servers import (
+    LITELLM_KEY,
+    MODELS,
+    TENANT_KEY,
+    UPSTREAM_KEY,
+    Fleet,
+    Server,
+    children,
+    fleet,
+)
+from bench.shared_data import require
+from gateway.traces import default_traces
 
-WORKLOADS = [("openai", False), ("anthropic", True)]
+WIRES = [("openai", False), ("anthropic", True)]
 TURNS = 4
 
 
@@ -54,30 +69,42 @@ def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1] if len(values) > 1 else 0.0
 
 
+def generate(workload: str, spec: dict[str, Any], server: Server, args: Any) -> dict[str, Any]:
+    """Run one generator process; its JSON result."""
+    if workload == "agent":
+        module = "bench.production_load.agent"
+        pids = [server.process.pid, *children(server.process.pid)]
+        spec |= {"traces": str(args.traces), "sessions": args.sessions, "buckets": args.buckets, "pids": pids}
+    else:
+        module = "bench.production_load.generate"
+        spec |= {"duration_s": args.duration, "turns": TURNS}
+    done = subprocess.run(
+        [sys.executable, "-m", module, json.dumps(spec)],
+        stdout=subprocess.PIPE,  # stderr (the agent generator's progress) goes to ours
+        check=True,
+        timeout=args.duration * 4 + 900,
+    )
+    result: dict[str, Any] = orjson.loads(done.stdout)
+    return result
+
+
 def measure(
-    name: str, server: Server, model: str, key: str, wire: str, stream: bool, rate: float, args: Any
+    name: str, server: Server, model: str, key: str, wire: str, stream: bool, rate: float, workload: str, args: Any
 ) -> dict[str, Any]:
     headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
     if wire == "anthropic":
         headers |= {"anthropic-version": "2023-06-01", "x-api-key": key}
     spec = {
         "url": server.url + PATHS[wire], "wire": wire, "model": model, "stream": stream, "headers": headers,
-        "tag": uuid.uuid4().hex[:8], "rate": rate, "duration_s": args.duration, "turns": TURNS,
-        "timeout_s": 60.0,
+        "tag": uuid.uuid4().hex[:8], "rate": rate, "timeout_s": 60.0,
     }  # fmt: skip
     cpu = server.cpu_s()
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.production_load.generate", json.dumps(spec)],
-        capture_output=True,
-        check=True,
-        timeout=args.duration * 4 + 120,
-    )
-    result: dict[str, Any] = orjson.loads(done.stdout)
+    result = generate(workload, spec, server, args)
     samples = result.pop("samples")
     latencies = [latency for _, latency, status in samples if status == "ok"]
     timeline = [(start, latency) for start, latency, status in samples if status == "ok"]
     row = {
-        "rate": rate, "workload": f"{wire}{' stream' if stream else ''}", "target": name,
+        "rate": rate, "workload": f"{workload} {wire}{' stream' if stream else ''}", "target": name,
         "requests": len(samples), "ok_share": round(len(latencies) / max(len(samples), 1), 4),
         "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
         "server_cpu_ms_per_request": round((server.cpu_s() - cpu) / max(len(samples), 1) * 1000, 3),
@@ -85,8 +112,15 @@ def measure(
         "errors": sorted({status for _, _, status in samples if status != "ok"}),
         "timeline": timeline[:: max(1, len(timeline) // 600)],
     }  # fmt: skip
-    print(f"  {rate:>5.0f}/s {row['workload']:<17} {name:<32} ok {row['ok_share']:.1%}  p50 {row['p50_ms']:>8.1f} ms"
-          f"  p99 {row['p99_ms']:>8.1f} ms  cpu {row['server_cpu_ms_per_request']:.2f} ms/req", flush=True)  # fmt: skip
+    if "buckets" in result:
+        row["buckets"] = result["buckets"]
+        row["idle_cpu_ms_per_s"] = result["idle_cpu_ms_per_s"]
+        first, last = result["buckets"][0]["cpu_ms_per_request"], result["buckets"][-1]["cpu_ms_per_request"]
+        row["cpu_last_over_first_tenth"] = round(last / first, 2) if first > 0 else None
+    growth = f"  last/first tenth {row['cpu_last_over_first_tenth']}" if "buckets" in row else ""
+    print(f"  {rate:>5.0f}/s {row['workload']:<23} {name:<32} ok {row['ok_share']:.1%}  p50 {row['p50_ms']:>8.1f} ms"
+          f"  p99 {row['p99_ms']:>8.1f} ms  cpu {row['server_cpu_ms_per_request']:.2f} ms/req"
+          f"{growth}", flush=True)  # fmt: skip
     return row
 
 
@@ -120,10 +154,34 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
+def plot_history(rows: list[dict[str, Any]], path: Path) -> None:
+    """CPU per request in each tenth of the sessions' turns, one panel per rate and agent workload."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["rate"], r["workload"]) for r in rows if "buckets" in r})
+    if not panels:
+        return
+    figure, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for axis, (rate, workload) in zip(axes[0], panels, strict=True):
+        for row in (r for r in rows if (r["rate"], r["workload"]) == (rate, workload) and "buckets" in r):
+            sizes = [b["mean_body_kb"] for b in row["buckets"]]
+            axis.plot(sizes, [b["cpu_ms_per_request"] for b in row["buckets"]], "o-", label=row["target"])
+        axis.set_title(f"{workload}, {rate:.0f} req/s", fontsize=10)
+        axis.set_xlabel("mean request body, KB (one point per tenth of the sessions' turns)")
+        axis.set_ylabel("server CPU per request, ms")
+        axis.set_ylim(bottom=0)
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rates", type=float, nargs="+", default=[200.0, 500.0])
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per measurement")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds of load per synthetic measurement")
     parser.add_argument("--delay", type=float, default=1.5, help="the provider's fixed latency, seconds")
     parser.add_argument("--litellm", action="store_true", help="also LiteLLM's proxy (slow to start)")
     parser.add_argument(
@@ -132,8 +190,14 @@ def main() -> None:
     parser.add_argument(
         "--targets", nargs="+", help="only the targets whose name contains one of these (e.g. direct workers)"
     )
-    parser.add_argument("--out", type=Path, required=True, help="folder for production_load.{json,png}")
+    parser.add_argument("--workloads", nargs="+", choices=("agent", "synthetic"), default=["agent", "synthetic"])
+    parser.add_argument("--traces", type=Path, default=default_traces(), help="agent sessions (JSONL, .gz or not)")
+    parser.add_argument("--sessions", type=int, default=0, help="agent workload: N sessions spread over the file")
+    parser.add_argument("--buckets", type=int, default=10, help="agent workload: parts of each session measured")
+    parser.add_argument("--out", type=Path, required=True, help="folder for production_load{,_history}.{json,png}")
     args = parser.parse_args()
+    if "agent" in args.workloads:
+        require(args.traces, "--traces")
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -142,18 +206,20 @@ def main() -> None:
         fleet_of = fleet(Path(workdir), args.litellm, upstream_delay_s=args.delay, workers=args.workers)
         with fleet_of as servers:
             for rate in args.rates:
-                for wire, stream in WORKLOADS:
-                    for name, server, model, key in targets(servers, wire, args.workers):
-                        if args.targets and not any(part in name for part in args.targets):
-                            continue
-                        rows.append(measure(name, server, model, key, wire, stream, rate, args))
+                for workload in args.workloads:
+                    for wire, stream in WIRES:
+                        for name, server, model, key in targets(servers, wire, args.workers):
+                            if args.targets and not any(part in name for part in args.targets):
+                                continue
+                            rows.append(measure(name, server, model, key, wire, stream, rate, workload, args))
     with_excess(rows)
     plot(rows, args.out / "production_load.png")
+    plot_history(rows, args.out / "production_load_history.png")
     command = "python -m bench.production_load " + " ".join(sys.argv[1:])
     report = {"command": command, "seconds": round(time.perf_counter() - started), "rows": rows}
     (args.out / "production_load.json").write_text(json.dumps(report, indent=1))
     for row in rows:
-        print({k: v for k, v in row.items() if k != "timeline"})
+        print({k: v for k, v in row.items() if k not in ("timeline", "buckets")})
 
 
 if __name__ == "__main__":

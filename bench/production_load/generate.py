@@ -51,12 +51,14 @@ def body(spec: Spec, number: int) -> bytes:
     )
 
 
-async def one(session: aiohttp.ClientSession, spec: Spec, number: int, started: float, out: list[Any]) -> None:
-    headers = {**spec.headers, "x-session-id": f"load-{spec.tag}-{number // spec.turns}"}
+async def send(
+    http: aiohttp.ClientSession, spec: Endpoint, payload: bytes, session_id: str, started: float, out: list[Any]
+) -> None:
+    """One request; appends (start, latency, status) to `out` (also bench/production_load/agent.py)."""
     begin = time.perf_counter()
     status = "error"
     try:
-        async with session.post(spec.url, data=body(spec, number), headers=headers) as response:
+        async with http.post(spec.url, data=payload, headers={**spec.headers, "x-session-id": session_id}) as response:
             raw = await response.read()
             ok = response.status == 200 and MARKERS[(spec.wire, spec.stream)] in raw
             status = "ok" if ok else str(response.status)
@@ -77,7 +79,8 @@ async def run(spec: Spec) -> dict[str, Any]:
             delay = started + number / spec.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(session, spec, number, started, out)))
+            session_id = f"load-{spec.tag}-{number // spec.turns}"
+            tasks.append(asyncio.create_task(send(session, spec, body(spec, number), session_id, started, out)))
         late = time.perf_counter() - (started + (total - 1) / spec.rate)  # how far the schedule slipped
         await asyncio.gather(*tasks)
     return {"requests": total, "schedule_slip_s": round(max(late, 0.0), 3), "samples": sorted(out)}

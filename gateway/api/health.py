@@ -79,7 +79,7 @@ async def models(request: Request) -> Response:
             "display_name": m.name,
             "created_at": "1970-01-01T00:00:00Z",
         }
-        for m in services.settings.models
+        for m in services.settings.routes
         if allowed is None or m.name in allowed
     ]
     return JSONResponse(

@@ -118,7 +118,7 @@ class Run:
         record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
-        counts = await self.counter.count_messages(self.messages, self.pacer)
+        counts = await self.counter.count_messages(self.messages, self.pacer, self.ctx.history)
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
         results = await self._tool_results()

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from gateway.history import HistoryView, MessageFacts
 from gateway.offline import apply_offline_defaults
 from gateway.pacing import CHUNK, Pacer, Steps
 from gateway.tokenizer import count_text
@@ -152,26 +153,31 @@ class TokenCounter:
     def message(self, message: dict[str, Any]) -> int:
         return self._memoised(b"m", message, self._message_now)
 
-    async def count_messages(self, messages: list[dict[str, Any]], pacer: Pacer) -> list[int]:
+    async def count_messages(
+        self, messages: list[dict[str, Any]], pacer: Pacer, view: HistoryView | None = None
+    ) -> list[int]:
         """Tokens of every message: paced on the event loop, the large ones counted in a worker thread.
-        The memo is only touched here, on the loop: the thread counts, the loop remembers."""
+        Counts are kept in the message facts (gateway/history/), per encoding, so a message is counted
+        once whatever request carries it; `view` is the request's (its digests are shared with the other
+        stages). The facts are only touched here, on the loop: the thread counts, the loop remembers."""
+        view = view or HistoryView()
         counts: list[int] = []
-        large: list[tuple[int, bytes, dict[str, Any]]] = []
+        large: list[tuple[int, MessageFacts, dict[str, Any]]] = []
         for index, message in enumerate(messages):
-            digest, size = self._key(b"m", message)
-            cached = self._cached(digest)
+            facts = view.facts(message)
+            cached = facts.tokens.get(self.name)
             if cached is not None:
                 counts.append(cached)
-            elif size > LARGE_MESSAGE_BYTES:
+            elif facts.size > LARGE_MESSAGE_BYTES:
                 counts.append(0)  # filled in below
-                large.append((index, digest, message))
+                large.append((index, facts, message))
             else:
-                counts.append(self._remember(digest, self._message_now(message)))
+                counts.append(facts.tokens.setdefault(self.name, self._message_now(message)))
             await pacer.tick()
         if large:
             found = await asyncio.to_thread(lambda: [self._message_now(m) for _, _, m in large])
-            for (index, digest, _), count in zip(large, found, strict=True):
-                counts[index] = self._remember(digest, count)
+            for (index, facts, _), count in zip(large, found, strict=True):
+                counts[index] = facts.tokens.setdefault(self.name, count)
         return counts
 
     def messages(self, messages: list[dict[str, Any]]) -> int:

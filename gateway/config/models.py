@@ -34,6 +34,18 @@ class ModelConfig(BaseModel):
     )
     context_window: int | None = Field(default=None, description="Override of LiteLLM's max_input_tokens")
     policy: dict[str, Any] = Field(default_factory=dict, description="Per-model policy overrides")
+    # Deployment pools (docs/pools.md): entries with the same `name` are one pool of deployments.
+    deployment_id: str | None = Field(
+        default=None, max_length=64, description="This deployment's id in its pool (records, metrics); default name#n"
+    )
+    region: str | None = Field(default=None, description="Where this deployment runs (shown in records)")
+    weight: float = Field(default=1.0, gt=0, description="Share of new sessions, before headroom")
+    priority: int = Field(default=0, description="Lower first: a pool uses its lowest priority that can answer")
+    rpm: int | None = Field(default=None, gt=0, description="Requests a minute this deployment may take")
+    tpm: int | None = Field(default=None, gt=0, description="Input tokens a minute this deployment may take")
+    cache_ttl_s: float | None = Field(
+        default=None, gt=0, description="How long the provider keeps a prompt-cache prefix; default by provider"
+    )
 
     @property
     def lean_wire(self) -> str | None:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from gateway.config.compaction import CompactionConfig
 from gateway.config.guard import GuardConfig
+from gateway.config.mcp import McpAccess
 from gateway.config.prompt_cache import PromptCacheConfig
 from gateway.config.response_cache import ResponseCacheConfig
 
@@ -17,6 +18,7 @@ class PolicyConfig(BaseModel):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     response_cache: ResponseCacheConfig = Field(default_factory=ResponseCacheConfig)
     prompt_cache: PromptCacheConfig = Field(default_factory=PromptCacheConfig)
+    mcp: McpAccess = Field(default_factory=McpAccess)  # which MCP servers and tools (gateway/mcp/)
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

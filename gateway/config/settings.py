@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -15,8 +15,11 @@ from pydantic_settings import (
 
 from gateway.config.aliases import resolve, unknown_targets
 from gateway.config.ledger import LedgerConfig
+from gateway.config.loading import read_config
+from gateway.config.mcp import McpConfig
 from gateway.config.models import ModelConfig
 from gateway.config.policy import PolicyConfig
+from gateway.config.pools import PoolsConfig
 from gateway.config.request_log import RequestLogConfig
 from gateway.config.tenants import TenantConfig
 from gateway.config.tracing import TracingConfig
@@ -69,11 +72,13 @@ class Settings(BaseSettings):
         description="Requested model name or glob pattern -> route name ({'claude-opus-*': 'claude-sonnet-4-5', "
         "'*': 'gpt-4o-mini'}); tenants' own model_aliases are read first (gateway/config/aliases.py)",
     )
+    pools: PoolsConfig = Field(default_factory=PoolsConfig, description="Deployment pools (docs/pools.md)")
     tenants: list[TenantConfig] = Field(default_factory=list)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     request_log: RequestLogConfig = Field(default_factory=RequestLogConfig)
     ledger: LedgerConfig = Field(default_factory=LedgerConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig, description="Upstream MCP servers behind /mcp")
     log_level: str = "info"
 
     @classmethod
@@ -90,13 +95,19 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_routes(self) -> Settings:
         names = [m.name for m in self.models]
-        duplicates = {n for n in names if names.count(n) > 1}
+        # Entries sharing a name are one pool of deployments; their ids must tell them apart.
+        ids = [(m.name, m.deployment_id) for m in self.models if m.deployment_id is not None]
+        duplicates = {f"{name}: {id_}" for name, id_ in ids if ids.count((name, id_)) > 1}
         if duplicates:
-            raise ValueError(f"duplicate model names: {sorted(duplicates)}")
+            raise ValueError(f"duplicate deployment ids: {sorted(duplicates)}")
         for model in self.models:
             unknown = [f for f in model.fallbacks if f not in names]
             if unknown:
                 raise ValueError(f"model {model.name!r} has unknown fallbacks {unknown}")
+        for tenant in self.tenants:
+            unknown = [n for n, pools in tenant.fallbacks.items() for f in [n, *pools] if f not in names]
+            if unknown:
+                raise ValueError(f"tenant {tenant.name!r} has fallbacks naming unknown models {unknown}")
         routes = set(names)
         for owner, aliases in [("model_aliases", self.model_aliases)] + [
             (f"tenant {t.name!r} model_aliases", t.model_aliases) for t in self.tenants
@@ -107,13 +118,22 @@ class Settings(BaseSettings):
         return self
 
     def model_by_name(self, name: str) -> ModelConfig | None:
-        """The route with exactly this public name (fallbacks, summarizers: no aliases)."""
+        """The route with exactly this public name (fallbacks, summarizers: no aliases); for a pool, its
+        first deployment, which stands for the pool until the router picks one (gateway/pools/)."""
         return next((m for m in self.models if m.name == name), None)
+
+    @property
+    def routes(self) -> list[ModelConfig]:
+        """One entry per public name (a pool's first deployment), in configuration order."""
+        firsts: dict[str, ModelConfig] = {}
+        for model in self.models:
+            firsts.setdefault(model.name, model)
+        return list(firsts.values())
 
     def route_for(self, requested: str, tenant: TenantConfig | None = None) -> ModelConfig | None:
         """The route serving a model name a client sent: a route's own name, else the tenant's aliases,
         else the global ones (exact name, then the longest matching pattern). None: no route."""
-        routes = {m.name: m for m in self.models}
+        routes = {m.name: m for m in self.routes}
         maps = [tenant.model_aliases] if tenant is not None else []
         name = resolve(requested, routes, *maps, self.model_aliases)
         return routes.get(name) if name is not None else None
@@ -122,10 +142,13 @@ class Settings(BaseSettings):
 def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     """Settings from a YAML file (the embedded default when none is given); env vars and overrides win."""
     config_file = Path(path) if path else DEFAULT_CONFIG
-    if not config_file.is_file():
-        raise FileNotFoundError(f"config file not found: {config_file}")
+    config = read_config(config_file)  # ConfigError (one line: file, line, field) for every mistake
+    config.check_known_keys(Settings)
 
     class FileSettings(Settings):
         model_config = SettingsConfigDict(**{**Settings.model_config, "yaml_file": str(config_file)})
 
-    return FileSettings(**overrides)
+    try:
+        return FileSettings(**overrides)
+    except ValidationError as exc:
+        raise config.validation_error(exc) from None

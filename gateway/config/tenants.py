@@ -42,6 +42,12 @@ class TenantConfig(BaseModel):
         "Other routes use the model's shared api_key_env. See docs/security.md (prompt-cache side channel)",
     )
 
+    fallbacks: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Pools tried once a model's own pool is exhausted, by model name, for this tenant "
+        "(in place of the model's `fallbacks`; docs/pools.md)",
+    )
+
     @field_validator("keys")
     @classmethod
     def _hashed(cls, keys: list[str]) -> list[str]:

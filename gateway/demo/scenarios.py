@@ -33,8 +33,9 @@ class DemoRequest:
     session: str | None = None
 
 
-def agent_sessions(count: int, max_turns: int) -> Iterator[DemoRequest]:
-    """Real sessions replayed turn by turn; half on an OpenAI model, half on an Anthropic one."""
+def agent_sessions(count: int, max_turns: int, run: str) -> Iterator[DemoRequest]:
+    """Real sessions replayed turn by turn; half on an OpenAI model, half on an Anthropic one. `run`: this
+    run's id, in every session id (a run never continues an earlier run's sessions)."""
     for number, session in enumerate(s for s in read_sessions(demo_traces()) if s["resolved"]):
         if number >= count:
             return
@@ -47,11 +48,12 @@ def agent_sessions(count: int, max_turns: int) -> Iterator[DemoRequest]:
                 "temperature": 0,
                 "max_tokens": 512,
             }
-            yield DemoRequest("agent sessions", "openai", body, f"demo-swe-{session['id']}")
+            yield DemoRequest("agent sessions", "openai", body, f"demo-swe-{run}-{session['id']}")
 
 
-def looping_sessions(count: int, repeats: int = 8) -> Iterator[DemoRequest]:
-    """Agents stuck re-running one command with the same result, until the guard stops them."""
+def looping_sessions(count: int, run: str, repeats: int = 8) -> Iterator[DemoRequest]:
+    """Agents stuck re-running one command with the same result, until the guard stops them (fresh session
+    ids per `run`: an earlier run's loops stay blocked)."""
     for number, session in enumerate(read_sessions(demo_traces())):
         if number >= count:
             return
@@ -67,7 +69,7 @@ def looping_sessions(count: int, repeats: int = 8) -> Iterator[DemoRequest]:
                 "temperature": 0,
                 "max_tokens": 256,
             }
-            yield DemoRequest("looping agents", "openai", body, f"demo-loop-{number}")
+            yield DemoRequest("looping agents", "openai", body, f"demo-loop-{run}-{number}")
             call_id = f"loop_{repeat}"
             again = {**call, "tool_calls": [{**call["tool_calls"][0], "id": call_id}]}
             history += [again, {**result, "tool_call_id": call_id}]

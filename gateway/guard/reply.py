@@ -6,6 +6,8 @@ block; REASON a StopReason name such as LOOP or BUDGET), or ``terminate; reason=
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from agent_runtime.guard import Action, Decision, Detection, StopReason
 from gateway.context import Reply, RequestContext
 from gateway.errors import ErrorKind, GatewayError
@@ -29,10 +31,26 @@ def stop_reply(ctx: RequestContext, decision: Decision) -> None:
     ctx.reply = Reply(body=ctx.wire.text_reply(ctx.model_name, decision.message), source="guard")
 
 
-def blocked(decision: Decision) -> GatewayError:
-    """The typed error of a blocked session: 403, type agent_loop_stopped, code = the reason's name, and
-    `x-should-retry: false`: the session stays blocked, so a client retry could only get the same answer."""
+def blocked(ctx: RequestContext, decision: Decision) -> GatewayError:
+    """The typed error of a blocked session: type agent_loop_stopped, code = the reason's name, the status
+    its API's clients show once (``WireFormat.block_status``: never 401/403, read as a bad key) and
+    `x-should-retry: false`: the session stays blocked, so a client retry could only get the same answer.
+    The message says how to go on: a new session, or an admin lifting the block."""
     assert decision.detection is not None and decision.message is not None
     return GatewayError(
-        ErrorKind.AGENT_STOPPED, decision.message, code=decision.detection.reason.name, should_retry=False
+        ErrorKind.AGENT_STOPPED,
+        f"{decision.message} {how_to_reset(ctx)}",
+        status=ctx.wire.block_status,
+        code=decision.detection.reason.name,
+        should_retry=False,
+    )
+
+
+def how_to_reset(ctx: RequestContext) -> str:
+    """How a blocked session goes on. The ids are safe to echo: session ids are plain (gateway/ids.py),
+    the tenant is the caller's own."""
+    query = urlencode({"tenant": ctx.tenant_label, "session": ctx.session_id or ""})
+    return (
+        f"To reset it: POST /admin/guard/session/unblock?{query} (with an admin key); a new session (a new run "
+        "of the agent, or a new x-session-id) starts clean."
     )

@@ -98,10 +98,11 @@ class Ledger:
         return [{group: row[0], **queries.spend_row(row[1:])} for row in rows]
 
     async def totals(self, filters: Filters) -> dict[str, Any]:
-        (row,) = await self.backend.fetch(*queries.totals(filters))
-        saved = await self.backend.fetch(*queries.saved_by_source(filters))
-        by_source = {source or "none": float(usd) for source, usd in saved}
-        return {**queries.spend_row(row), "saved_usd_by_source": by_source}
+        """The matching records' spend together, and their savings by source (one query)."""
+        rows = await self.backend.fetch(*queries.spend_by_source(filters))
+        sources = {row[0] or "none": queries.spend_row(row[1:]) for row in rows}
+        by_source = {source: spend["saved_usd"] for source, spend in sources.items() if spend["saved_usd"]}
+        return {**queries.summed(list(sources.values())), "saved_usd_by_source": by_source}
 
     async def records(self, filters: Filters) -> AsyncIterator[dict[str, Any]]:
         """Every matching record, oldest first, read a page at a time."""

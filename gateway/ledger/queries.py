@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.ledger.rows import COLUMNS
+from gateway.ledger.rows import COLUMNS, text
 
 GROUPS = {"tenant": "tenant", "key": "key_id", "model": "model", "session": "session_id", "day": "day"}
 SPEND_USD = "SUM(cost_usd + side_cost_usd)"  # what the requests cost: their answer and the calls made for them
@@ -41,7 +41,7 @@ class Filters:
         for column, value in equal:
             if value is not None:
                 clauses.append(f"{column} = ?")
-                params.append(value)
+                params.append(text(value))  # as the value was stored
         if self.since is not None:
             clauses.append("at >= ?")
             params.append(self.since)
@@ -67,14 +67,15 @@ def spend_by(group: str, filters: Filters, limit: int, offset: int) -> tuple[str
     return sql, [*params, limit, offset]
 
 
-def totals(filters: Filters) -> tuple[str, list[Any]]:
-    where, params = filters.where()
-    return f"SELECT {SPEND} FROM records WHERE {where}", params
+def summed(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The spend of several groups together (the totals of a grouping that fits one page)."""
+    return {name: sum((row[name] for row in rows), 0.0 if name.endswith("_usd") else 0) for name in SPEND_FIELDS}
 
 
-def saved_by_source(filters: Filters) -> tuple[str, list[Any]]:
+def spend_by_source(filters: Filters) -> tuple[str, list[Any]]:
+    """Spend per source (`upstream`, `response_cache` ...): summed, the totals; and savings by source."""
     where, params = filters.where()
-    return f"SELECT source, SUM(saved_usd) FROM records WHERE {where} AND saved_usd > 0 GROUP BY source", params
+    return f"SELECT source, {SPEND} FROM records WHERE {where} GROUP BY source", params
 
 
 def records_after(filters: Filters, after: tuple[float, str] | None, limit: int) -> tuple[str, list[Any]]:

@@ -20,6 +20,17 @@ RENAMED = {"key_id": "key", "session_id": "session"}  # the record's names of co
 PLAIN = [c for c in COLUMNS if c not in RENAMED and c not in TOKEN_COLUMNS.values() and c != "day"]
 
 
+MAX_COUNT = 2**62  # tokens above any real count: kept in a BIGINT however odd a provider's usage
+
+
+def text(value: Any) -> Any:
+    """A string as every database stores it: no NUL (PostgreSQL's text refuses it), no lone surrogate
+    (not UTF-8); callers chose some of these strings, and one bad value would lose its whole batch."""
+    if not isinstance(value, str):
+        return value
+    return value.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+
+
 def utc_day(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
 
@@ -32,11 +43,11 @@ def to_row(record: dict[str, Any]) -> tuple[Any, ...]:
     """The row of a record; fields a record lacks are empty (a zero for amounts: there was none)."""
     tokens = record.get("tokens") or {}
     values = {
-        **{column: record.get(column) for column in PLAIN},
+        **{column: text(record.get(column)) for column in PLAIN},
         "day": utc_day(record["at"]),
-        "key_id": record.get("key"),
-        "session_id": record.get("session"),
-        **{column: int(tokens.get(kind) or 0) for kind, column in TOKEN_COLUMNS.items()},
+        "key_id": text(record.get("key")),
+        "session_id": text(record.get("session")),
+        **{column: min(int(tokens.get(kind) or 0), MAX_COUNT) for kind, column in TOKEN_COLUMNS.items()},
         "stream": bool(record.get("stream")),
         "cost_usd": float(record.get("cost_usd") or 0.0),
         "side_cost_usd": float(record.get("side_cost_usd") or 0.0),

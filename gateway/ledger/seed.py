@@ -27,7 +27,7 @@ from gateway.governance.budgets import (
 from gateway.ledger.ledger import Ledger
 from gateway.logs import log_failure
 from gateway.managed_keys import ManagedKeys
-from gateway.state.base import StateStore
+from gateway.state.base import StateStore, StateUnavailable
 
 log = logging.getLogger("cachegate.ledger")
 EPSILON = 1e-9  # below this a counter already holds the ledger's total (float sums differ in the last bits)
@@ -72,7 +72,11 @@ class BudgetSeeder:
     async def seed(self) -> list[str]:
         """Seed the tenants whose marker is gone; the tenants seeded."""
         now = utc_now()
-        scopes = budget_scopes(self.tenants, (await self.keys.records()).values())
+        try:
+            keys = list((await self.keys.records()).values())
+        except StateUnavailable:
+            keys = []  # Redis is down: the tenants' counters (in the replica's fallback) are seeded still
+        scopes = budget_scopes(self.tenants, keys)
         seeded = []
         for tenant, tenant_scopes in scopes.items():
             found = lines(tenant, tenant_scopes)

@@ -14,6 +14,7 @@ import orjson
 
 from gateway.config import ModelConfig
 from gateway.config.prompt_cache import PromptCacheConfig
+from gateway.history import HistoryView
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
 from gateway.prompt_cache.canonical import canonical_tools_steps
@@ -255,10 +256,14 @@ def optimize_steps(
     previous: SessionState,
     session_key: str | None,
     now: float,
+    view: HistoryView | None = None,
 ) -> Steps[Outcome]:
-    """The request as it should go upstream, with diagnostics; `previous` is the session's state."""
-    work = yield from _copy(body)
+    """The request as it should go upstream, with diagnostics; `previous` is the session's state, `view`
+    the request's shared message facts (gateway/history/: the digests other stages already took)."""
     shape = SHAPES[wire]
+    # The facts of the caller's messages (already taken by earlier stages) hold for the copy's.
+    facts = (yield from view.facts_steps(shape.messages(body))) if view is not None else None
+    work = yield from _copy(body)
     style = cache_style(route, config)
     if config.canonical_tools and isinstance(work.get("tools"), list):
         work["tools"] = yield from canonical_tools_steps(work["tools"])
@@ -268,7 +273,10 @@ def optimize_steps(
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
     messages = shape.messages(work)
-    record = yield from record_prefix_steps(route.name, work.get("tools"), system.part(), messages, previous.record)
+    if moved or (facts is not None and len(facts) != len(messages)):  # a message changed: its facts differ
+        facts = None
+    tools, part = work.get("tools"), system.part()
+    record = yield from record_prefix_steps(route.name, tools, part, messages, previous.record, facts)
     relocated = bool(moved)
     if relocated:
         shape.append_note(work, relocation_note(moved))

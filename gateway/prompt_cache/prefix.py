@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.volatile import WINDOW, mask, mask_steps
 
@@ -114,34 +115,50 @@ class PrefixRecord:
         return cls(str(data["model"]), PartHash(*data["tools"]), PartHash(*data["system"]), plain, masked)
 
 
-def _message_digests(messages: list[Any], previous: PrefixRecord | None) -> Steps[tuple[bytes, bytes]]:
-    """(plain, masked) digests of every message; a message equal to the previous request's at the same
-    position reuses its masked digest."""
+def _message_digests(
+    messages: list[Any], previous: PrefixRecord | None, facts: list[MessageFacts] | None
+) -> Steps[tuple[bytes, bytes]]:
+    """(plain, masked) digests of every message. `facts` (the messages' shared facts, gateway/history/)
+    keep them per message content: a message any earlier request carried is not serialized again. Else
+    a message equal to the previous request's at the same position reuses its masked digest."""
     before_plain, before_masked = (previous.plain, previous.masked) if previous else (b"", b"")
     plain, masked = bytearray(), bytearray()
     for index, message in enumerate(messages):
-        data = serialize(message)
-        current = raw_digest(data)
-        start = index * DIGEST_SIZE
-        if before_plain[start : start + DIGEST_SIZE] == current:
-            masked += before_masked[start : start + DIGEST_SIZE]
-        elif len(data) <= WINDOW:
-            masked += _masked_short(data)
+        known = facts[index] if facts is not None else None
+        if known is not None and known.prompt_cache is not None:
+            current, hidden = known.prompt_cache
         else:
-            masked += yield from masked_steps(data)
+            data = serialize(message)
+            current = raw_digest(data)
+            start = index * DIGEST_SIZE
+            if before_plain[start : start + DIGEST_SIZE] == current:
+                hidden = before_masked[start : start + DIGEST_SIZE]
+            elif len(data) <= WINDOW:
+                hidden = _masked_short(data)
+            else:
+                hidden = yield from masked_steps(data)
+            if known is not None:
+                known.prompt_cache = (current, hidden)
         plain += current
+        masked += hidden
         if index % CHUNK == CHUNK - 1:
             yield
     return bytes(plain), bytes(masked)
 
 
 def record_prefix_steps(
-    model: str, tools: Any, system: Any, messages: list[Any], previous: PrefixRecord | None = None
+    model: str,
+    tools: Any,
+    system: Any,
+    messages: list[Any],
+    previous: PrefixRecord | None = None,
+    facts: list[MessageFacts] | None = None,
 ) -> Steps[PrefixRecord]:
-    """The request's prefix record; `previous` (the session's last record) only saves work."""
+    """The request's prefix record; `previous` (the session's last record) and `facts` (the facts of
+    `messages`, in order) only save work."""
     tools_hash = yield from PartHash.of_steps(tools)
     system_hash = yield from PartHash.of_steps(system)
-    plain, masked = yield from _message_digests(messages, previous)
+    plain, masked = yield from _message_digests(messages, previous, facts)
     return PrefixRecord(model, tools_hash, system_hash, plain, masked)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from gateway.offline import apply_offline_defaults
+from gateway.tokenizer import pieces
 
 apply_offline_defaults()
 
@@ -26,8 +27,10 @@ def _encoding(name: str) -> tiktoken.Encoding:
 
 
 def encode(text: str, encoding: str) -> list[int]:
-    """Token ids of `text`; special-token text is counted as ordinary text, like the providers do."""
-    return _encoding(encoding).encode(text, disallowed_special=())
+    """Token ids of `text`; special-token text is counted as ordinary text, like the providers do. Encoded
+    in bounded pieces (gateway/tokenizer.py), so a hostile run of letters costs linear time here too."""
+    codec = _encoding(encoding)
+    return [token for piece in pieces(text) for token in codec.encode(piece, disallowed_special=())]
 
 
 def decode(tokens: list[int], encoding: str) -> str:

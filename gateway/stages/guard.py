@@ -5,7 +5,7 @@ nothing of the request parsed yet: a blocked session, or one over a hard limit, 
 (fail closed: no parsing can let it through). Then the history -> steps (per-replica incremental
 parser) -> ``agent_runtime.guard.evaluate`` at position = the session's request sequence number (its
 ``calls`` counter) -> WARN (header) / NUDGE (text appended for the model) / STOP (the gateway answers
-with a normal assistant message) / BLOCK (403 agent_loop_stopped, x-should-retry: false). A request the
+with a normal assistant message) / BLOCK (agent_loop_stopped, status per wire, no retry). A request the
 guard acts on gets a key (a hash of its body and history length): a resent body (client retry) takes the
 position of its first send and repeats the decision instead of escalating. Requests that go upstream get the chanting
 observer (streams) and, opt-in, the terminate tool. Response path (after usage): terminate calls end
@@ -317,7 +317,7 @@ class GuardStage(Stage):
         if decision.action in (Action.STOP, Action.BLOCK) and note.agent is not None:
             await self.callers.stop(note.agent, detection, self._churn_window(note))
         if decision.action is Action.BLOCK:
-            raise blocked(decision)
+            raise blocked(ctx, decision)
 
     async def _pending_nudge(self, ctx: RequestContext, prefix: str, pending: str) -> None:
         """A nudge decided on the previous response (chanting) goes with this request."""

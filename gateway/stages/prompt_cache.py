@@ -47,7 +47,8 @@ class PromptCacheStage(Stage):
             store, session_key = ctx.services.store, ctx.session_key
             line = line_key(session_key, ctx.route.name) if session_key else None
             previous = await load_state(store, line) if line else SessionState()
-            steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, time.time())
+            now, view = time.time(), ctx.history
+            steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, now, view)
             outcome = await finish_paced(steps, Pacer())
             if line:
                 await save_state(store, line, outcome.state, config.session_state_ttl_s)

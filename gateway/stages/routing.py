@@ -16,7 +16,7 @@ MAX_LISTED_MODELS = 50
 def allowed_routes(settings: Settings, tenant: TenantConfig | None) -> list[str]:
     """The route names a tenant may call, in configuration order."""
     allowed = tenant.allowed_models if tenant else None
-    return [m.name for m in settings.models if allowed is None or m.name in allowed]
+    return [m.name for m in settings.routes if allowed is None or m.name in allowed]
 
 
 def model_not_found(requested: str, available: list[str]) -> GatewayError:

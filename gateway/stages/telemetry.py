@@ -59,8 +59,8 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
         return
     usage = ctx.usage
     log.info(
-        "request=%s status=%s error=%s reason=%s tenant=%s session=%s model=%s source=%s stream=%s "
-        "in=%s cached=%s out=%s cost=%s ms=%.1f",
+        "request=%s status=%s error=%s reason=%s tenant=%s session=%s model=%s deployment=%s source=%s "
+        "stream=%s in=%s cached=%s out=%s cost=%s ms=%.1f",
         ctx.request_id,
         200 if error is None else error.status,
         error.kind.value if error else "-",
@@ -68,6 +68,7 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
         ctx.tenant_label,
         ctx.session_id or "-",
         ctx.model_label,
+        _deployment(ctx),
         ctx.reply.source if ctx.reply else "-",
         ctx.stream,
         usage.input_total if usage else 0,
@@ -76,3 +77,9 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
         f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
         (time.perf_counter() - ctx.timings.start) * 1000,
     )
+
+
+def _deployment(ctx: RequestContext) -> str:
+    """The pool's deployment that answered and why (gateway/pools/): `id:reason`, else '-'."""
+    placement = ctx.notes.get("deployment")
+    return f"{placement['id']}:{placement['reason']}" if placement else "-"

@@ -22,6 +22,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from gateway.config import ModelConfig
+from gateway.pools.headroom import note_rate_limits
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
 from gateway.wire.fields import forwarded_headers
 from gateway.wire.sse import SSEEvent, iter_events
@@ -130,7 +131,7 @@ class LeanUpstream:
         self, wire: str, route: ModelConfig, url: str, payload: dict[str, Any], headers: dict[str, str]
     ) -> aiohttp.ClientResponse:
         proxy, proxy_auth = env_proxy(url)
-        return await self.session().post(
+        response = await self.session().post(
             url,
             data=orjson.dumps(payload),
             headers=request_headers(wire, route.api_key(), headers),
@@ -138,6 +139,8 @@ class LeanUpstream:
             proxy=proxy,
             proxy_auth=proxy_auth,
         )
+        note_rate_limits(response.headers)  # the deployment's headroom (gateway/pools/headroom.py)
+        return response
 
     async def post_json(
         self, wire: str, route: ModelConfig, url: str, body: dict[str, Any], headers: dict[str, str]

@@ -16,6 +16,7 @@ import litellm
 
 from gateway.config import ModelConfig
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
+from gateway.upstream.side_loop import LITELLM_LOOP
 from gateway.wire.sse import SSEEvent, encode, iter_events, parse_event
 
 litellm.suppress_debug_info = True
@@ -63,8 +64,9 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 async def call_litellm(route: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
+    """`call()` on LiteLLM's own loop (gateway/upstream/side_loop.py), its failures in the gateway's terms."""
     try:
-        return await call()
+        return await LITELLM_LOOP.run(call())
     except litellm.Timeout as exc:
         raise UpstreamTimeout() from exc
     except Exception as exc:
@@ -184,7 +186,7 @@ async def _guard_stream(
 
 async def _openai_events(route: ModelConfig, chunks: Any) -> AsyncIterator[SSEEvent]:
     async def events() -> AsyncIterator[SSEEvent]:
-        async for chunk in chunks:
+        async for chunk in LITELLM_LOOP.iterate(chunks):
             yield parse_event(encode(_to_dict(chunk)))
         yield parse_event(b"data: [DONE]\n\n")
 
@@ -196,7 +198,7 @@ async def _named_events(route: ModelConfig, stream: Any, translated: bool = Fals
     """Events that carry their name in `type` (Anthropic Messages, OpenAI Responses), as SSE events."""
 
     async def raw() -> AsyncIterator[bytes]:
-        async for item in stream:
+        async for item in LITELLM_LOOP.iterate(stream):
             if isinstance(item, bytes | bytearray):
                 yield bytes(item)
             else:

@@ -38,6 +38,9 @@ class WireFormat(ABC):
     history_field: str = "messages"
     # The headers that carry the gateway's request id on every answer: the names this API's SDKs read.
     request_id_headers: tuple[str, ...] = ("x-request-id",)
+    # The status of the guard's block: one this API's clients show without retrying and without reading it
+    # as a credentials problem (measured per client: docs/loop-guard.md, "Why this status").
+    block_status: int = 403
 
     def output_cap(self, body: dict[str, Any]) -> int | None:
         """The most output tokens the request allows, if it says (budgets hold the worst case)."""

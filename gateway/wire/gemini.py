@@ -30,7 +30,7 @@ STATUS_NAMES: dict[ErrorKind, str] = {
     ErrorKind.UPSTREAM: "UNAVAILABLE",
     ErrorKind.OVERLOADED: "UNAVAILABLE",
     ErrorKind.TIMEOUT: "DEADLINE_EXCEEDED",
-    ErrorKind.AGENT_STOPPED: "ABORTED",
+    ErrorKind.AGENT_STOPPED: "FAILED_PRECONDITION",  # Google's name of a 400 for a state the call needs
     ErrorKind.INTERNAL: "INTERNAL",
     ErrorKind.BUDGET: "RESOURCE_EXHAUSTED",
 }

@@ -1,14 +1,20 @@
-"""The real agent CLIs, each run headless against a gateway the way a user would point it there.
+"""The real agent CLIs, each run headless against a gateway exactly as README.md's recipes say.
 
-Recipes from docs/design/clients.md: an own HOME (and CODEX_HOME) per run so nothing of the machine's
-own configuration is read or written, every phone-home switch off, stdin from /dev/null, a `timeout`.
+The recipes are read from README.md (fenced blocks tagged ``recipe=<name>``), so the README and the tests
+cannot drift: a CLI's shell recipe gives its environment (the `export` lines) and its command lines (the
+first run, then the next turn of the same session; `"..."` is the prompt); a config recipe is written where
+the README says. The harness adds only the isolation: an own HOME per run, so nothing of the machine's own
+configuration is read or written, stdin from /dev/null, a `timeout`, and the gateway's URL for the README's.
 Binaries come from tests/agent_clis/npm/node_modules/.bin (`npm ci` there; .ci/run does it).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
+import shlex
 import subprocess
 import time
 from collections.abc import Callable
@@ -18,38 +24,34 @@ from pathlib import Path
 import pytest
 
 BIN = Path(__file__).resolve().parent / "npm" / "node_modules" / ".bin"
+README = Path(__file__).resolve().parents[2] / "README.md"
+README_URL = "http://127.0.0.1:4000"  # the recipes' gateway (`make serve`)
 DEV_KEY = "sk-cachegate-dev"  # the embedded default's tenant key
+PROMPT = "..."  # the recipes' prompt
+RECIPE = re.compile(r"^```\w+ recipe=([\w-]+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
-CODEX_CONFIG = """\
-model_provider = "cachegate"
-check_for_update_on_startup = false
 
-[analytics]
-enabled = false
-[feedback]
-enabled = false
-[otel]
-exporter = "none"
-trace_exporter = "none"
-metrics_exporter = "none"
-[features]
-plugins = false
-remote_plugin = false
-remote_models = false
+@functools.cache
+def recipes() -> dict[str, str]:
+    """README.md's recipe blocks by name."""
+    return {name: text for name, text in RECIPE.findall(README.read_text())}
 
-[model_providers.cachegate]
-name = "cachegate"
-base_url = "{url}/v1"
-env_key = "CACHEGATE_API_KEY"
-wire_api = "responses"
-"""
 
-GEMINI_SETTINGS = {
-    "security": {"auth": {"selectedType": "gemini-api-key"}},
-    "privacy": {"usageStatisticsEnabled": False},
-    "telemetry": {"enabled": False},
-    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-}
+def recipe(name: str, url: str) -> str:
+    return recipes()[name].replace(README_URL, url)
+
+
+def shell_recipe(name: str, url: str) -> tuple[dict[str, str], list[list[str]]]:
+    """A shell recipe's exported variables and its command lines (as argv, comments dropped)."""
+    env: dict[str, str] = {}
+    commands = []
+    for line in recipe(name, url).splitlines():
+        words = shlex.split(line, comments=True)
+        if words and words[0] == "export":
+            env.update(word.partition("=")[::2] for word in words[1:])
+        elif words:
+            commands.append(words)
+    return env, commands
 
 
 @dataclass(frozen=True)
@@ -67,13 +69,20 @@ class Cli:
     command_key: str  # that tool's argument holding the command
     # (home, gateway url) -> the CLI's own environment variables and arguments before the prompt
     setup: Callable[[Path, str], tuple[dict[str, str], list[str]]]
+    recipe: str | None = None  # its README recipe, whose second command line is the next turn
 
     def directive(self, kind: str, command: str) -> str:
         """`[[sim:tool ...]]` or `[[sim:loop ...]]` calling this CLI's shell tool with `command`."""
         return f"[[sim:{kind} {self.shell_tool} {json.dumps({self.command_key: command})}]]"
 
-    def run(self, url: str, prompt: str, home: Path, workdir: Path, timeout_s: float) -> Run:
+    def run(
+        self, url: str, prompt: str, home: Path, workdir: Path, timeout_s: float, *, next_turn: bool = False
+    ) -> Run:
+        """Run the CLI on `prompt`; `next_turn`: the recipe's next turn of the session run last in `home`."""
         env, arguments = self.setup(home, url)
+        if next_turn:
+            assert self.recipe is not None
+            arguments = recipe_arguments(shell_recipe(self.recipe, url)[1][1])
         base = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb"}
         argv = ["timeout", str(timeout_s), str(binary(self.name)), *arguments, prompt]
         done = subprocess.run(
@@ -99,32 +108,29 @@ def binary(name: str) -> Path:
     return path
 
 
-def claude_code(home: Path, url: str) -> tuple[dict[str, str], list[str]]:
-    env = {
-        "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": DEV_KEY,
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no telemetry, no HEAD /api/hello
-        "IS_SANDBOX": "1",  # --dangerously-skip-permissions refuses root otherwise
-    }
-    return env, ["-p", "--dangerously-skip-permissions", "--output-format", "json"]
+def from_readme(name: str, files: dict[str, str]) -> Callable[[Path, str], tuple[dict[str, str], list[str]]]:
+    """The setup of a CLI's first run from its README recipe; `files`: config recipe -> path under HOME."""
+
+    def setup(home: Path, url: str) -> tuple[dict[str, str], list[str]]:
+        for config, path in files.items():
+            (home / path).parent.mkdir(parents=True, exist_ok=True)
+            (home / path).write_text(recipe(config, url))
+        env, commands = shell_recipe(name, url)
+        return env, recipe_arguments(commands[0])
+
+    return setup
 
 
-def codex(home: Path, url: str) -> tuple[dict[str, str], list[str]]:
-    codex_home = home / ".codex"
-    codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=url))
-    env = {"CODEX_HOME": str(codex_home), "CACHEGATE_API_KEY": DEV_KEY}
-    return env, ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+def recipe_arguments(command: list[str]) -> list[str]:
+    """A recipe's command line without its binary and its prompt (the last word, `"..."`)."""
+    assert command[-1] == PROMPT, command
+    return command[1:-1]
 
 
-def gemini(home: Path, url: str) -> tuple[dict[str, str], list[str]]:
-    settings = home / ".gemini" / "settings.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps(GEMINI_SETTINGS))
-    env = {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": DEV_KEY, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
-    return env, ["--approval-mode", "yolo", "--output-format", "json", "-p"]
+def readme_cli(name: str, shell_tool: str, command_key: str, recipe: str, files: dict[str, str]) -> Cli:
+    return Cli(name, shell_tool, command_key, from_readme(recipe, files), recipe)
 
 
-CLAUDE_CODE = Cli("claude", "Bash", "command", claude_code)
-CODEX = Cli("codex", "exec_command", "cmd", codex)
-GEMINI = Cli("gemini", "run_shell_command", "command", gemini)
+CLAUDE_CODE = readme_cli("claude", "Bash", "command", "claude-code", {})
+CODEX = readme_cli("codex", "exec_command", "cmd", "codex", {"codex-config": ".codex/config.toml"})
+GEMINI = readme_cli("gemini", "run_shell_command", "command", "gemini", {"gemini-settings": ".gemini/settings.json"})

@@ -1,8 +1,11 @@
-"""Claude Code, Codex CLI and Gemini CLI, unchanged and with no model flags, against the embedded default.
+"""Claude Code, Codex CLI and Gemini CLI, run as README.md's recipes say (tests/agent_clis/clis.py reads
+them from there), against the embedded default.
 
 Each runs a task that uses its shell tool (two model turns), then an agent loop the guard stops: the CLI
 must end normally, within seconds of the stop. One request log line per request, and the cost lands in the
-metrics.
+metrics. The next turn of a stopped session (the recipe's second command line) sends one request, answered
+by the guard (a block; Gemini CLI, which sends no session id, is stopped again by its history), and the CLI
+shows the guard's reason in no credential wording.
 """
 
 from __future__ import annotations
@@ -79,13 +82,24 @@ def loop_stopped(cli: Cli, gw: RunningGateway, tmp_path: Path, caplog: pytest.Lo
     assert (workdir / "out.txt").read_text().count("again") >= 2, f"ran {run.ended - started:.1f}s"
 
 
-def test_claude_code_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    loop_stopped(CLAUDE_CODE, gw, tmp_path, caplog)
+CREDENTIAL_WORDS = ("authenticat", "api key", "api_key", "login", "forbidden", "permission denied")
 
 
-def test_codex_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    loop_stopped(CODEX, gw, tmp_path, caplog)
-
-
-def test_gemini_loop_is_stopped(gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    loop_stopped(GEMINI, gw, tmp_path, caplog)
+@pytest.mark.parametrize("cli", [CLAUDE_CODE, CODEX, GEMINI], ids=lambda cli: cli.name)
+def test_loop_is_stopped_then_next_turn(
+    cli: Cli, gw: RunningGateway, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop_stopped(cli, gw, tmp_path, caplog)
+    caplog.clear()
+    run = cli.run(gw.url, "Go on.", tmp_path / "home", tmp_path / "work", LOOP_TIMEOUT_S, next_turn=True)
+    lines = [record.getMessage() for record in request_lines(caplog)]
+    answered = [line for line in lines if " source=guard " in line or " error=agent_loop_stopped " in line]
+    assert len(answered) == 1, lines
+    model = answered[0].split(" model=")[1].split()[0]
+    # One request of the conversation, no retry (Gemini CLI's model router asks another model first).
+    assert [line for line in lines if f" model={model} " in line] == answered, lines
+    shown = run.stdout + run.stderr
+    assert "Stopped by the loop guard (reason: loop" in shown, report(run)
+    assert not any(word in shown.lower() for word in CREDENTIAL_WORDS), report(run)
+    if " error=agent_loop_stopped " in answered[0]:  # a block says how to lift it
+        assert "/admin/guard/session/unblock?tenant=dev&session=" in shown, report(run)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.config import PolicyConfig, Settings, effective_policy, hash_key, load_settings
+from gateway.config.loading import ConfigError
 
 
 def test_embedded_default_loads() -> None:
@@ -49,5 +50,5 @@ def test_policy_overrides_merge_in_order() -> None:
 
 
 def test_missing_config_file() -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ConfigError, match=r"^/nonexistent/cachegate.yaml: no such config file$"):
         load_settings("/nonexistent/cachegate.yaml")

@@ -8,7 +8,7 @@ import pytest
 
 import gateway
 from gateway import traces
-from gateway.demo.runner import plan, run_demo
+from gateway.demo.runner import embedded_gateway, plan, run_demo
 
 
 def test_plan_covers_every_scenario() -> None:
@@ -37,10 +37,20 @@ def test_the_demo_data_is_package_data() -> None:
     assert "demo/sessions.jsonl" in pyproject  # shipped in the wheel
 
 
+def requests_answered(report: str) -> int:
+    return int(report.split("requests answered", 1)[1].split()[0].replace(",", ""))
+
+
 @pytest.mark.usefixtures("no_shared_data")
-def test_demo_on_embedded_default() -> None:
-    report = run_demo(None, "sk-cachegate-dev", sessions=2, turns=6, concurrency=4)
-    assert "looping agents: stop" in report or "looping agents: block" in report, report
-    assert "response cache exact" in report, report
-    saved = float(report.split("saved by prompt_cache", 1)[1].split("$", 1)[1].split()[0].replace(",", ""))
-    assert saved > 0, report
+def test_demo_on_embedded_default_twice() -> None:
+    """A fresh gateway: the demo waits for the embedder, so its paraphrases get semantic hits. A second run
+    on the same gateway reports only itself and starts its loops afresh (new session ids, not blocked)."""
+    with embedded_gateway() as url:
+        first = run_demo(url, "sk-cachegate-dev", sessions=2, turns=6, concurrency=4)
+        second = run_demo(url, "sk-cachegate-dev", sessions=2, turns=6, concurrency=4)
+    assert "looping agents: stop" in first and "response cache exact" in first, first
+    assert "response cache semantic" in first, first  # not all skipped as embedder_loading
+    saved = float(first.split("saved by prompt_cache", 1)[1].split("$", 1)[1].split()[0].replace(",", ""))
+    assert saved > 0, first
+    assert "looping agents: stop" in second, second  # its loops were not blocked from the start
+    assert requests_answered(second) == requests_answered(first) < len(plan(sessions=2, turns=6)), second

@@ -161,8 +161,25 @@ def test_data_lives_in_named_volumes(compose: dict[str, Any], services: dict[str
 
 
 def test_host_ports_are_unique(services: dict[str, Any]) -> None:
-    host_ports = [port.split(":")[0] for service in services.values() for port in service.get("ports", [])]
+    # `[address:]host_port:container_port`
+    host_ports = [port.split(":")[-2] for service in services.values() for port in service.get("ports", [])]
     assert len(host_ports) == len(set(host_ports)) and set(host_ports) == {"4000", "9090", "3000"}
+
+
+def test_prometheus_without_a_login_is_published_on_loopback_only(services: dict[str, Any]) -> None:
+    assert services["prometheus"]["ports"] == ["127.0.0.1:9090:9090"]
+
+
+def test_grafana_has_no_default_password(services: dict[str, Any]) -> None:
+    """Compose refuses to start (`${VAR:?message}`) until the operator sets the admin password."""
+    password = services["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"]
+    assert re.fullmatch(r"\$\{GRAFANA_ADMIN_PASSWORD:\?[^}]+\}", password), password
+
+
+def test_prometheus_loads_the_alert_rules(services: dict[str, Any]) -> None:
+    rule_files = load_yaml("deploy/prometheus.yml")["rule_files"]
+    assert rule_files == ["/etc/prometheus/alerts.yml"]
+    assert mounts(services["prometheus"])["/etc/prometheus/alerts.yml"] == "./deploy/prometheus-alerts.yml"
 
 
 def test_grafana_provisioning_matches_the_stack(services: dict[str, Any]) -> None:
@@ -230,5 +247,6 @@ def test_compose_file_paths_exist(services: dict[str, Any]) -> None:
 
 def test_scaling_doc_names_every_file_to_touch() -> None:
     doc = (REPO / "docs" / "deployment.md").read_text()
-    for path in ("docker-compose.yml", "deploy/nginx.conf", "deploy/prometheus.yml", "deploy/cachegate.yaml"):
+    files = ("docker-compose.yml", "deploy/nginx.conf", "deploy/prometheus.yml", "deploy/cachegate.yaml")
+    for path in (*files, "deploy/prometheus-alerts.yml", "deploy/kubernetes"):
         assert path in doc

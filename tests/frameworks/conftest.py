@@ -111,6 +111,19 @@ class Observed:
         return {_field(line, "session") for line in self.lines}
 
 
+CREDENTIAL_WORDS = ("authenticat", "api key", "api_key", "permission", "login", "forbidden")
+
+
+def assert_block_shown(error: BaseException, seen: Observed) -> None:
+    """A blocked session's next run: exactly one request reached the gateway (the guard's block, no retry)
+    and the framework raised it with the guard's reason and how to go on, in no credential wording."""
+    assert len(seen.lines) == 1 and " error=agent_loop_stopped reason=LOOP " in seen.lines[0], seen.lines
+    assert seen.decisions()["block"] == 1
+    shown = f"{type(error).__name__}: {error}"
+    assert "Stopped by the loop guard (reason: loop" in shown and "/admin/guard/session/unblock?" in shown, shown
+    assert not any(word in shown.lower() for word in CREDENTIAL_WORDS), shown
+
+
 def _field(line: str, name: str) -> str:
     for part in line.split():
         if part.startswith(f"{name}="):

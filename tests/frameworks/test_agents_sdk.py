@@ -12,7 +12,7 @@ from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, 
 from agents.models.interface import Model
 from openai import AsyncOpenAI
 
-from tests.frameworks.conftest import STOP, Notes, Observed, loop, session_id, task
+from tests.frameworks.conftest import STOP, Notes, Observed, assert_block_shown, loop, session_id, task
 from tests.gateway_harness import RunningGateway
 
 pytestmark = pytest.mark.usefixtures("openai_env")
@@ -79,15 +79,15 @@ def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, k
 
 def test_stopped_session_is_then_blocked(gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
     """The rest of the ladder: the same session (the agent run again after its stop) is refused at once,
-    with one request (403, x-should-retry: false: the openai client's default retries do not resend it)."""
+    with one request (400, x-should-retry: false: the openai client's default retries do not resend it)."""
     config = per_run_session(session_id())
     _loop_stopped(gw, caplog, "chat", config)
     notes, seen = Notes(), Observed(gw, caplog, "gpt-4o-mini")
-    with pytest.raises(openai.PermissionDeniedError) as raised:
+    with pytest.raises(openai.BadRequestError) as raised:
         Runner.run_sync(agent("chat", notes), loop("agents-again"), run_config=config)
     assert raised.value.code == "LOOP" and notes.written == []
-    assert len(seen.lines) == 1 and "status=403 error=agent_loop_stopped" in seen.lines[0]
-    assert seen.decisions()["block"] == 1
+    assert "status=400 error=agent_loop_stopped" in seen.lines[0]
+    assert_block_shown(raised.value, seen)
 
 
 @pytest.mark.parametrize("kind", ["chat"])

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anthropic
+import openai
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.language_models import BaseChatModel
@@ -16,13 +18,14 @@ from langchain_core.tools import BaseTool, tool
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
 
-from tests.frameworks.conftest import STOP, Notes, Observed, loop, session_id, task
+from tests.frameworks.conftest import STOP, Notes, Observed, assert_block_shown, loop, session_id, task
 from tests.gateway_harness import RunningGateway
 
 pytestmark = pytest.mark.usefixtures("openai_env", "anthropic_env")
 
 MODELS = {"openai-chat": "gpt-4o-mini", "openai-responses": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
 MODELS["anthropic-stream"] = MODELS["anthropic"]
+BLOCK_ERRORS: dict[str, type[Exception]] = {"openai-chat": openai.BadRequestError, "anthropic": anthropic.ConflictError}
 
 
 def chat_model(kind: str, session: str) -> BaseChatModel:
@@ -80,3 +83,16 @@ def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, k
     assert seen.sources()[-1] == "guard" and len(seen.lines) == len(answers(messages))
     assert seen.decisions() == {"nudge": 1, "stop": 1, "block": 0}
     assert 4 <= len(notes.written) < 10
+
+
+@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+def test_stopped_session_is_then_blocked(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
+    """The agent run again on its stopped session: one request, refused with the guard's reason (the SDKs
+    under LangChain obey `x-should-retry: false` on the 400 / Anthropic 409), no credential wording."""
+    session = session_id()
+    run(kind, Notes(), loop(f"langgraph-again-{kind}"), session)  # stopped
+    notes, seen = Notes(), Observed(gw, caplog, MODELS[kind])
+    with pytest.raises(BLOCK_ERRORS[kind]) as raised:
+        run(kind, notes, loop(f"langgraph-again-{kind}"), session)
+    assert notes.written == []
+    assert_block_shown(raised.value, seen)

@@ -8,13 +8,14 @@ import time
 
 import pytest
 from pydantic_ai import Agent
+from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
-from tests.frameworks.conftest import STOP, Notes, Observed, loop, session_id, task
+from tests.frameworks.conftest import STOP, Notes, Observed, assert_block_shown, loop, session_id, task
 from tests.gateway_harness import RunningGateway
 
 pytestmark = pytest.mark.usefixtures("openai_env", "anthropic_env")
@@ -79,3 +80,16 @@ def test_loop_is_stopped(gw: RunningGateway, caplog: pytest.LogCaptureFixture, k
     assert seen.sources()[-1] == "guard" and len(seen.lines) == responses(result.all_messages())
     assert seen.decisions() == {"nudge": 1, "stop": 1, "block": 0}
     assert 4 <= len(notes.written) < 10
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=MARKS.get(k, [])) for k in ROUTES])
+def test_stopped_session_is_then_blocked(gw: RunningGateway, caplog: pytest.LogCaptureFixture, kind: str) -> None:
+    """The agent run again on its stopped session: one request, raised as the HTTP error it is (a 400 /
+    Anthropic 409; a 401/403 would be ModelAuthenticationError in newer pydantic-ai), with the reason."""
+    settings = per_run_session(session_id())
+    agent(kind, Notes()).run_sync(loop(f"pydantic-again-{kind}"), model_settings=settings, usage_limits=LIMITS)
+    notes, seen = Notes(), Observed(gw, caplog, ROUTES[kind])
+    with pytest.raises(ModelHTTPError) as raised:
+        agent(kind, notes).run_sync(loop(f"pydantic-again-{kind}"), model_settings=settings, usage_limits=LIMITS)
+    assert raised.value.status_code == (409 if kind == "anthropic" else 400) and notes.written == []
+    assert_block_shown(raised.value, seen)

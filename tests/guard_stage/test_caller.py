@@ -71,7 +71,7 @@ def test_an_agent_churning_through_session_ids_shares_its_step_cap_and_its_stop(
     # churns (3 conversations in the window) its stop binds them all.
     fresh = [send(gw, "globex", f"churn-{i}", system) for i in range(2, 7)]
     assert fresh[0].status_code == 200 and "x-cachegate-guard" not in fresh[0].headers  # 2 conversations
-    assert [r.status_code for r in fresh[1:]] == [403] * 4
+    assert [r.status_code for r in fresh[1:]] == [400] * 4
     assert all(r.json()["error"]["type"] == "agent_loop_stopped" for r in fresh[1:])
     sessionless = [send(gw, "globex", None, system) for _ in range(3)]
     assert all(r.headers.get("x-cachegate-guard", "").startswith("stop") for r in sessionless)
@@ -85,4 +85,4 @@ def test_a_churning_agent_is_capped_on_its_total_steps(gw: RunningGateway) -> No
     guards = [r.headers.get("x-cachegate-guard", "") for r in answers]
     # No session reaches 4 calls of its own; the agent does at its 5th conversation (churning from the 3rd).
     assert [g.split(";")[0] for g in guards[:4]] == ["", "", "", ""] and guards[4].startswith("stop; reason=MAX_STEPS")
-    assert answers[5].status_code == 403
+    assert answers[5].status_code == 400

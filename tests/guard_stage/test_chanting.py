@@ -49,7 +49,7 @@ def test_stream_is_cut_and_the_session_struck(gw: RunningGateway) -> None:
         headers={"authorization": f"Bearer {TENANT_KEYS['acme']}", "x-session-id": "chant-stream"},
         json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]},
     )
-    assert block.status_code == 403 and block.json()["error"]["type"] == "agent_loop_stopped"
+    assert block.status_code == 400 and block.json()["error"]["type"] == "agent_loop_stopped"
 
 
 def test_non_streamed_text_is_truncated(gw: RunningGateway) -> None:

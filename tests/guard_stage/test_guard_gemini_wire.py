@@ -1,8 +1,8 @@
 """The loop guard on the Gemini wire (generateContent / streamGenerateContent?alt=sse), through the
 google-genai SDK: a stuck agent (`[[sim:loop ...]]`) is nudged (a text part after its functionResponse
-parts), stopped with a normal Gemini answer (finishReason STOP, streamed or not) and then blocked (403
-in Google's error shape, `x-should-retry: false`, sent once even with the SDK's retries on); without a
-session id (Gemini CLI sends none) it is nudged, then stopped, never blocked. Each runs on a route of
+parts), stopped with a normal Gemini answer (finishReason STOP, streamed or not) and then blocked (400
+FAILED_PRECONDITION in Google's error shape, `x-should-retry: false`, sent once even with the SDK's retries
+on); without a session id (Gemini CLI sends none) it is nudged, then stopped, never blocked. Each runs on a route of
 another provider (the request converted) and on a Gemini route (the request as it is)."""
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool, model
     agent = GeminiAgent(gw, f"gemini-ladder-{stream}-{model}", stream=stream, retries=3, model=model)
     run_to_the_stop(gw, agent)
     before = metric(gw, BLOCKS)
-    blocked = agent.step()  # retries on (3 attempts): a 403 is not retried
-    assert blocked.status == 403 and blocked.exception == "ClientError" and blocked.should_retry == "false"
-    assert blocked.error is not None and blocked.error["error"]["status"] == "ABORTED"
+    blocked = agent.step()  # retries on (3 attempts): a 400 is not retried
+    assert blocked.status == 400 and blocked.exception == "ClientError" and blocked.should_retry == "false"
+    assert blocked.error is not None and blocked.error["error"]["status"] == "FAILED_PRECONDITION"
     assert "Stopped by the loop guard" in blocked.error["error"]["message"]
     assert metric(gw, BLOCKS) - before == 1  # one request reached the gateway
 

@@ -1,6 +1,6 @@
 """The loop guard on the OpenAI Responses wire (POST /v1/responses), through the openai SDK's
 `client.responses`: a stuck agent (`[[sim:loop ...]]`) is nudged (the note goes upstream in the
-Responses shape), stopped with a normal Responses answer (stream and not) and then blocked (403,
+Responses shape), stopped with a normal Responses answer (stream and not) and then blocked (400,
 `x-should-retry: false`, sent once); without a session id it is nudged, then stopped, never blocked."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def test_session_ladder_nudge_stop_block(gw: RunningGateway, stream: bool) -> No
     assert "[loop guard]" not in json.dumps(agent.input)  # the client's history is its own
     before = metric(gw, BLOCKS)
     blocked = agent.step()  # the SDK's default 2 retries are on
-    assert blocked.status == 403 and blocked.exception == "PermissionDeniedError"
+    assert blocked.status == 400 and blocked.exception == "BadRequestError"
     assert blocked.should_retry == "false" and blocked.error is not None
     assert blocked.error["type"] == "agent_loop_stopped" and blocked.error["code"] == "LOOP"
     assert metric(gw, BLOCKS) - before == 1  # one request: the SDK did not retry

@@ -1,9 +1,10 @@
 """A blocked session is answered once: the SDKs, with their default retries, do not send it again.
 
-The OpenAI and Anthropic SDKs retry 408, 409, 429 and 5xx (max_retries=2 by default, with backoff): a
-block answered with one of those would reach the gateway 3 times and keep the agent waiting. The block is
-a 403 with `x-should-retry: false`, so each SDK sends exactly one request and raises at once. google-genai
-retries nothing by default; with its retry options on (what Gemini CLI does) it retries 408, 429 and 5xx.
+The OpenAI and Anthropic SDKs retry 408, 409, 429 and 5xx (max_retries=2 by default, with backoff), unless
+the answer says `x-should-retry: false`. The block says so, with a 400 (Anthropic: a 409, which Claude Code
+shows once where it resends a 400 without its betas; never a 401/403, which clients read as a bad key), so
+each SDK sends exactly one request and raises at once. google-genai retries nothing by default; with its
+retry options on (what Gemini CLI does) it retries 408, 429 and 5xx.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from tests.guard_stage.conftest import metric
 BLOCKS = 'cachegate_errors_total{api="%s",type="agent_loop_stopped"}'
 APIS = ["openai", "anthropic", "responses", "gemini"]
 ERRORS: dict[str, type[Exception]] = {
-    "openai": openai.PermissionDeniedError,
-    "responses": openai.PermissionDeniedError,
-    "anthropic": anthropic.PermissionDeniedError,
+    "openai": openai.BadRequestError,
+    "responses": openai.BadRequestError,
+    "anthropic": anthropic.ConflictError,
     "gemini": genai_errors.ClientError,
 }
+STATUS = {"openai": 400, "responses": 400, "anthropic": 409, "gemini": 400}
+HOW_TO_RESET = "POST /admin/guard/session/unblock?tenant=globex&session=no-retry-"
 
 
 def _client(gw: RunningGateway, api: str, headers: dict[str, str]) -> Any:
@@ -76,9 +79,10 @@ def test_blocked_session_is_sent_once(gw: RunningGateway, api: str) -> None:
     assert metric(gw, BLOCKS % api) - before == 1  # one request reached the gateway: no retry
     assert elapsed < 0.4  # the SDKs' first backoff is >= 0.5 s: none happened
     error: Any = raised.value
+    assert "loop guard" in str(error) and f"{HOW_TO_RESET}{api}" in str(error)
     if api == "gemini":
-        assert error.code == 403 and error.status == "ABORTED" and "loop guard" in error.message
+        assert error.code == 400 and error.status == "FAILED_PRECONDITION"
         return
-    assert error.status_code == 403 and error.response.headers["x-should-retry"] == "false"
+    assert error.status_code == STATUS[api] and error.response.headers["x-should-retry"] == "false"
     body = error.body["error"] if api == "anthropic" else error.body
     assert body["type"] == "agent_loop_stopped" and body["code"] == "MAX_STEPS"

@@ -56,7 +56,7 @@ def test_llm_call_limit_stops_without_a_nudge(gw: RunningGateway) -> None:
     assert [o.action for o in outcomes] == ["continue"] * 6 + ["stop"]
     assert outcomes[-1].guard == "stop; reason=MAX_STEPS; detector=max_llm_calls"
     blocked = agent.step("bash", LS, "x")
-    assert blocked.status == 403 and blocked.error is not None and blocked.error["code"] == "MAX_STEPS"
+    assert blocked.status == 400 and blocked.error is not None and blocked.error["code"] == "MAX_STEPS"
 
 
 def test_cost_budget_from_a_model_override(gw: RunningGateway) -> None:
@@ -69,6 +69,6 @@ def test_cost_budget_from_a_model_override(gw: RunningGateway) -> None:
     second = client.chat.completions.with_raw_response.create(model="gpt-budget", messages=messages)  # type: ignore[arg-type]
     assert second.headers["x-cachegate-guard"] == "stop; reason=BUDGET; detector=max_cost_usd"
     messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "again"}]
-    with pytest.raises(openai.PermissionDeniedError) as error:
+    with pytest.raises(openai.BadRequestError) as error:
         client.chat.completions.create(model="gpt-budget", messages=messages)  # type: ignore[arg-type]
     assert error.value.code == "BUDGET" and error.value.type == "agent_loop_stopped"

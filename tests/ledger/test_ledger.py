@@ -120,3 +120,13 @@ async def test_a_failing_database_loses_records_counted_never_raises(ledger_url:
     assert dropped.labels("queue_full")._value.get() == 2
     assert dropped.labels("database")._value.get() == 3
     await ledger.close()
+
+
+async def test_strings_a_caller_chose_never_lose_a_batch(ledger: Ledger) -> None:
+    """A NUL (PostgreSQL's text refuses it) or a lone surrogate (not UTF-8) in a caller's model name or
+    session would fail the whole batch, other tenants' records with it."""
+    odd = record(1.0, model="evil\x00model", session="\ud800-session")
+    await ledger.backend.insert([to_row(odd), to_row(record(2.0, tenant="globex"))])
+    assert {r["tenant"] for r in await ledger.spend("tenant", Filters(), 10, 0)} == {"acme", "globex"}
+    found = await ledger.spend("model", Filters(model="evil\x00model"), 10, 0)
+    assert [r["requests"] for r in found] == [1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -68,7 +69,7 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 def _turns(first: tuple[Any, Any], second: tuple[Any, Any], saver: Any, thread: str) -> list[Any]:
     """Pause a thread in `first`, read it and resume it (twice, with a new input between) in `second`."""
-    config = {"configurable": {"thread_id": thread}}
+    config = {"configurable": {"thread_id": f"{thread}-{uuid.uuid4()}"}}  # the server is the module's
     starter, resumer = first[0].compile(checkpointer=saver), second[0].compile(checkpointer=saver)
     command = second[1]
     paused = starter.invoke({"log": [], "count": 0}, config)
@@ -97,7 +98,7 @@ def test_a_thread_saved_by_agent_runtime_resumes_in_langgraph(saver: Any) -> Non
 
 
 def test_checkpoints_are_saved_in_langgraphs_format(saver: Any) -> None:
-    config = {"configurable": {"thread_id": "format"}}
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
     AGENT_RUNTIME[0].compile(checkpointer=saver).invoke({"log": [], "count": 0}, config)
     saved = saver.get_tuple(config)
     raw = saved.checkpoint
@@ -124,7 +125,7 @@ class _CountingVersions(LangGraphInMemorySaver):
 
 def test_an_overridden_get_next_version_is_used() -> None:
     saver = _CountingVersions()
-    config = {"configurable": {"thread_id": "versions"}}
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
     graph = AGENT_RUNTIME[0].compile(checkpointer=saver)
     graph.invoke({"log": [], "count": 0}, config)
     assert saver.calls >= 3
@@ -144,7 +145,7 @@ def test_our_memory_saver_stores_values_through_a_serde() -> None:
             return typed
 
     serde = Recording()
-    config = {"configurable": {"thread_id": "serde"}}
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
     graph = AGENT_RUNTIME[0].compile(checkpointer=InMemorySaver(serde=serde))
     graph.invoke({"log": [], "count": 0}, config)
     assert graph.invoke(ar.Command(resume="yes"), config) == {"log": ["plan", "work:1", "ask:yes"], "count": 1}

@@ -111,7 +111,7 @@ def test_sliding_window_loop_escalates_to_a_block(gw: RunningGateway) -> None:
     # The window holds 4 failing calls from the 4th request on: same message count from then on.
     assert actions[:5] == ["continue"] * 4 + ["nudge"]
     assert outcomes[5][:2] == (200, "stop") and outcomes[5][2].startswith("Stopped by the loop guard")
-    assert outcomes[6][:2] == (403, "block") and outcomes[7][:2] == (403, "block")
+    assert outcomes[6][:2] == (400, "block") and outcomes[7][:2] == (400, "block")
 
 
 def test_sliding_window_with_identical_results_escalates(gw: RunningGateway) -> None:
@@ -123,7 +123,7 @@ def test_sliding_window_with_identical_results_escalates(gw: RunningGateway) -> 
     assert [o[1] for o in warmup + looping[:4]] == ["continue"] * 8
     # From the 5th request the window holds 4 identical steps: the body is then the same every time,
     # like a client retry, so the decision repeats for RETRY_REPLAYS (2) resends before escalating.
-    assert [o[:2] for o in looping[4:]] == [(200, "nudge")] * 3 + [(200, "stop"), (403, "block")]
+    assert [o[:2] for o in looping[4:]] == [(200, "nudge")] * 3 + [(200, "stop"), (400, "block")]
 
 
 def test_over_budget_session_is_stopped_at_a_constant_history_length(gw: RunningGateway) -> None:
@@ -135,15 +135,15 @@ def test_over_budget_session_is_stopped_at_a_constant_history_length(gw: Running
     assert agent.step("ls", "a.py", padding=" word" * 20_000)[:2] == (200, "continue")
     spent = upstream_requests(gw)
     status, action, text = agent.step("ls", "a.py")
-    assert (status, action) in ((200, "stop"), (403, "block")), (status, action, text)
-    assert agent.step("ls", "a.py")[:2] == (403, "block")
+    assert (status, action) in ((200, "stop"), (400, "block")), (status, action, text)
+    assert agent.step("ls", "a.py")[:2] == (400, "block")
     assert upstream_requests(gw) == spent  # the provider was not called again
 
 
 def test_blocked_session_stays_blocked_with_deeply_nested_arguments(gw: RunningGateway) -> None:
     agent = SlidingWindowAgent(gw)
     for i in range(8):
-        if agent.step("make", f"Error: build failed at 12:00:{i:02}")[0] == 403:
+        if agent.step("make", f"Error: build failed at 12:00:{i:02}")[0] == 400:
             break
     else:
         pytest.fail("the loop was never blocked")
@@ -153,7 +153,7 @@ def test_blocked_session_stays_blocked_with_deeply_nested_arguments(gw: RunningG
         {"role": "assistant", "content": None, "tool_calls": [deep_call]},
         {"role": "tool", "tool_call_id": "call_deep", "content": "ok"},
     ]
-    with pytest.raises(openai.PermissionDeniedError) as refused:
+    with pytest.raises(openai.BadRequestError) as refused:
         agent.client.chat.completions.create(model="gpt-4o-mini", messages=agent.request("go on"), tools=TOOLS)  # type: ignore[arg-type]
     assert refused.value.type == "agent_loop_stopped"
     assert guard_failures(gw) == failures

@@ -68,14 +68,14 @@ def test_one_line_and_one_sample(
 
 def test_guard_block_is_logged_with_its_reason(gw: RunningGateway, caplog: pytest.LogCaptureFixture) -> None:
     headers = block_session(gw, "telemetry-block")
-    key = sample("openai", "globex", "gpt-4o-mini", "403")
+    key = sample("openai", "globex", "gpt-4o-mini", "400")
     before = metric(gw, key)
     caplog.set_level(logging.INFO, logger="cachegate.request")
     caplog.clear()
     response = post(gw, {"model": "gpt-4o-mini", "messages": HI}, headers)
-    assert response.status_code == 403
+    assert response.status_code == 400
     (line,) = [r.getMessage() for r in caplog.records if r.name == "cachegate.request"]
-    assert "status=403 error=agent_loop_stopped reason=MAX_STEPS tenant=globex session=telemetry-block" in line
+    assert "status=400 error=agent_loop_stopped reason=MAX_STEPS tenant=globex session=telemetry-block" in line
     assert metric(gw, key) - before == 1
 
 

@@ -1,0 +1,59 @@
+"""What the stages derive from one message's content, remembered by a digest of that content.
+
+Agents resend the whole history on every turn, so every message but the newest two was seen on the
+previous request. Each stage used to serialize and hash every message again (token counting's memo key,
+the prompt cache's per-message digests, ...). A message's facts depend only on its bytes: they are kept
+here, one entry per distinct content, in a bounded LRU per process. Being keyed by content they are
+valid on every replica without a round trip to shared state (a replica that never saw a message
+computes its facts once). Losing an entry only costs its recomputation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+DIGEST_SIZE = 16  # 128 bits: a collision between two messages is not a practical concern
+MEMO_SIZE = 100_000  # entries of a few hundred bytes each: ~30 MB at most
+
+
+def content_digest(data: bytes) -> bytes:
+    """SHA-256 (hardware-accelerated on current CPUs: twice BLAKE2b's speed here), truncated."""
+    return hashlib.sha256(data).digest()[:DIGEST_SIZE]
+
+
+@dataclass(slots=True, eq=False)
+class MessageFacts:
+    """One message content's facts; a stage fills in its own field the first time it needs it."""
+
+    digest: bytes
+    size: int  # bytes of the message's JSON
+    tokens: dict[str, int] = field(default_factory=dict)  # by tiktoken encoding name
+    prompt_cache: tuple[bytes, bytes] | None = None  # (plain, masked) digests: gateway/prompt_cache/prefix.py
+
+
+class FactMemo:
+    """Bounded LRU of MessageFacts by content digest (least recently used out first)."""
+
+    def __init__(self, max_entries: int = MEMO_SIZE) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[bytes, MessageFacts] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def facts(self, data: bytes) -> MessageFacts:
+        """The facts of the message whose JSON is `data`: remembered ones, else a new empty entry."""
+        digest = content_digest(data)
+        found = self._entries.get(digest)
+        if found is not None:
+            self._entries.move_to_end(digest)
+            return found
+        found = self._entries[digest] = MessageFacts(digest, len(data))
+        if len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+        return found
+
+
+memo = FactMemo()  # one per process: every request and every stage share it

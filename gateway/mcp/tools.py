@@ -1,0 +1,183 @@
+"""tools/list and tools/call across the upstreams: listings aggregated under per-server prefixes and cut
+to what the caller's key may use; calls checked (access, then the guard's block), forwarded, bounded,
+judged by the guard, recorded.
+
+A tool the key may not use answers like a tool that does not exist (INVALID_PARAMS, the same text), so a
+refusal does not tell which tools exist. The guard's stop and block are an MCP error with its own code,
+which clients show to the model as the tool call's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import Tracer
+
+from agent_runtime.guard import Action, Decision, make_tool_step
+from gateway.guard.reply import header_value
+from gateway.logs import log_failure
+from gateway.mcp import spans
+from gateway.mcp.caller import McpCaller
+from gateway.mcp.guard import ToolGuard, ToolSession
+from gateway.mcp.metrics import McpMetrics
+from gateway.mcp.naming import public_name, split_name
+from gateway.mcp.records import ToolCall
+from gateway.mcp.upstream import Upstream, UpstreamError, Upstreams
+from gateway.request_log import RequestLog
+
+log = logging.getLogger("cachegate.mcp")
+CALLER = "cachegate.mcp.caller"  # the ASGI scope key the endpoint puts the authenticated caller under
+AGENT_STOPPED = -32001  # JSON-RPC server-error range: the loop guard stopped or blocked the session
+UPSTREAM_FAILED = -32002
+
+
+def caller_of(ctx: ServerRequestContext[Any]) -> McpCaller:
+    """The caller the endpoint authenticated for the HTTP request carrying this message."""
+    request = ctx.request
+    caller = request.scope.get(CALLER) if request is not None else None  # type: ignore[attr-defined]
+    if not isinstance(caller, McpCaller):  # unreachable through the endpoint, which authenticates first
+        raise MCPError(types.INVALID_REQUEST, "Not authenticated.")
+    return caller
+
+
+def _not_available(name: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name[:200]!r} (or not available to this key).")
+
+
+def _stopped(decision: Decision) -> MCPError:
+    assert decision.detection is not None and decision.message is not None
+    data = {"type": "agent_loop_stopped", "reason": decision.detection.reason.name, "retry": False}
+    return MCPError(AGENT_STOPPED, decision.message, data)
+
+
+class Tools:
+    def __init__(
+        self,
+        upstreams: Upstreams,
+        guard: ToolGuard,
+        metrics: McpMetrics,
+        requests: RequestLog,
+        tracer: Tracer | None,
+        max_bytes: int,
+    ) -> None:
+        self.upstreams, self.guard, self.metrics, self.requests = upstreams, guard, metrics, requests
+        self.tracer, self.max_bytes = tracer, max_bytes
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        caller = caller_of(ctx)
+        access = caller.policy.mcp
+        servers = [u for u in self.upstreams.by_name.values() if access.server_allowed(u.name)]
+        listings = await asyncio.gather(*(u.list_tools() for u in servers), return_exceptions=True)
+        tools: list[types.Tool] = []
+        for upstream, listed in zip(servers, listings, strict=True):
+            if isinstance(listed, BaseException):  # one server down hides its tools only
+                self.metrics.errors.labels("list").inc()
+                continue
+            for tool in listed:
+                name = public_name(upstream.name, tool.name)
+                if access.tool_allowed(upstream.name, name):
+                    tools.append(tool.model_copy(update={"name": name}))
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        call = ToolCall(caller_of(ctx), params.name)
+        try:
+            return await self._call(call, params.arguments)
+        finally:
+            self.metrics.tool_calls.labels(call.server, call.outcome).inc()
+            self.metrics.tool_seconds.labels(call.server).observe(time.perf_counter() - call.started)
+            record = call.record()
+            self.requests.add(record)
+            spans.export(self.tracer, call, record)
+
+    def _resolve(self, call: ToolCall) -> tuple[Upstream, str]:
+        target = split_name(call.name)
+        upstream = self.upstreams.get(target[0]) if target is not None else None
+        if target is None or upstream is None or not call.caller.policy.mcp.tool_allowed(upstream.name, call.name):
+            call.outcome, call.error_code = "denied", "tool_not_available"
+            raise _not_available(call.name)
+        call.server = upstream.name
+        return upstream, target[1]
+
+    async def _call(self, call: ToolCall, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        upstream, tool = self._resolve(call)
+        session = await self._session(call)
+        if session is not None and (refusal := ToolGuard.refusal(session)) is not None:
+            await self._acted(call, session, refusal)
+            raise _stopped(refusal)
+        call.upstream_tool, call.upstream_start = tool, time.perf_counter()
+        try:
+            result = await upstream.call_tool(tool, arguments)
+        except UpstreamError as exc:
+            call.outcome, call.error_code = "upstream_error", "upstream_unavailable"
+            raise MCPError(UPSTREAM_FAILED, str(exc)) from None
+        except MCPError:
+            call.outcome, call.error_code = "upstream_error", "upstream_error"
+            raise
+        finally:
+            call.upstream_s = time.perf_counter() - call.upstream_start
+        call.result_bytes = len(result.model_dump_json(by_alias=True, exclude_none=True))
+        if call.result_bytes > self.max_bytes:
+            call.outcome, call.error_code = "too_large", "result_too_large"
+            raise MCPError(UPSTREAM_FAILED, f"The tool's result is larger than {self.max_bytes} bytes.")
+        call.outcome = "tool_error" if result.is_error else "ok"
+        if session is None:
+            return result
+        return await self._judged(call, session, arguments, result)
+
+    async def _session(self, call: ToolCall) -> ToolSession | None:
+        caller = call.caller
+        try:
+            return await self.guard.open(caller.tenant, caller.session_id, caller.policy.guard)
+        except Exception:  # the store failed: the call goes on unguarded (counted), as on the model side
+            self.metrics.errors.labels("guard_state").inc()
+            log_failure(log, "mcp: guard state unavailable")
+            return None
+
+    async def _judged(
+        self, call: ToolCall, session: ToolSession, arguments: dict[str, Any] | None, result: types.CallToolResult
+    ) -> types.CallToolResult:
+        content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+        step = make_tool_step(call.name, arguments or {}, content, is_error=bool(result.is_error))
+        try:
+            decision = await self.guard.judge(session, step)
+        except Exception:
+            self.metrics.errors.labels("guard_state").inc()
+            log_failure(log, "mcp: guard state unavailable")
+            return result
+        if decision.action is Action.CONTINUE or decision.detection is None:
+            return result
+        self._count(call, decision)
+        if decision.action in (Action.STOP, Action.BLOCK):
+            call.outcome, call.error_code = "guard_stopped", decision.detection.reason.name
+            raise _stopped(decision)
+        if decision.action is Action.NUDGE and decision.message is not None:
+            note = types.TextContent(text=decision.message)
+            return result.model_copy(update={"content": [*result.content, note]})
+        return result
+
+    async def _acted(self, call: ToolCall, session: ToolSession, decision: Decision) -> None:
+        """A refused call of a blocked session: counted and kept in the session's decisions."""
+        assert decision.detection is not None
+        self._count(call, decision)
+        call.outcome, call.error_code = "guard_stopped", decision.detection.reason.name
+        try:
+            await self.guard.remember(session, decision)
+        except Exception:
+            self.metrics.errors.labels("guard_state").inc()
+
+    def _count(self, call: ToolCall, decision: Decision) -> None:
+        assert decision.detection is not None
+        d = decision.detection
+        call.guard = header_value(decision.action.value, d.reason, d.detector)
+        self.metrics.guard_decisions.labels(decision.action.value, d.reason.value, d.detector).inc()

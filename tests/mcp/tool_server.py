@@ -1,0 +1,83 @@
+"""A small MCP server for the tests: a file tool (read_file, under one root) and a flaky tool that
+fails every other call. Serves Streamable HTTP (``python -m tests.mcp.tool_server PORT ROOT``) or
+stdio (``python -m tests.mcp.tool_server stdio ROOT``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TOOLS = [
+    types.Tool(
+        name="read_file",
+        description="Read a text file under the server's root",
+        input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    ),
+    types.Tool(
+        name="flaky",
+        description="Fails every other call",
+        input_schema={"type": "object", "properties": {}},
+    ),
+    types.Tool(
+        name="whoami",
+        description="The request headers the server saw (names only), for the credential tests",
+        input_schema={"type": "object", "properties": {}},
+    ),
+]
+
+
+def build_server(root: Path) -> Server[Any]:
+    calls = {"flaky": 0}
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = params.arguments or {}
+        if params.name == "read_file":
+            path = (root / str(args.get("path", ""))).resolve()
+            if not path.is_relative_to(root.resolve()) or not path.is_file():
+                return types.CallToolResult(content=[types.TextContent(text="no such file")], is_error=True)
+            return types.CallToolResult(content=[types.TextContent(text=path.read_text())])
+        if params.name == "flaky":
+            calls["flaky"] += 1
+            if calls["flaky"] % 2:
+                return types.CallToolResult(content=[types.TextContent(text="temporary failure")], is_error=True)
+            return types.CallToolResult(content=[types.TextContent(text=f"ok {calls['flaky']}")])
+        if params.name == "whoami":
+            request = ctx.request
+            headers = dict(getattr(request, "headers", {}) or {})
+            text = " ".join(f"{k}={v}" for k, v in sorted(headers.items()))
+            return types.CallToolResult(content=[types.TextContent(text=text)])
+        return types.CallToolResult(content=[types.TextContent(text="unknown tool")], is_error=True)
+
+    return Server("test-tools", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def main() -> None:
+    mode, root = sys.argv[1], Path(sys.argv[2])
+    server = build_server(root)
+    if mode == "stdio":
+
+        async def run_stdio() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(run_stdio)
+        return
+    app = server.streamable_http_app(streamable_http_path="/mcp")
+    uvicorn.run(app, host="127.0.0.1", port=int(mode), log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
