@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent_runtime.channels.base import EmptyChannelError as EmptyChannelError  # LangGraph's errors name it
 from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.types import Interrupt
 
@@ -161,3 +163,17 @@ def mark_invalid_resume(error: BaseException) -> None:
 def is_invalid_resume(error: BaseException) -> bool:
     """Whether `error` was raised because a resume value did not match interrupt()'s `response_schema`."""
     return getattr(error, _INVALID_RESUME, False) is True
+
+
+class TaskNotFound(Exception):
+    """A task id names no task of the checkpoint (LangGraph's distributed executor)."""
+
+
+class ErrorCode(enum.Enum):
+    """LangGraph's error codes (the troubleshooting page each error message links to)."""
+
+    GRAPH_RECURSION_LIMIT = "GRAPH_RECURSION_LIMIT"
+    INVALID_CONCURRENT_GRAPH_UPDATE = "INVALID_CONCURRENT_GRAPH_UPDATE"
+    INVALID_GRAPH_NODE_RETURN_VALUE = "INVALID_GRAPH_NODE_RETURN_VALUE"
+    MULTIPLE_SUBGRAPHS = "MULTIPLE_SUBGRAPHS"
+    INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"

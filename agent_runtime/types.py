@@ -307,3 +307,27 @@ class StateUpdate(NamedTuple):
     values: dict[str, Any] | None
     as_node: str | None = None
     task_id: str | None = None
+
+
+# LangGraph's type aliases (typing only: the values the runtime accepts)
+All = Literal["*"]
+Durability = Literal["sync", "async", "exit"]
+StreamMode = Literal["values", "updates", "debug", "custom", "checkpoints", "tasks", "messages", "tools"]
+
+# LangGraph's `langgraph.types` also names these; they live in modules above this one (module: name there)
+_ABOVE = {
+    "interrupt": ("agent_runtime.engine.context", "interrupt"),
+    "StreamWriter": ("agent_runtime.runtime", "StreamWriter"),
+    "CachePolicy": ("agent_runtime.node_cache", "CachePolicy"),
+    "PregelExecutableTask": ("agent_runtime.executor", "ExecutableTask"),
+    "Checkpointer": ("agent_runtime.checkpoint.base", "BaseCheckpointer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ABOVE:
+        raise AttributeError(f"module 'agent_runtime.types' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _ABOVE[name]
+    return getattr(importlib.import_module(module), attr)

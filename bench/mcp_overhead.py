@@ -15,15 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import socket
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import yaml
@@ -49,7 +50,7 @@ def listening(port: int) -> bool:
 
 
 @asynccontextmanager
-async def client(url: str, headers: dict[str, str]) -> Any:
+async def client(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
     async with http, Client(streamable_http_client(url, http_client=http), cache=None) as connected:
         await connected.list_tools()
@@ -121,7 +122,7 @@ def main() -> None:
     report = {
         "calls": args.calls,
         "store": "redis" if args.redis else "memory",
-        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_1m": os.getloadavg()[0]},
         "results": results,
         "overhead_p50_ms": overhead,
         "goal_p50_ms": GOAL_P50_MS,

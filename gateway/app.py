@@ -63,11 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         keys = asyncio.create_task(services.managed_keys.run())  # runtime keys, reloaded on every change
         records = asyncio.create_task(services.requests.run())  # request records, off the request path
+        alerts = asyncio.create_task(services.alerts.run())  # alert webhooks (gateway/alerts/)
         if services.ledger is not None and services.budget_seeder is not None:
             await services.ledger.start()  # the spend ledger (gateway/ledger/), then budgets seeded from it
             await services.budget_seeder.start()
         yield
-        for task in (keys, records):
+        for task in (keys, records, alerts):
             task.cancel()
         await services.close()
 

@@ -15,6 +15,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+KEY_LABELS = 500  # distinct key labels per process: managed keys are created at run time, so cap them
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
 
 
@@ -75,13 +76,19 @@ class GatewayMetrics:
             ["tenant", "model"],
             registry=r,
         )
-        # A gauge, not a counter: prompt-cache savings net of write premiums can be negative.
-        self.saved = Gauge(
+        # A counter (increase over any range survives restarts): savings before write premiums, which
+        # cachegate_cache_write_premium_usd counts; net prompt-cache savings are the first less the second.
+        self.saved = Counter(
             "cachegate_saved_usd",
-            "USD saved since start, by source, net of write premiums",
+            "USD saved, by source, before cache-write premiums",
             ["tenant", "model", "source"],
             registry=r,
-            multiprocess_mode="sum",
+        )
+        # key: the managed key's id or the configured key's name (never the secret), KEY_LABELS at most.
+        self.key_cost = Counter("cachegate_key_cost_usd", "Spend in USD by key", ["tenant", "key"], registry=r)
+        # error_class: gateway/error_classes.py (a fixed set), so intended refusals are told from failures.
+        self.request_errors = Counter(
+            "cachegate_request_errors", "Error answers by class", ["api", "tenant", "error_class"], registry=r
         )
         self.write_premium = Counter(
             "cachegate_cache_write_premium_usd",
@@ -150,6 +157,14 @@ class GatewayMetrics:
             ["reason"],
             registry=r,
         )
+        # destination: a configured name, or "all" before one is chosen; outcome: sent | retried | failed |
+        # dropped (queue full) | deduplicated (another replica or an earlier request sent it) | throttled.
+        self.alerts = Counter(
+            "cachegate_alerts",
+            "Alert webhook deliveries by destination, event kind and outcome (gateway/alerts/)",
+            ["destination", "event", "outcome"],
+            registry=r,
+        )
         self.rate_limited = Counter(
             "cachegate_rate_limited_requests",
             "Requests refused by a tenant's or key's rate limit",
@@ -163,6 +178,16 @@ class GatewayMetrics:
             ["cache", "reason"],
             registry=r,
         )
+        self._key_labels: set[str] = set()
+
+    def key_label(self, key: str | None) -> str:
+        """A key's label: its id while fewer than KEY_LABELS keys have one in this process, else "other"."""
+        if key is None:
+            return "none"
+        if key not in self._key_labels and len(self._key_labels) >= KEY_LABELS:
+            return "other"
+        self._key_labels.add(key)
+        return key
 
     def exposition(self) -> CollectorRegistry:
         """What /metrics and the dashboard read: this registry, or every worker's samples when the gateway

@@ -53,8 +53,10 @@ def summarize(metrics_text: str) -> Summary:
                 summary.cost_usd += value
             elif name == "cachegate_cost_without_cache_usd_total":
                 summary.cost_without_cache_usd += value
-            elif name == "cachegate_saved_usd":
+            elif name == "cachegate_saved_usd_total":
                 summary.saved_usd[labels.get("source", "?")] += value
+            elif name == "cachegate_cache_write_premium_usd_total":  # prompt-cache savings net of premiums
+                summary.saved_usd["prompt_cache"] -= value
             elif name == "cachegate_tokens_total":
                 summary.tokens[labels.get("kind", "?")] += value
             elif name == "cachegate_guard_decisions_total":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gateway.alerts import Alerts
 from gateway.auth import KeyIdentity, KeyRing
 from gateway.config import ModelConfig, PolicyConfig, Settings, TenantConfig, effective_policy
 from gateway.ledger import Ledger, create_ledger
@@ -38,6 +39,7 @@ class Services:
     managed_keys: ManagedKeys
     requests: RequestLog
     tracing: Tracing
+    alerts: Alerts  # webhooks (gateway/alerts/); its worker task runs in the app's lifespan
     ledger: Ledger | None = None  # None: turned off (ledger.enabled)
     budget_seeder: BudgetSeeder | None = None  # with the ledger: budget counters survive a Redis flush
     pipeline: Pipeline | None = None
@@ -67,6 +69,7 @@ class Services:
             self.budget_seeder.close()
         if self.ledger is not None:
             await self.ledger.close()  # writes what waits first
+        await self.alerts.sender.aclose()
         await self.lean.aclose()
         await self.store.close()
         await asyncio.to_thread(self.tracing.shutdown)  # sends the spans still batched
@@ -82,6 +85,7 @@ def create_services(settings: Settings) -> Services:
     store = create_store(
         settings.redis_url, lambda op: metrics.state_fallbacks.labels(op).inc(), settings.redis_timeout_s
     )
+    alerts = Alerts(settings.alerts, store, metrics)  # before the router: pools' cooldowns may emit alerts
     lean = LeanUpstream()
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
     router = Router(settings, paths, metrics, self_url(settings), store)
@@ -101,6 +105,7 @@ def create_services(settings: Settings) -> Services:
         router=router,
         requests=RequestLog(store, settings.request_log, metrics, ledger),
         tracing=Tracing(settings.tracing),
+        alerts=alerts,
         ledger=ledger,
         budget_seeder=seeder,
     )

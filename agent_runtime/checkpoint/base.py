@@ -138,9 +138,8 @@ class BaseCheckpointer:
     # engine hands over just those: the blobs are all a backend storing values per version needs).
     full_values = False
 
-    def new_id(self) -> str:
-        """The id of the next checkpoint: ordered by time, as the backend sorts a thread's checkpoints."""
-        return new_checkpoint_id()
+    # The id of the next checkpoint: ordered by time, as the backend sorts a thread's checkpoints.
+    new_id = staticmethod(new_checkpoint_id)
 
     def put(
         self,

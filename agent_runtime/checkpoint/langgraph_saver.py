@@ -12,7 +12,9 @@ resumed by the other runtime (their results are the same; they are not skipped).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -30,8 +32,6 @@ from agent_runtime.types import Interrupt, Send
 LANGGRAPH_CHECKPOINT_VERSION = 4  # langgraph.checkpoint.base.LATEST_VERSION of the format written
 _SAVER_METHODS = ("get_tuple", "put", "put_writes", "list", "aget_tuple", "aput", "aput_writes", "alist")
 _REMEMBERED = 4096  # checkpoints whose saver versions are kept (the parents of the next puts)
-
-Versions = dict[str, Any]  # channel -> the saver's version (LangGraph's: int, or "0000..0003.0.123")
 
 
 def is_langgraph_saver(obj: object) -> bool:
@@ -58,8 +58,10 @@ class LangGraphSaver(BaseCheckpointer):
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        # (thread, ns, checkpoint id) -> (channel_versions, versions_seen) in the saver's format
-        self._saved_versions: OrderedDict[tuple[str, str, str], tuple[Versions, dict[str, Versions]]] = OrderedDict()
+        # (thread, ns, checkpoint id) -> {(channel, engine version): saver version} of its versions and
+        # seen maps ("" for any channel: the saver shares one version per step), the parents of next puts
+        self._known: OrderedDict[tuple[str, str, str], dict[tuple[str, int], Any]] = OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def serde(self) -> Any:
@@ -80,11 +82,10 @@ class LangGraphSaver(BaseCheckpointer):
         new_versions: dict[str, int],
     ) -> dict[str, Any]:
         thread = thread_key(config)
-        parent_id = config["configurable"].get("checkpoint_id")
-        theirs = self._known_versions(thread, parent_id)
-        channel_versions = {c: self._theirs(theirs, c, v) for c, v in checkpoint.channel_versions.items()}
+        known = dict(self._parent_versions(thread, config["configurable"].get("checkpoint_id")))
+        channel_versions = {c: self._theirs(known, c, v) for c, v in checkpoint.channel_versions.items()}
         seen = {
-            node: {c: self._theirs(theirs, c, v) for c, v in versions.items()}
+            node: {c: self._theirs(known, c, v) for c, v in versions.items()}
             for node, versions in checkpoint.versions_seen.items()
         }
         saved = {
@@ -98,7 +99,11 @@ class LangGraphSaver(BaseCheckpointer):
         }
         changed = {c: channel_versions[c] for c in new_versions}
         result: dict[str, Any] = self.saver.put(config, saved, metadata, changed)
-        self._remember((*thread, checkpoint.id), channel_versions, seen)
+        written = [(c, v, channel_versions[c]) for c, v in checkpoint.channel_versions.items()]
+        written += [
+            (c, v, seen[node][c]) for node, versions in checkpoint.versions_seen.items() for c, v in versions.items()
+        ]
+        self._remember((*thread, checkpoint.id), _index(written))
         return result
 
     def _theirs(self, known: dict[tuple[str, int], Any], chan: str, version: int) -> Any:
@@ -106,39 +111,33 @@ class LangGraphSaver(BaseCheckpointer):
         one from its `get_next_version` (one per engine version, shared by the channels, as LangGraph)."""
         found = known.get((chan, version), known.get(("", version)))
         if found is None:
-            found = self.saver.get_next_version(version - 1 if version > 1 else None, None)
-            known[("", version)] = found
+            found = known[("", version)] = self.saver.get_next_version(version - 1 if version > 1 else None, None)
+        known.setdefault((chan, version), found)
         return found
 
-    def _known_versions(self, thread: tuple[str, str], checkpoint_id: str | None) -> dict[tuple[str, int], Any]:
-        """(channel, engine version) -> saver version, from the parent checkpoint's versions and seen maps."""
+    def _parent_versions(self, thread: tuple[str, str], checkpoint_id: str | None) -> dict[tuple[str, int], Any]:
         if checkpoint_id is None:
             return {}
-        remembered = self._saved_versions.get((*thread, checkpoint_id))
-        if remembered is None:
+        with self._lock:
+            known = self._known.get((*thread, checkpoint_id))
+        if known is None:
             parent = self.saver.get_tuple(_config(thread, checkpoint_id))
-            if parent is None:
-                return {}
-            remembered = self._remember_raw(thread, parent.checkpoint)
-        channel_versions, seen = remembered
-        known: dict[tuple[str, int], Any] = {}
-        for versions in (channel_versions, *seen.values()):
-            for chan, version in versions.items():
-                number = version_number(version)
-                known.setdefault((chan, number), version)
-                known.setdefault(("", number), version)  # any channel's: the saver shares one per step
+            known = {} if parent is None else self._remember_read(thread, parent.checkpoint)
         return known
 
-    def _remember(self, key: tuple[str, str, str], channel_versions: Versions, seen: dict[str, Versions]) -> None:
-        self._saved_versions[key] = (channel_versions, seen)
-        self._saved_versions.move_to_end(key)
-        if len(self._saved_versions) > _REMEMBERED:
-            self._saved_versions.popitem(last=False)
+    def _remember(self, key: tuple[str, str, str], known: dict[tuple[str, int], Any]) -> None:
+        with self._lock:
+            self._known[key] = known
+            self._known.move_to_end(key)
+            if len(self._known) > _REMEMBERED:
+                self._known.popitem(last=False)
 
-    def _remember_raw(self, thread: tuple[str, str], raw: dict[str, Any]) -> tuple[Versions, dict[str, Versions]]:
-        versions = (dict(raw.get("channel_versions", {})), dict(raw.get("versions_seen", {})))
-        self._remember((*thread, raw["id"]), *versions)
-        return versions
+    def _remember_read(self, thread: tuple[str, str], raw: dict[str, Any]) -> dict[tuple[str, int], Any]:
+        """Index a checkpoint read from the saver (the engine's versions are the numbers of the saver's)."""
+        maps = (raw.get("channel_versions", {}), *raw.get("versions_seen", {}).values())
+        known = _index([(c, version_number(v), v) for versions in maps for c, v in versions.items()])
+        self._remember((*thread, raw["id"]), known)
+        return known
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         self.saver.put_writes(config, [(c, to_langgraph(v)) for c, v in writes], task_id)
@@ -159,7 +158,7 @@ class LangGraphSaver(BaseCheckpointer):
     def _ours(self, saved: Any) -> CheckpointTuple:
         raw = saved.checkpoint
         conf = saved.config["configurable"]
-        self._remember_raw((str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))), raw)
+        self._remember_read((str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))), raw)
         updated = raw.get("updated_channels")
         checkpoint = Checkpoint(
             raw["id"],
@@ -184,11 +183,22 @@ class LangGraphSaver(BaseCheckpointer):
         self.saver.delete_thread(thread_id)
 
 
+def _index(versions: list[tuple[str, int, Any]]) -> dict[tuple[str, int], Any]:
+    """(channel, engine version) -> saver version, and ("", engine version) -> any channel's (the saver
+    shares one version per step), from (channel, engine version, saver version) triples."""
+    known: dict[tuple[str, int], Any] = {}
+    for chan, number, version in versions:
+        known.setdefault((chan, number), version)
+        known.setdefault(("", number), version)
+    return known
+
+
 def _config(thread: tuple[str, str], checkpoint_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread[0], "checkpoint_ns": thread[1], "checkpoint_id": checkpoint_id}}
 
 
 # -- LangGraph's Send / Interrupt (in the Send topic, its writes and interrupt writes) <-> ours --------------
+@functools.cache
 def _langgraph_types() -> Any:
     """langgraph.types when LangGraph is installed (a thread we save must resume there), else None."""
     if importlib.util.find_spec("langgraph.types") is None:

@@ -4,17 +4,38 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
 from gateway.api.admin import AdminServices
 from gateway.auth import presented_key
+from gateway.error_classes import ERROR_CLASSES, error_class
 from gateway.request_log import Query as RecordQuery
 from gateway.services import Services
 
 router = APIRouter()
 REQUEST_ID = re.compile(r"[0-9a-f]{32}")  # the gateway's own ids (uuid4 hex): anything else is unknown
+SEARCHED = ("id", "tenant", "key", "session", "model", "route", "provider", "error", "error_code", "guard")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery(RecordQuery):
+    """The record filters, an error class (gateway/error_classes.py) and a text one of the SEARCHED fields
+    holds, in any case ("": any)."""
+
+    error_class: str | None = None
+    text: str = ""
+
+    def matches(self, record: dict[str, Any]) -> bool:
+        if not RecordQuery.matches(self, record):
+            return False
+        if self.error_class is not None and self.error_class != error_class(
+            record["status"], record.get("error"), record.get("error_code")
+        ):
+            return False
+        return not self.text or any(self.text in str(record.get(name) or "").lower() for name in SEARCHED)
 
 
 def record_tenants(services: Services) -> list[str]:
@@ -45,10 +66,12 @@ async def query_requests(
     guard: str | None = None,
     since: float | None = None,
     until: float | None = None,
+    error_class: str | None = Query(default=None, pattern="^(" + "|".join(ERROR_CLASSES) + ")$"),
+    q: str | None = Query(default=None, max_length=200),
     limit: int = Query(default=100, ge=1, le=1000),
     services: Services = AdminServices,
 ) -> dict[str, Any]:
-    query = RecordQuery(tenant, key, session, model, status, guard, since, until)
+    query = SearchQuery(tenant, key, session, model, status, guard, since, until, error_class, (q or "").lower())
     scan = services.settings.request_log.per_tenant
     return {"requests": await services.requests.recent(record_tenants(services), query, limit, scan)}
 

@@ -13,6 +13,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from gateway.config.alerts import AlertsConfig
 from gateway.config.aliases import resolve, unknown_targets
 from gateway.config.ledger import LedgerConfig
 from gateway.config.loading import read_config
@@ -79,6 +80,7 @@ class Settings(BaseSettings):
     ledger: LedgerConfig = Field(default_factory=LedgerConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
     mcp: McpConfig = Field(default_factory=McpConfig, description="Upstream MCP servers behind /mcp")
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig, description="Alert webhooks (docs/alerts.md)")
     log_level: str = "info"
 
     @classmethod

@@ -17,6 +17,8 @@ from gateway.api.requests_log import record_tenants
 from gateway.dashboard.live import headline
 from gateway.dashboard.series import RANGES_S, series
 from gateway.dashboard.sessions import session_view, sessions
+from gateway.dashboard.window import window
+from gateway.ledger.backend import LedgerUnavailable
 from gateway.metrics_summary import summarize_registry
 from gateway.request_log import Query
 from gateway.services import Services
@@ -39,15 +41,31 @@ async def data(range_s: int = 900, services: Services = AdminServices) -> dict[s
         raise HTTPException(status_code=400, detail=f"range_s: one of {list(RANGES_S)}")
     now, scan = time.time(), min(services.settings.request_log.per_tenant, DASHBOARD_SCAN)
     records = await services.requests.recent(record_tenants(services), Query(since=now - range_s), scan, scan)
+    points = series(records, now, range_s)
+    found = await _window(services, now, range_s)
+    for latencies, point in zip(points, found["points"] if found else [], strict=False):
+        point["p50_ms"], point["p95_ms"] = latencies["p50_ms"], latencies["p95_ms"]  # percentiles: from the records
     return {
         "now": headline(summarize_registry(services.metrics.exposition())),
-        "series": series(records, now, range_s),
+        "series": points,
+        "window": found,
         "requests": records[:25],
         "sessions": sessions(records),
         "budgets": await budget_rows(services),
         "month": await month_totals(services),  # from the ledger: survives restarts and Redis flushes
         "state_backend": services.store.backend,
     }
+
+
+async def _window(services: Services, now: float, range_s: int) -> dict[str, Any] | None:
+    """The window's cards and charts from the ledger; None without one (the page falls back to the records
+    and this replica's counters)."""
+    if services.ledger is None:
+        return None
+    try:
+        return await window(services.ledger, now, range_s)
+    except LedgerUnavailable:
+        return None
 
 
 @router.get("/admin/dashboard/sessions/{tenant}/{session:path}")

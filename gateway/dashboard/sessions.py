@@ -11,6 +11,11 @@ def _input_tokens(record: dict[str, Any]) -> int:
     return int(tokens["input"] + tokens["cache_read"] + tokens["cache_write"])
 
 
+def _blocked(record: dict[str, Any]) -> bool:
+    """The guard refused this request: it blocked the session (or stopped the agent with an error)."""
+    return (record.get("guard") or "").split(";")[0] == "block" or record.get("error") == "agent_loop_stopped"
+
+
 def sessions(records: list[dict[str, Any]], limit: int = 50) -> list[dict[str, Any]]:
     """The sessions among `records` (newest first), newest activity first, with their totals."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -21,8 +26,9 @@ def sessions(records: list[dict[str, Any]], limit: int = 50) -> list[dict[str, A
         view = found.setdefault(
             key,
             {"tenant": key[0], "session": key[1], "requests": 0, "cost_usd": 0.0, "last_seen": record["at"],
-             "input_tokens": 0, "cache_read_tokens": 0},
+             "input_tokens": 0, "cache_read_tokens": 0, "blocked": False},
         )  # fmt: skip
+        view["blocked"] = view["blocked"] or _blocked(record)
         view["requests"] += 1
         view["cost_usd"] += record["cost_usd"]
         view["input_tokens"] += _input_tokens(record)

@@ -46,7 +46,11 @@ from gateway.state import Op, StateStore
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
 STEPS_SHOWN = 30
-FIELDS = ("strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps", "turns")
+# The MCP gateway's tool steps and calls (gateway/mcp/guard.py) live beside them: a reset clears both sides.
+FIELDS = (
+    "strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps", "turns",
+    "mcp.steps", "mcp.calls",
+)  # fmt: skip
 REPLAY = "replay."  # + a request body's hash ("." not ":": the admin listing splits keys at the last ":")
 # Sends of one body that count as one request: the original and the OpenAI / Anthropic SDKs' default
 # 2 retries. Retries come within the SDKs' timeouts (10 min by default), hence the TTL.

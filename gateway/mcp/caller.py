@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+import mcp_types as types
 import orjson
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from gateway.auth import KeyIdentity, KeyRing, presented_key
 from gateway.config import PolicyConfig, effective_policy
 from gateway.ids import safe_id
 from gateway.stages.session import SESSION_REQUEST_HEADERS, _header_text
 
+CALLER = "cachegate.mcp.caller"  # the ASGI scope key the endpoint puts the authenticated caller under
 MCP_SESSION_HEADER = "mcp-session-id"
 MAX_POLICIES = 4096
 
@@ -63,3 +68,12 @@ class Callers:
                 self._policies.clear()
             self._policies[key] = policy
         return policy
+
+
+def caller_of(ctx: ServerRequestContext[Any]) -> McpCaller:
+    """The caller the endpoint authenticated for the HTTP request carrying this message."""
+    request = ctx.request
+    caller = request.scope.get(CALLER) if request is not None else None  # type: ignore[attr-defined]
+    if not isinstance(caller, McpCaller):  # unreachable through the endpoint, which authenticates first
+        raise MCPError(types.INVALID_REQUEST, "Not authenticated.")
+    return caller

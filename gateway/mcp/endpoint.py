@@ -18,11 +18,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from gateway.mcp.caller import Callers
+from gateway.mcp.caller import CALLER, Callers
 from gateway.mcp.guard import ToolGuard
 from gateway.mcp.held import Held
 from gateway.mcp.metrics import McpMetrics
-from gateway.mcp.tools import CALLER, Tools
+from gateway.mcp.prompts import Prompts
+from gateway.mcp.tools import Tools
 from gateway.mcp.upstream import Upstreams
 from gateway.services import Services
 
@@ -45,7 +46,14 @@ class McpEndpoint:
         metrics = McpMetrics(services.metrics.registry)
         tracer = services.tracing.tracer
         tools = Tools(self.upstreams, guard, metrics, services.requests, tracer, settings.mcp.max_result_bytes)
-        server: Server[Any] = Server("cachegate", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
+        prompts = Prompts(self.upstreams)
+        server: Server[Any] = Server(
+            "cachegate",
+            on_list_tools=tools.list_tools,
+            on_call_tool=tools.call_tool,
+            on_list_prompts=prompts.list_prompts,
+            on_get_prompt=prompts.get_prompt,
+        )
         self.manager = StreamableHTTPSessionManager(
             app=server, json_response=True, max_request_body_size=settings.max_body_bytes
         )

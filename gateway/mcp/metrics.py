@@ -7,16 +7,17 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from gateway.metrics import LATENCY_BUCKETS
 
-OUTCOMES = ("ok", "tool_error", "denied", "upstream_error", "too_large", "guard_stopped")
-
 
 class McpMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         r = registry
         self.tool_calls = Counter(
-            "cachegate_mcp_tool_calls", "Tool calls at the MCP endpoint, by server and outcome", ["server", "outcome"],
+            "cachegate_mcp_tool_calls",
+            "Tool calls at the MCP endpoint by server and outcome: ok, tool_error, denied, upstream_error, "
+            "too_large, guard_stopped, failed",
+            ["server", "outcome"],
             registry=r,
-        )  # fmt: skip
+        )
         self.tool_seconds = Histogram(
             "cachegate_mcp_tool_call_seconds", "Tool call latency, gateway included", ["server"],
             buckets=LATENCY_BUCKETS, registry=r,

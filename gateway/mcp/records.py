@@ -20,7 +20,7 @@ class ToolCall:
     caller: McpCaller
     name: str  # the public name the caller asked for (capped in the record)
     server: str = "unknown"  # a configured server's name, once the name resolved to one
-    outcome: str = "ok"
+    outcome: str = "failed"  # until the call completes (a cancelled or crashed call stays "failed")
     guard: str | None = None  # the x-cachegate-guard value of the decision, if the guard acted
     error_code: str | None = None
     result_bytes: int = 0

@@ -23,7 +23,8 @@ from agent_runtime.guard import Action, Decision, make_tool_step
 from gateway.guard.reply import header_value
 from gateway.logs import log_failure
 from gateway.mcp import spans
-from gateway.mcp.caller import McpCaller
+from gateway.mcp.caller import caller_of
+from gateway.mcp.errors import AGENT_STOPPED, not_available, upstream_failed
 from gateway.mcp.guard import ToolGuard, ToolSession
 from gateway.mcp.metrics import McpMetrics
 from gateway.mcp.naming import public_name, split_name
@@ -32,22 +33,6 @@ from gateway.mcp.upstream import Upstream, UpstreamError, Upstreams
 from gateway.request_log import RequestLog
 
 log = logging.getLogger("cachegate.mcp")
-CALLER = "cachegate.mcp.caller"  # the ASGI scope key the endpoint puts the authenticated caller under
-AGENT_STOPPED = -32001  # JSON-RPC server-error range: the loop guard stopped or blocked the session
-UPSTREAM_FAILED = -32002
-
-
-def caller_of(ctx: ServerRequestContext[Any]) -> McpCaller:
-    """The caller the endpoint authenticated for the HTTP request carrying this message."""
-    request = ctx.request
-    caller = request.scope.get(CALLER) if request is not None else None  # type: ignore[attr-defined]
-    if not isinstance(caller, McpCaller):  # unreachable through the endpoint, which authenticates first
-        raise MCPError(types.INVALID_REQUEST, "Not authenticated.")
-    return caller
-
-
-def _not_available(name: str) -> MCPError:
-    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name[:200]!r} (or not available to this key).")
 
 
 def _stopped(decision: Decision) -> MCPError:
@@ -105,7 +90,7 @@ class Tools:
         upstream = self.upstreams.get(target[0]) if target is not None else None
         if target is None or upstream is None or not call.caller.policy.mcp.tool_allowed(upstream.name, call.name):
             call.outcome, call.error_code = "denied", "tool_not_available"
-            raise _not_available(call.name)
+            raise not_available("tool", call.name)
         call.server = upstream.name
         return upstream, target[1]
 
@@ -120,7 +105,7 @@ class Tools:
             result = await upstream.call_tool(tool, arguments)
         except UpstreamError as exc:
             call.outcome, call.error_code = "upstream_error", "upstream_unavailable"
-            raise MCPError(UPSTREAM_FAILED, str(exc)) from None
+            raise upstream_failed(str(exc)) from None
         except MCPError:
             call.outcome, call.error_code = "upstream_error", "upstream_error"
             raise
@@ -129,7 +114,7 @@ class Tools:
         call.result_bytes = len(result.model_dump_json(by_alias=True, exclude_none=True))
         if call.result_bytes > self.max_bytes:
             call.outcome, call.error_code = "too_large", "result_too_large"
-            raise MCPError(UPSTREAM_FAILED, f"The tool's result is larger than {self.max_bytes} bytes.")
+            raise upstream_failed(f"The tool's result is larger than {self.max_bytes} bytes.")
         call.outcome = "tool_error" if result.is_error else "ok"
         if session is None:
             return result

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from gateway.config.mcp import McpServerConfig
 from gateway.mcp.held import OPEN_TIMEOUT_S, Held, NotOpen
 
-MAX_TOOL_PAGES = 20  # a listing is read page by page; an upstream paging forever is cut here
+MAX_PAGES = 20  # a listing is read page by page; an upstream paging forever is cut here
 
 
 class UpstreamError(Exception):
@@ -70,15 +70,28 @@ class Upstream:
         return self.config.name
 
     async def list_tools(self) -> list[types.Tool]:
-        tools: list[types.Tool] = []
+        tools: list[types.Tool] = await self._pages(Client.list_tools, "tools")
+        return tools
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        prompts: list[types.Prompt] = await self._pages(Client.list_prompts, "prompts")
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        result: types.GetPromptResult = await self._call(lambda c: c.get_prompt(name, arguments))
+        return result
+
+    async def _pages(self, listing: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+        """A listing, page by page (`listing`: the client's list method, `field`: its result's items)."""
+        items: list[Any] = []
         cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            page: types.ListToolsResult = await self._call(partial(Client.list_tools, cursor=cursor))
-            tools.extend(page.tools)
+        for _ in range(MAX_PAGES):
+            page = await self._call(partial(listing, cursor=cursor))
+            items.extend(getattr(page, field))
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return tools
+        return items
 
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         timeout = self.config.timeout_s

@@ -137,6 +137,8 @@ async def messages(request: Request) -> Response:
         namespace = (key, model)
         min_tokens = min_cacheable_tokens(model, settings.anthropic_min_tokens)
         plan = state.anthropic_cache.plan(namespace, blocks, min_tokens)
+        # Cache reads do not count against Anthropic's input-token limit.
+        headers = state.rate_limits.admit(namespace, plan.total_tokens - plan.read_tokens, "anthropic")
         schema = anthropic_schema(body)
         reply = conversation.reply(state.replay, "toolu_", _forced_tool(body), schema, bool(body.get("tools")))
     except SimError as error:
@@ -160,8 +162,8 @@ async def messages(request: Request) -> Response:
     on_start = partial(state.anthropic_cache.commit, namespace, plan)
     if body.get("stream"):
         events = _events(reply, model, usage, message_id, settings.stream_chunk_words)
-        return stream_response(events, timing, on_start, fault)
-    return await json_response(_message(reply, model, usage, message_id), timing, on_start, fault)
+        return stream_response(events, timing, on_start, fault, headers)
+    return await json_response(_message(reply, model, usage, message_id), timing, on_start, fault, headers)
 
 
 async def count_tokens(request: Request) -> Response:

@@ -145,9 +145,14 @@ class Timing:
 
 
 def stream_response(
-    events: list[SseEvent], timing: Timing, on_start: Callable[[], None], fault: FaultKind | None
+    events: list[SseEvent],
+    timing: Timing,
+    on_start: Callable[[], None],
+    fault: FaultKind | None,
+    headers: dict[str, str] | None = None,
 ) -> StreamingResponse:
-    """SSE response paced by the latency model; `on_start` runs when the first token is produced."""
+    """SSE response paced by the latency model; `on_start` runs when the first token is produced.
+    `headers`: the provider's own (rate limits)."""
     paced = [event for event in events if event.carries_output]
     per_event_s = timing.decode_s / len(paced) if paced else 0.0
 
@@ -166,22 +171,30 @@ def stream_response(
                 await pause(per_event_s)
             yield event.encode()
 
-    return StreamingResponse(body(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+    return StreamingResponse(
+        body(), media_type="text/event-stream", headers={"cache-control": "no-cache", **(headers or {})}
+    )
 
 
 async def json_response(
-    payload: dict[str, Any], timing: Timing, on_start: Callable[[], None], fault: FaultKind | None
+    payload: dict[str, Any],
+    timing: Timing,
+    on_start: Callable[[], None],
+    fault: FaultKind | None,
+    headers: dict[str, str] | None = None,
 ) -> Response:
-    """Non-streaming answer: wait prefill, mark the response started, wait decode, send the body."""
+    """Non-streaming answer: wait prefill, mark the response started, wait decode, send the body.
+    `headers`: the provider's own (rate limits)."""
     await pause(timing.ttft_s)
     on_start()
     await pause(timing.decode_s)
     text = json.dumps(payload)
     if fault is FaultKind.MALFORMED_STREAM:
-        return Response(text[: len(text) // 2], media_type="application/json")
+        return Response(text[: len(text) // 2], media_type="application/json", headers=headers)
     if fault is FaultKind.DISCONNECT:
-        return StreamingResponse(_partial_then_drop(text[: len(text) // 2]), media_type="application/json")
-    return JSONResponse(payload)
+        partial = _partial_then_drop(text[: len(text) // 2])
+        return StreamingResponse(partial, media_type="application/json", headers=headers)
+    return JSONResponse(payload, headers=headers)
 
 
 async def _partial_then_drop(partial: str) -> AsyncIterator[bytes]:

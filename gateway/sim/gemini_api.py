@@ -202,7 +202,13 @@ async def generate_content(request: Request) -> Response:
     produced = output_tokens(reply, ENCODING)
     thoughts = THOUGHT_TOKENS if _thinks(model, body) else 0
     prompt_tokens = encode(json.dumps([body.get("systemInstruction"), body.get("tools"), body["contents"]]), ENCODING)
-    plan = state.openai_cache.plan((key, f"gemini:{model}"), prompt_tokens, state.settings.openai_in_memory_ttl_s)
+    namespace = (key, f"gemini:{model}")
+    plan = state.openai_cache.plan(namespace, prompt_tokens, state.settings.openai_in_memory_ttl_s)
+    try:
+        state.rate_limits.admit(namespace, plan.prompt_tokens, "gemini")  # Gemini reports no limits in headers
+    except SimError as error:
+        state.stats.count_error(error.status)
+        return gemini_error_response(error)
     cached = plan.cached_tokens
     state.stats.count(
         model,
@@ -215,7 +221,7 @@ async def generate_content(request: Request) -> Response:
     timing = Timing.simulated(state.settings.latency, plan.prompt_tokens - cached, cached, produced + thoughts)
     head = {"modelVersion": model, "responseId": uuid.uuid4().hex[:22]}
     finish = "MAX_TOKENS" if reply.truncated else "STOP"
-    commit = lambda: state.openai_cache.commit((key, f"gemini:{model}"), plan)  # noqa: E731
+    commit = lambda: state.openai_cache.commit(namespace, plan)  # noqa: E731
     if not stream:
         candidate = {"content": {"parts": _parts(reply, model), "role": "model"}, "finishReason": finish, "index": 0}
         return await json_response({"candidates": [candidate], "usageMetadata": usage, **head}, timing, commit, fault)

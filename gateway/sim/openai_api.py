@@ -152,6 +152,6 @@ async def chat_completions(request: Request) -> Response:
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = _chunks(answer.reply, model, usage, completion_id, include_usage, state.settings.stream_chunk_words)
-        return stream_response(events, answer.timing, answer.on_start, exchange.fault)
+        return stream_response(events, answer.timing, answer.on_start, exchange.fault, exchange.headers)
     completion = _completion(answer.reply, model, usage, completion_id)
-    return await json_response(completion, answer.timing, answer.on_start, exchange.fault)
+    return await json_response(completion, answer.timing, answer.on_start, exchange.fault, exchange.headers)

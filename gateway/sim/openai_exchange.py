@@ -42,6 +42,7 @@ class Exchange:
     encoding: str
     namespace: tuple[str, str]
     plan: OpenAICachePlan
+    headers: dict[str, str]  # the rate limits left (none when the simulator sets no limit)
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,10 @@ async def begin(request: Request, state: SimState, shape: OpenAIShape) -> Exchan
     ttl_s = settings.openai_extended_ttl_s if extended else settings.openai_in_memory_ttl_s
     namespace = (key, model)
     plan = state.openai_cache.plan(namespace, encode(shape.render(body), encoding), ttl_s)
+    headers = state.rate_limits.admit(namespace, plan.prompt_tokens, "openai")
     tools_offered = bool(body.get("tools"))
     reply = conversation.reply(state.replay, "call_", shape.forced_tool(body), shape.json_schema(body), tools_offered)
-    return Exchange(body, model, reply, fault, encoding, namespace, plan)
+    return Exchange(body, model, reply, fault, encoding, namespace, plan, headers)
 
 
 def settle(state: SimState, exchange: Exchange, max_tokens: Any) -> Answer:

@@ -186,5 +186,5 @@ async def responses(request: Request) -> Response:
             response[field] = body[field]
     if body.get("stream"):
         events = _events(response, state.settings.stream_chunk_words)
-        return stream_response(events, answer.timing, answer.on_start, exchange.fault)
-    return await json_response(response, answer.timing, answer.on_start, exchange.fault)
+        return stream_response(events, answer.timing, answer.on_start, exchange.fault, exchange.headers)
+    return await json_response(response, answer.timing, answer.on_start, exchange.fault, exchange.headers)

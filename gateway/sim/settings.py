@@ -29,6 +29,13 @@ class LatencySettings(BaseModel):
     per_output_token_s: float = 0.012  # ~80 tokens/s decode
 
 
+class RateLimitSettings(BaseModel):
+    """Rate limits per key and model, answered with the providers' headers (gateway/sim/rate_limits.py)."""
+
+    rpm: int | None = Field(default=None, gt=0)  # requests a minute; None: unlimited
+    tpm: int | None = Field(default=None, gt=0)  # input tokens a minute (Anthropic: cache reads excluded)
+
+
 class SimSettings(BaseModel):
     """Everything that shapes the simulator's behaviour; the defaults suit fast tests."""
 
@@ -37,6 +44,7 @@ class SimSettings(BaseModel):
     fault_rates: dict[str, dict[FaultKind, float]] = Field(default_factory=dict)
     fault_seed: int = 0
     retry_after_s: float = 1.0  # sent as retry-after / retry-after-ms on 429
+    rate_limits: RateLimitSettings = Field(default_factory=RateLimitSettings)  # off by default
     timeout_fault_s: float = 60.0  # how long a `timeout` fault stalls before answering 504
     replay_file: Path | None = None  # .jsonl(.gz) agent traces answered turn by turn
     require_key: str | None = None  # None: any key (or none) is accepted

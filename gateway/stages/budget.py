@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from gateway.alerts import budget_alert
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.governance.budgets import Line, Metered, Standing, lines, metered, utc_now
@@ -103,10 +104,13 @@ class BudgetStage(Stage):
                 raise _held(standing)
             if standing.resets_at is not None:
                 ctx.response_headers["x-cachegate-budget-reset"] = standing.resets_at.isoformat()
+            ctx.services.alerts.emit(budget_alert("budget_hard", ctx.tenant.name, standing))
             raise _spent(standing)
         ctx.notes[self.name] = BudgetNote(meters, holding, held.spent)
         _show(ctx, current)
         soft = [s for s in current if s.used >= s.line.budget.soft_fraction]
+        for standing in soft:
+            ctx.services.alerts.emit(budget_alert("budget_soft", ctx.tenant.name, standing))
         if soft:
             worst_line = max(soft, key=lambda s: s.used)
             ctx.response_headers[HEADER] = f"soft; scope={worst_line.line.scope}; used={worst_line.used:.2f}"

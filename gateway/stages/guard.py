@@ -38,6 +38,7 @@ from agent_runtime.guard import (
     evaluate,
     evaluate_history,
 )
+from gateway.alerts import guard_alert
 from gateway.config.guard import GuardConfig
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
@@ -309,6 +310,7 @@ class GuardStage(Stage):
         detection = decision.detection
         report(ctx, decision.action, detection)
         self.metrics.decisions.labels(decision.action.value, detection.reason.value, detection.detector).inc()
+        ctx.services.alerts.emit(guard_alert(decision.action, ctx.tenant_label, ctx.session_id, detection))
         if decision.action is Action.NUDGE and decision.message is not None:
             ctx.body = ctx.wire.with_guard_note(ctx.body, decision.message) or ctx.body
         elif decision.action is Action.STOP:
@@ -438,6 +440,7 @@ class GuardStage(Stage):
             decision = escalate(detection, note.strikes, note.position, note.policy)
         report(ctx, decision.action, detection)
         self.metrics.decisions.labels(decision.action.value, detection.reason.value, detection.detector).inc()
+        ctx.services.alerts.emit(guard_alert(decision.action, ctx.tenant_label, ctx.session_id, detection))
         if decision.action in (Action.STOP, Action.BLOCK) and note.observer is None and decision.message:
             ctx.response_body = ctx.wire.text_reply(ctx.model_name, decision.message)
             ctx.gateway_written = True

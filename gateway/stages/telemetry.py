@@ -14,9 +14,11 @@ import logging
 import time
 
 from gateway.context import RequestContext
+from gateway.error_classes import error_class
 from gateway.errors import GatewayError
 from gateway.request_log import build
 from gateway.stages.base import Stage
+from gateway.stages.usage import side_cost
 
 log = logging.getLogger("cachegate.request")
 RECORDED = "telemetry"  # ctx.notes key: this request's metric sample and log line are done
@@ -35,6 +37,9 @@ class TelemetryStage(Stage):
         else:
             overhead = total - ctx.timings.upstream_s
         metrics.overhead.labels(ctx.wire.name).observe(max(overhead, 0.0))
+        if ctx.tenant is not None:  # the tenant's cache-hit ratio, watched for its alert (gateway/alerts/)
+            cached = ctx.reply is not None and ctx.reply.source == "response_cache"
+            ctx.services.alerts.answered(ctx.tenant.name, cached or bool(ctx.usage and ctx.usage.cache_read))
         record(ctx)
 
 
@@ -52,7 +57,12 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
     provider = ctx.reply.provider if ctx.reply else "none"
     status = "ok" if error is None else str(error.status)
     labels = (api or ctx.wire.name, ctx.tenant_label, ctx.model_label, provider, status)
-    ctx.services.metrics.requests.labels(*labels).inc()
+    metrics = ctx.services.metrics
+    metrics.requests.labels(*labels).inc()
+    if error is not None:
+        kind = error_class(error.status, error.kind.value, error.code) or "gateway"
+        metrics.request_errors.labels(labels[0], ctx.tenant_label, kind).inc()
+    _count_key_spend(ctx)
     # No handler anywhere up the tree (`cachegate serve` configures none): the line would be dropped,
     # so do not build it (~20 us a request).
     if not (log.isEnabledFor(logging.INFO) and log.hasHandlers()):
@@ -77,6 +87,14 @@ def record(ctx: RequestContext, error: GatewayError | None = None, *, api: str |
         f"{ctx.cost.usd:.6f}" if ctx.cost else "-",
         (time.perf_counter() - ctx.timings.start) * 1000,
     )
+
+
+def _count_key_spend(ctx: RequestContext) -> None:
+    """The request's spend under its key (answer and side calls, as the ledger sums them)."""
+    usd = sum(cost.usd for cost in (ctx.cost, side_cost(ctx)) if cost is not None)
+    if usd and ctx.key is not None:
+        metrics = ctx.services.metrics
+        metrics.key_cost.labels(ctx.tenant_label, metrics.key_label(ctx.key.id)).inc(usd)
 
 
 def _deployment(ctx: RequestContext) -> str:

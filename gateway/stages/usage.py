@@ -71,6 +71,7 @@ class UsageStage(Stage):
             price = route_price(ctx.route)
             ctx.cost = Cost.of(ctx.usage, price)
             record_spend(ctx.services.metrics, ctx.tenant_label, ctx.model_label, ctx.usage, ctx.cost, price)
+            ctx.services.router.pools.metrics.answered(ctx.notes.get("deployment"), ctx.usage)
         side = side_cost(ctx)
         if ctx.usage is not None and ctx.cost is not None:
             ctx.response_headers.update(

@@ -24,12 +24,13 @@ def record_spend(metrics: GatewayMetrics, tenant: str, model: str, usage: Usage,
             metrics.tokens.labels(tenant, model, kind).inc(count)
     metrics.cost.labels(tenant, model).inc(cost.usd)
     metrics.uncached_cost.labels(tenant, model).inc(cost.uncached_usd)
-    metrics.saved.labels(tenant, model, "prompt_cache").inc(cost.saved_usd)
     own = usage.own_model()
     premium = own.cache_write_5m * (price.cache_write_5m - price.input)
     premium += own.cache_write_1h * (price.cache_write_1h - price.input)
     if premium > 0:
         metrics.write_premium.labels(tenant, model).inc(premium)
+    # A counter takes no negative step: savings before premiums here, the premiums in their own counter.
+    metrics.saved.labels(tenant, model, "prompt_cache").inc(max(cost.saved_usd + max(premium, 0.0), 0.0))
     if cost.estimated:
         _count_unpriced(metrics, model)
 

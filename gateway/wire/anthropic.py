@@ -138,7 +138,7 @@ class AnthropicMessages(WireFormat):
     request_id_headers = ("x-request-id", "request-id")  # Anthropic's SDKs read `request-id`
     # Not 400: on a 400 Claude Code resends the request without its betas, up to 5 more times (403: it
     # prints "Failed to authenticate"). A 409 with `x-should-retry: false` it shows once, as do the SDKs.
-    block_status = 403
+    block_status = 409
 
     def validate(self, body: Any) -> None:
         body = require_object(body)

@@ -40,7 +40,7 @@ class WireFormat(ABC):
     request_id_headers: tuple[str, ...] = ("x-request-id",)
     # The status of the guard's block: one this API's clients show without retrying and without reading it
     # as a credentials problem (measured per client: docs/loop-guard.md, "Why this status").
-    block_status: int = 403
+    block_status: int = 400
 
     def output_cap(self, body: dict[str, Any]) -> int | None:
         """The most output tokens the request allows, if it says (budgets hold the worst case)."""

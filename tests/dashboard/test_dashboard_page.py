@@ -15,8 +15,9 @@ import openai
 import pytest
 from PIL import Image
 
+from gateway.config import hash_key
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
-from tests.gateway_harness import ADMIN_KEY, RunningGateway, gateway_settings, running_gateway
+from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
@@ -38,6 +39,11 @@ def busy_gateway() -> Iterator[RunningGateway]:
     settings = gateway_settings()
     budget = {"budgets": [{"window": "month", "usd": 0.001}]}  # a small budget: the meter shows some use
     settings["tenants"] = [{**t, "limits": budget} if t["name"] == "acme" else t for t in settings["tenants"]]
+    settings["tenants"] = [{**t, "limits": {"requests_per_minute": 1}} if t["name"] == "globex" else t
+                           for t in settings["tenants"]]  # fmt: skip
+    settings["tenants"].append(
+        {"name": "initech", "keys": [hash_key(SPENT_KEY)], "limits": {"budgets": [{"window": "month", "usd": 1e-9}]}}
+    )
     with running_gateway(**settings) as gw:
         client = gw.openai()
         for turn in range(4):
@@ -50,7 +56,46 @@ def busy_gateway() -> Iterator[RunningGateway]:
             model="claude-sonnet-4-5", max_tokens=20, messages=[{"role": "user", "content": "hello"}]
         )
         loop_until_blocked(gw)
+        drive_errors_of_every_class(gw)
+        assert ask(gw) == "miss" and ask(gw) == "exact"
+        wait_for_ledger(gw, EXPECTED_REQUESTS)
         yield gw
+
+
+SPENT_KEY = "sk-initech-test"  # a tenant whose budget its first request spends
+# inspect-me 4, claude 1, the looping agent (turns to its block), 6 errors, 2 cache questions: at least
+EXPECTED_REQUESTS = 4 + 1 + 3 + 6 + 2
+
+
+def post_chat(gw: RunningGateway, key: str, model: str = "gpt-4o-mini") -> int:
+    body = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"authorization": f"Bearer {key}"}
+    return httpx.post(f"{gw.url}/v1/chat/completions", headers=headers, json=body).status_code
+
+
+def drive_errors_of_every_class(gw: RunningGateway) -> None:
+    """Besides the guard's block: a client error, a spent budget, a rate limit, a provider failure."""
+    assert post_chat(gw, TENANT_KEYS["acme"], "no-such-model") == 404  # client
+    assert post_chat(gw, SPENT_KEY) == 200 and post_chat(gw, SPENT_KEY) == 402  # budget
+    assert post_chat(gw, TENANT_KEYS["globex"]) == 200 and post_chat(gw, TENANT_KEYS["globex"]) == 429  # rate limit
+    gw.queue_faults("500", model="gpt-4o-mini")
+    assert post_chat(gw, TENANT_KEYS["acme"], "slow") == 502  # provider (no retries on this route)
+
+
+def ask(gw: RunningGateway) -> str:
+    """A temperature-0 question (the response cache stores its answer): the cache tier that answered."""
+    raw = gw.openai().chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", temperature=0, messages=[{"role": "user", "content": "What is the capital of France?"}]
+    )
+    return raw.headers["x-cachegate-cache"]
+
+
+def wait_for_ledger(gw: RunningGateway, requests: int) -> None:
+    """The ledger writes in batches off the request path: until it holds the traffic above."""
+    deadline = time.monotonic() + 30
+    while admin_data(gw)["window"]["totals"]["ok"] + admin_data(gw)["window"]["totals"]["errors"] < requests:
+        assert time.monotonic() < deadline, admin_data(gw)["window"]["totals"]
+        time.sleep(0.2)
 
 
 def loop_until_blocked(gw: RunningGateway) -> None:
@@ -190,3 +235,90 @@ def test_series_over_a_chosen_range(busy_gateway: RunningGateway) -> None:
     assert sum(p["cost_usd"] for p in series) == pytest.approx(sum(r["cost_usd"] for r in data["requests"]))
     refused = httpx.get(f"{busy_gateway.url}/admin/dashboard/data", params={"range_s": 7}, headers=headers)
     assert refused.status_code == 400
+
+
+# -- one window: cards, charts, errors by class, spend by key, blocked sessions, the request log's search -----
+
+
+def text_of(dom: str, element_id: str) -> str:
+    return dom.split(f'id="{element_id}">', 1)[1].split("<", 1)[0]
+
+
+def test_cards_are_the_sums_of_the_window_charts(busy_gateway: RunningGateway) -> None:
+    window = admin_data(busy_gateway)["window"]
+    points, totals = window["points"], window["totals"]
+    assert len(points) == 30 and totals["ok"] + totals["errors"] >= EXPECTED_REQUESTS
+    for name in ("ok", "errors", "errors_guard", "exact_hits", "semantic_hits", "guard"):
+        assert totals[name] == sum(p[name] for p in points), name
+    for name in ("cost_usd", "saved_usd", "saved_prompt_usd", "saved_response_usd"):
+        assert totals[name] == pytest.approx(sum(p[name] for p in points)), name
+    assert totals["exact_hits"] == 1 and totals["saved_response_usd"] > 0  # the second question
+    assert any(p["p50_ms"] for p in points) and all(p["p95_ms"] is None for p in points if not p["ok"])
+    assert 0 < totals["saved_share"] == pytest.approx(totals["saved_usd"] / (totals["cost_usd"] + totals["saved_usd"]))
+    # The page shows the same numbers, read by a real browser.
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    shown_requests = int(text_of(dom, "requests").replace(",", ""))
+    assert shown_requests >= totals["ok"] + totals["errors"]  # at least: the page's own fetches come later
+    assert text_of(dom, "response-tiers") == "exact 1 · semantic 0"
+    assert "the ledger's records of this window" in dom
+
+
+def test_errors_split_by_class(busy_gateway: RunningGateway) -> None:
+    totals = admin_data(busy_gateway)["window"]["totals"]
+    classes = {name: totals[f"errors_{name}"] for name in ("guard", "budget", "rate_limit", "client", "provider")}
+    assert all(count >= 1 for count in classes.values()), classes
+    assert totals["errors_gateway"] == 0 and sum(classes.values()) == totals["errors"]
+    metrics = busy_gateway.metrics()
+    for name in classes:
+        assert f'error_class="{name}"' in metrics and "cachegate_request_errors_total{" in metrics
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    assert f"guard {classes['guard']} · budget {classes['budget']} · rate limit {classes['rate_limit']}" in dom
+
+
+def test_spend_by_key(busy_gateway: RunningGateway) -> None:
+    window = admin_data(busy_gateway)["window"]
+    by_key = {row["key"]: row["cost_usd"] for row in window["by_key"]}
+    assert len([key for key in by_key if key and key.startswith("cfg-")]) >= 3, by_key  # acme, globex, initech
+    assert sum(by_key.values()) == pytest.approx(window["totals"]["cost_usd"])
+    assert {row["model"] for row in window["by_model"]} >= {"gpt-4o-mini", "claude-sonnet-4-5"}
+    metrics = busy_gateway.metrics()
+    for key, usd in by_key.items():
+        if key and usd:
+            assert f'cachegate_key_cost_usd_total{{key="{key}"' in metrics, key
+    assert "sk-acme-test" not in metrics  # labels are ids, never the secret
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    by_key_table = dom.split('id="by-key">', 1)[1].split("</tbody>", 1)[0]
+    assert all(f"<td>{key}</td>" in by_key_table for key in by_key if key)
+
+
+def test_guard_blocked_sessions_are_marked(busy_gateway: RunningGateway) -> None:
+    listed = {s["session"]: s["blocked"] for s in admin_data(busy_gateway)["sessions"]}
+    assert listed["looping-agent"] is True and listed["inspect-me"] is False
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    assert '<tr class="session blocked"><td>acme</td><td>looping-agent</td>' in dom
+    assert '<tr class="session"><td>acme</td><td>inspect-me</td>' in dom
+
+
+def test_request_log_search_and_filters(busy_gateway: RunningGateway) -> None:
+    def query(**params: Any) -> list[dict[str, Any]]:
+        response = httpx.get(
+            f"{busy_gateway.url}/admin/requests", params=params, headers={"authorization": f"Bearer {ADMIN_KEY}"}
+        )
+        assert response.status_code == 200, response.text
+        return list(response.json()["requests"])
+
+    assert [r["session"] for r in query(q="INSPECT")] == ["inspect-me"] * 4  # any field, any case
+    assert {r["status"] for r in query(error_class="budget")} == {402}
+    assert {r["status"] for r in query(error_class="rate_limit", tenant="globex")} == {429}
+    guard = query(error_class="guard")
+    assert guard and all(r["session"] == "looping-agent" for r in guard)
+    assert query(q="no-such-model", error_class="client")[0]["status"] == 404
+    assert query(q="nothing-matches-this") == []
+    bad = httpx.get(
+        f"{busy_gateway.url}/admin/requests",
+        params={"error_class": "nonsense"},
+        headers={"authorization": f"Bearer {ADMIN_KEY}"},
+    )
+    assert bad.status_code == 400  # a validation error, in the admin API's shape
+    dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
+    assert 'id="search-text"' in dom and '<option value="initech">initech</option>' in dom

@@ -19,7 +19,7 @@ from tests.deploy.processes import REPO
 from tests.deploy.topology import REPLICAS
 
 CONFIG_IN_CONTAINER = "/etc/cachegate/cachegate.yaml"
-DASHBOARDS = ["overview", "cost", "cache", "agents"]
+DASHBOARDS = ["overview", "cost", "cache", "agents", "pools"]
 
 
 def load_yaml(relative: str) -> Any:

@@ -22,7 +22,9 @@ import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway.error_classes import ERROR_CLASSES
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
+from tests.deploy.pool_traffic import POOLS_CONFIG, drive_pool_traffic, pool_models
 from tests.deploy.processes import REPO, Spawned, redis_server
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 
@@ -131,6 +133,8 @@ FUNCTIONS_AND_KEYWORDS = {
     "unless",
     "offset",
     "le",
+    "vector",
+    "sort_desc",
 }
 
 
@@ -228,6 +232,14 @@ def drive_core_traffic(gw: RunningGateway) -> None:
         headers={"x-api-key": "sk-wrong"},
         json={"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
     )
+    # A provider failure: every try answers 500 (the route retries twice), the caller gets a 502.
+    gw.queue_faults("500", "500", "500", model="gpt-4o-mini")
+    failed = httpx.post(
+        f"{gw.url}/v1/chat/completions",
+        headers={"authorization": f"Bearer {TENANT_KEYS['acme']}"},
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "[[sim:text fails]]"}]},
+    )
+    assert failed.status_code == 502, failed.text
     # A retry: the provider answers 429 once.
     gw.queue_faults("429", model="gpt-4o-mini")
     oai.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "[[sim:text retried]]"}])
@@ -313,7 +325,7 @@ def drive_agent_traffic(gw: RunningGateway) -> None:
                 extra_headers=loop,
                 messages=openai_tool_turns(turns, "1 failed: test_login"),
             )
-        except openai.PermissionDeniedError:
+        except openai.BadRequestError:
             break
     # A model that chants in a stream (the guard cuts it), and one that ends its session itself.
     chant = {"x-session-id": f"chant-{uuid.uuid4().hex[:8]}"}
@@ -366,7 +378,7 @@ def drive_redis_outage(gw: RunningGateway, redis_process: Spawned) -> None:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
+def exported(tmp_path_factory: pytest.TempPathFactory, pool_sims: dict[str, str]) -> Iterator[Exported]:
     logs = tmp_path_factory.mktemp("dashboards")
     settings = gateway_settings()
     settings["models"] = [
@@ -378,6 +390,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
             "api_base": "embedded-sim",
             "context_window": SMALL_WINDOW,
         },
+        *pool_models(pool_sims),  # a pool of two simulated deployments (the pools dashboard)
     ]
     # A budget (never reached) so the spend-against-budget series appear.
     budget = {"budgets": [{"window": "month", "usd": 1000}]}
@@ -385,6 +398,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     # Generous timeouts: on a loaded machine a slow Redis reply or embedding must not look like an outage.
     settings.update(
         redis_timeout_s=2.0,
+        pools=POOLS_CONFIG,
         policy={
             "response_cache": {"embed_timeout_s": 10.0},
             "guard": {"terminate_tool": True},  # opt-in; on here so its series appears
@@ -395,6 +409,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
         drive_core_traffic(gw)
         drive_cache_traffic(gw)
         drive_agent_traffic(gw)
+        drive_pool_traffic(gw, pool_sims)
         finish_response_cache_traffic(gw)
         drive_redis_outage(gw, redis_process)
         yield Exported.parse(gw.metrics())
@@ -419,7 +434,7 @@ def test_every_grouping_label_is_on_the_series_it_groups(exported: Exported) -> 
 
 def test_every_dashboard_series_is_exported(exported: Exported) -> None:
     selectors = dashboard_selectors()
-    assert {s.dashboard for s in selectors} == {"overview", "cost", "cache", "agents"}
+    assert {s.dashboard for s in selectors} == {"overview", "cost", "cache", "agents", "pools"}
     missing = sorted(
         {
             f"{s} ({s.dashboard}: {s.panel})"
@@ -439,3 +454,14 @@ def test_every_dashboard_variable_lists_an_exported_label(exported: Exported) ->
             assert label in exported.label_names(metric), (path.name, variable["name"])
             checked += 1
     assert checked >= 2
+
+
+def test_errors_savings_and_key_spend_are_counters_with_bounded_labels(exported: Exported) -> None:
+    """Errors by class (intended refusals apart from failures); savings and spend by key as counters, so
+    Grafana's increase over a range survives restarts; the key label is an id, never the secret."""
+    classes = {labels["error_class"] for labels in exported.samples["cachegate_request_errors_total"]}
+    assert {"guard", "client", "provider"} <= classes <= set(ERROR_CLASSES)
+    sources = {labels["source"] for labels in exported.samples["cachegate_saved_usd_total"]}
+    assert {"prompt_cache", "response_cache"} <= sources and "cachegate_saved_usd" not in exported.samples
+    keys = {labels["key"] for labels in exported.samples["cachegate_key_cost_usd_total"]}
+    assert keys and all(key.startswith("cfg-") for key in keys), keys

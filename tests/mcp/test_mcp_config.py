@@ -28,7 +28,7 @@ def test_a_server_the_gateway_could_not_serve_safely_is_refused_at_load(server: 
 def test_two_servers_with_one_name_are_refused() -> None:
     server = {"name": "files", "url": "http://127.0.0.1:1/mcp"}
     with pytest.raises(ValidationError, match="duplicate MCP server names"):
-        Settings(mcp={"servers": [server, server]})
+        Settings.model_validate({"mcp": {"servers": [server, server]}})
 
 
 def test_deny_wins_and_allow_lists_limit() -> None:

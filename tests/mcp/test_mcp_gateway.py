@@ -5,6 +5,7 @@ and metrics."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx
@@ -12,7 +13,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from gateway.mcp.tools import UPSTREAM_FAILED
+from gateway.mcp.errors import UPSTREAM_FAILED
 from tests.gateway_harness import ADMIN_HEADERS, TENANT_KEYS, RunningGateway
 from tests.mcp.conftest import UPSTREAM_SECRET, key_headers, mcp_client
 
@@ -58,6 +59,18 @@ async def test_a_key_lists_and_calls_only_the_tools_its_tenant_may_use(gw: Runni
         assert text_of(await client.call_tool("files__read_file", {"path": "notes.txt"})).startswith("hello")
 
 
+async def test_prompts_pass_through_under_their_servers_prefix(gw: RunningGateway) -> None:
+    async with mcp_client(f"{gw.url}/mcp", key_headers("globex")) as client:
+        names = {prompt.name for prompt in (await client.list_prompts()).prompts}
+        got = await client.get_prompt("files__review", {"topic": "the gateway"})
+        with pytest.raises(MCPError) as refused:  # globex may not use the local server
+            await client.get_prompt("local__review", {"topic": "x"})
+    assert names == {"files__review"}
+    assert isinstance(got.messages[0].content, types.TextContent)
+    assert got.messages[0].content.text == "Please review the gateway."
+    assert refused.value.code == types.INVALID_PARAMS
+
+
 async def test_a_server_that_is_down_hides_only_its_own_tools(gw: RunningGateway) -> None:
     async with mcp_client(f"{gw.url}/mcp", key_headers()) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -66,6 +79,19 @@ async def test_a_server_that_is_down_hides_only_its_own_tools(gw: RunningGateway
     assert "files__read_file" in names and not any(name.startswith("down__") for name in names)
     assert failed.value.code == UPSTREAM_FAILED and "notes.txt" not in failed.value.message
     assert 'cachegate_mcp_tool_calls_total{outcome="upstream_error",server="down"}' in gw.metrics()
+
+
+async def test_tool_arguments_and_results_stay_out_of_logs_and_metrics(
+    gw: RunningGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    marker = "secret-argument-7f3a"
+    async with mcp_client(f"{gw.url}/mcp", key_headers(session="private-1")) as client:
+        await client.list_tools()
+        failed = await client.call_tool("files__read_file", {"path": marker})
+    assert failed.is_error and "no such file" in text_of(failed)
+    assert not [r for r in caplog.records if marker in r.getMessage() or "no such file" in r.getMessage()]
+    assert marker not in gw.metrics()
 
 
 async def test_a_result_over_the_size_bound_is_an_error(gw: RunningGateway) -> None:

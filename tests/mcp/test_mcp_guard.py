@@ -4,15 +4,17 @@ refused; a session the model side stopped cannot call tools either. Real SDKs on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mcp_types as types
 import openai
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from gateway.mcp.tools import AGENT_STOPPED
-from tests.gateway_harness import RunningGateway
+from gateway.mcp.errors import AGENT_STOPPED
+from tests.gateway_harness import RunningGateway, replicas_on_one_redis
 from tests.guard_stage.agents import OpenAIAgent
-from tests.mcp.conftest import key_headers, mcp_client
+from tests.mcp.conftest import key_headers, mcp_client, mcp_settings
 from tests.mcp.test_mcp_gateway import text_of
 
 READ = {"path": "notes.txt"}
@@ -75,3 +77,25 @@ async def test_the_mcp_session_id_names_the_guard_session_without_other_headers(
             await client.call_tool("local__read_file", READ)
     assert "[loop guard]" in texts[3] and "[loop guard]" not in texts[2]
     assert stopped.value.code == AGENT_STOPPED
+
+
+async def test_replicas_on_one_redis_share_the_tool_loop_and_its_block(upstream_url: str, tool_root: Path) -> None:
+    settings = mcp_settings(upstream_url, tool_root)
+    files_only = {**settings["mcp"], "servers": settings["mcp"]["servers"][:1]}
+    overrides = {"tenants": settings["tenants"], "mcp": files_only}
+    with replicas_on_one_redis(**overrides) as (a, b):
+        texts = []
+        for i in range(5):  # alternate replicas, as a balancer would
+            gw = (a, b)[i % 2]
+            async with mcp_client(f"{gw.url}/mcp", key_headers(session="replicated-loop")) as client:
+                await client.list_tools()
+                try:
+                    texts.append(text_of(await client.call_tool("files__read_file", READ)))
+                except MCPError as error:
+                    texts.append(f"error {error.code}")
+        model = b.openai(default_headers={"x-session-id": "replicated-loop"})
+        with pytest.raises(openai.APIStatusError) as blocked:
+            model.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "go on"}])
+    assert "[loop guard]" in texts[3] and "[loop guard]" not in texts[2]
+    assert texts[4] == f"error {AGENT_STOPPED}"
+    assert blocked.value.response.json()["error"]["type"] == "agent_loop_stopped"

@@ -1,6 +1,6 @@
-"""A small MCP server for the tests: a file tool (read_file, under one root) and a flaky tool that
-fails every other call. Serves Streamable HTTP (``python -m tests.mcp.tool_server PORT ROOT``) or
-stdio (``python -m tests.mcp.tool_server stdio ROOT``)."""
+"""A small MCP server for the tests: a file tool (read_file, under one root), a flaky tool that fails
+every other call, a tool that echoes the request headers it got, and one prompt. Serves Streamable HTTP
+(``python -m tests.mcp.tool_server PORT ROOT``) or stdio (``python -m tests.mcp.tool_server stdio ROOT``)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,27 @@ TOOLS = [
 ]
 
 
+PROMPTS = [
+    types.Prompt(
+        name="review",
+        description="Ask for a review of a topic",
+        arguments=[types.PromptArgument(name="topic", required=True)],
+    )
+]
+
+
+async def list_prompts(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=PROMPTS)
+
+
+async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    topic = (params.arguments or {}).get("topic", "")
+    message = types.PromptMessage(role="user", content=types.TextContent(text=f"Please review {topic}."))
+    return types.GetPromptResult(messages=[message])
+
+
 def build_server(root: Path) -> Server[Any]:
     calls = {"flaky": 0}
 
@@ -61,7 +82,13 @@ def build_server(root: Path) -> Server[Any]:
             return types.CallToolResult(content=[types.TextContent(text=text)])
         return types.CallToolResult(content=[types.TextContent(text="unknown tool")], is_error=True)
 
-    return Server("test-tools", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "test-tools",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
 
 
 def main() -> None:

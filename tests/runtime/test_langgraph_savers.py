@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import operator
 import sqlite3
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 import agent_runtime as ar
 from agent_runtime.checkpoint.memory import InMemorySaver
-from tests.runtime.postgres_server import postgres_server
+from tests.postgres_target import fresh_database, postgres_server
 
 
 class State(TypedDict):
@@ -62,14 +61,14 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         yield SqliteSaver(conn)
         conn.close()
     else:
-        with PostgresSaver.from_conn_string(request.getfixturevalue("postgres_url")) as pg:
+        with PostgresSaver.from_conn_string(fresh_database(request.getfixturevalue("postgres_url"))) as pg:
             pg.setup()
             yield pg
 
 
 def _turns(first: tuple[Any, Any], second: tuple[Any, Any], saver: Any, thread: str) -> list[Any]:
     """Pause a thread in `first`, read it and resume it (twice, with a new input between) in `second`."""
-    config = {"configurable": {"thread_id": f"{thread}-{uuid.uuid4()}"}}  # the server is the module's
+    config = {"configurable": {"thread_id": thread}}
     starter, resumer = first[0].compile(checkpointer=saver), second[0].compile(checkpointer=saver)
     command = second[1]
     paused = starter.invoke({"log": [], "count": 0}, config)
@@ -98,7 +97,7 @@ def test_a_thread_saved_by_agent_runtime_resumes_in_langgraph(saver: Any) -> Non
 
 
 def test_checkpoints_are_saved_in_langgraphs_format(saver: Any) -> None:
-    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    config = {"configurable": {"thread_id": "t"}}
     AGENT_RUNTIME[0].compile(checkpointer=saver).invoke({"log": [], "count": 0}, config)
     saved = saver.get_tuple(config)
     raw = saved.checkpoint
@@ -125,7 +124,7 @@ class _CountingVersions(LangGraphInMemorySaver):
 
 def test_an_overridden_get_next_version_is_used() -> None:
     saver = _CountingVersions()
-    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    config = {"configurable": {"thread_id": "t"}}
     graph = AGENT_RUNTIME[0].compile(checkpointer=saver)
     graph.invoke({"log": [], "count": 0}, config)
     assert saver.calls >= 3
@@ -145,7 +144,7 @@ def test_our_memory_saver_stores_values_through_a_serde() -> None:
             return typed
 
     serde = Recording()
-    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    config = {"configurable": {"thread_id": "t"}}
     graph = AGENT_RUNTIME[0].compile(checkpointer=InMemorySaver(serde=serde))
     graph.invoke({"log": [], "count": 0}, config)
     assert graph.invoke(ar.Command(resume="yes"), config) == {"log": ["plan", "work:1", "ask:yes"], "count": 1}

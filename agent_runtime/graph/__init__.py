@@ -580,3 +580,12 @@ _PERSISTENCE: dict[bool, SubgraphPersistence] = {True: "per_thread", False: "off
 def _subgraph_marker(state: Any) -> Any:
     """Placeholder callable of a subgraph node; the runtime calls the subgraph instead."""
     raise AssertionError("subgraph nodes are run by the engine")
+
+
+def __getattr__(name: str) -> Any:
+    """`MessagesState`, `add_messages`, `MessageGraph` (langgraph.graph's) load langchain-core only when asked for."""
+    if name in ("MessagesState", "add_messages", "MessageGraph"):
+        from agent_runtime import messages
+
+        return getattr(messages, name)
+    raise AttributeError(f"module 'agent_runtime.graph' has no attribute {name!r}")

@@ -1,0 +1,83 @@
+"""A real webhook receiver on loopback: records every POST (headers, body) and answers with the statuses it
+is told to, in order (then 200), optionally redirecting elsewhere."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Delivery:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.body)
+        return data
+
+    @property
+    def event(self) -> str:
+        return str(self.json["cachegate"]["event"])
+
+
+@dataclass
+class Receiver:
+    url: str = ""
+    statuses: list[int] = field(default_factory=list)  # answers still to give, in order (then 200)
+    redirect_to: str | None = None
+    deliveries: list[Delivery] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def events(self, kind: str) -> list[Delivery]:
+        with self.lock:
+            return [d for d in self.deliveries if d.event == kind]
+
+    def wait_for(self, kind: str, count: int = 1, timeout_s: float = 15.0, settle_s: float = 1.0) -> list[Delivery]:
+        """The deliveries of `kind` once `count` arrived, and then `settle_s` more (so a duplicate shows)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.events(kind)) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(settle_s)
+        return self.events(kind)
+
+
+@contextmanager
+def webhook_receiver(statuses: list[int] | None = None, redirect_to: str | None = None) -> Iterator[Receiver]:
+    receiver = Receiver(statuses=list(statuses or []), redirect_to=redirect_to)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            with receiver.lock:
+                receiver.deliveries.append(Delivery(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                status = receiver.statuses.pop(0) if receiver.statuses else 200
+            if receiver.redirect_to is not None:
+                self.send_response(307)
+                self.send_header("location", receiver.redirect_to)
+            else:
+                self.send_response(status)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/cachegate"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
