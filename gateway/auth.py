@@ -39,11 +39,14 @@ def config_key_id(digest: str) -> str:
     return "cfg-" + digest.removeprefix("sha256:")[:12]
 
 
+def config_keys(tenants: list[TenantConfig]) -> dict[str, KeyIdentity]:
+    """The keys listed in the config, by hash (replaced whole when the config changes, gateway/live/)."""
+    return {digest: KeyIdentity(config_key_id(digest), tenant) for tenant in tenants for digest in tenant.keys}
+
+
 class KeyRing:
     def __init__(self, settings: Settings) -> None:
-        self.keys: dict[str, KeyIdentity] = {
-            digest: KeyIdentity(config_key_id(digest), tenant) for tenant in settings.tenants for digest in tenant.keys
-        }
+        self.keys = config_keys(settings.tenants)
         self.admin_hashes = list(settings.admin_keys)
         # Managed keys (gateway/managed_keys.py): hash -> (identity, expiry), replaced whole on reload.
         self.managed: dict[str, tuple[KeyIdentity, float | None]] = {}

@@ -59,7 +59,7 @@ def serve(args: argparse.Namespace) -> None:
     from gateway import collector
     from gateway.app import create_app
 
-    app = create_app(settings)
+    app = create_app(settings, args.config)  # reloaded on SIGHUP and when it changes (gateway/live/)
     collector.take_over(app)
     uvicorn.run(app, **server_options(settings))
 

@@ -44,21 +44,28 @@ class Services:
     budget_seeder: BudgetSeeder | None = None  # with the ledger: budget counters survive a Redis flush
     pipeline: Pipeline | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # stage-owned long-lived objects, by stage name
-    _policies: dict[tuple[str, str, bytes], PolicyConfig] = field(default_factory=dict)
+    _policies: dict[bytes, PolicyConfig] = field(default_factory=dict)
 
     def policy_for(
         self, route: ModelConfig, tenant: TenantConfig | None, key: KeyIdentity | None = None
     ) -> PolicyConfig:
         """Global policy, overridden by the model's, then the tenant's, then the key's; computed once each."""
         key_policy = key.policy if key is not None else {}
-        cache_key = (route.name, tenant.name if tenant else "", orjson.dumps(key_policy, option=orjson.OPT_SORT_KEYS))
+        # By content, not by name: a request begun before a live change (gateway/live/) may bring the old
+        # tenant or route, and must not leave its policy cached under the new one's name.
+        overrides = [route.policy, tenant.policy if tenant else {}, key_policy]
+        cache_key = orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS)
         policy = self._policies.get(cache_key)
         if policy is None:
-            policy = effective_policy(self.settings.policy, route.policy, tenant.policy if tenant else {}, key_policy)
+            policy = effective_policy(self.settings.policy, *overrides)
             if len(self._policies) >= MAX_POLICIES:  # key policies change at runtime: never grow without end
                 self._policies.clear()
             self._policies[cache_key] = policy
         return policy
+
+    def clear_policies(self) -> None:
+        """Forget the computed policies: the global one changed (gateway/live/)."""
+        self._policies.clear()
 
     async def close(self) -> None:
         for extra in self.extras.values():  # stage-owned resources (e.g. the embedder's worker thread)
@@ -88,7 +95,7 @@ def create_services(settings: Settings) -> Services:
     alerts = Alerts(settings.alerts, store, metrics)  # before the router: pools' cooldowns may emit alerts
     lean = LeanUpstream()
     paths: dict[str, UpstreamPath] = {"lean": lean, "litellm": LiteLLMUpstream()}
-    router = Router(settings, paths, metrics, self_url(settings), store)
+    router = Router(settings, paths, metrics, self_url(settings), store, alerts.emit)
     keys = KeyRing(settings)
     managed_keys = ManagedKeys(durable(store), keys, settings.tenants)
     ledger = create_ledger(settings.ledger, metrics)

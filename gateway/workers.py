@@ -88,7 +88,8 @@ def worker_app() -> FastAPI:
 
     # A worker that ends takes its live gauges (requests in flight, active sessions) with it.
     atexit.register(multiprocess.mark_process_dead, os.getpid())
-    app = create_app(load_settings(os.environ.get(CONFIG_ENV) or None))
+    config_file = os.environ.get(CONFIG_ENV) or None
+    app = create_app(load_settings(config_file), config_file)  # each worker watches the file (gateway/live/)
     collector.take_over(app)
     return app
 

@@ -61,6 +61,11 @@ def read_config(path: Path) -> ConfigFile:
         raise ConfigError(f"{path}: no such config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config: {getattr(exc, 'strerror', None) or exc}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: Path) -> ConfigFile:
+    """read_config's checks on text already read (`path` names where it came from in the messages)."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

@@ -82,6 +82,12 @@ class Settings(BaseSettings):
     mcp: McpConfig = Field(default_factory=McpConfig, description="Upstream MCP servers behind /mcp")
     alerts: AlertsConfig = Field(default_factory=AlertsConfig, description="Alert webhooks (docs/alerts.md)")
     log_level: str = "info"
+    config_watch_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="Seconds between checks of the config file's modification time; a change reloads its "
+        "tenants, policy, models and model_aliases (as SIGHUP does). 0: no watch",
+    )
 
     @classmethod
     def settings_customise_sources(

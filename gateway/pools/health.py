@@ -68,8 +68,8 @@ class Health:
         """Whether this request is the one probe of a half-open circuit (others go elsewhere meanwhile)."""
         return await self.store.set(_key(deployment, "probe"), b"1", deployment.route.timeout_s, only_new=True)
 
-    async def failed(self, deployment: Deployment, exc: UpstreamError) -> tuple[Reason, bool]:
-        """Rest the deployment; returns why and whether its circuit is (now) open."""
+    async def failed(self, deployment: Deployment, exc: UpstreamError) -> tuple[Reason, bool, float]:
+        """Rest the deployment; returns why, whether its circuit is (now) open and for how many seconds."""
         reason, config = failure_reason(exc), self.config
         rest = max(exc.retry_after or 0.0, MIN_COOLDOWN_S) if reason == "rate_limit" else config.cooldown_s
         opened = False
@@ -82,7 +82,7 @@ class Health:
         rest = min(rest, config.max_cooldown_s)
         await self.store.set(_key(deployment, "cool"), str(time.time() + rest).encode(), rest)
         await self.store.delete(_key(deployment, "probe"))
-        return reason, opened
+        return reason, opened, rest
 
     async def succeeded(self, deployment: Deployment, standing: Standing | None) -> None:
         """A success closes a half-open circuit (nothing to write for a healthy deployment)."""

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from gateway.alerts.events import Alert, deployment_cooldown
 from gateway.config import ModelConfig, Settings
 from gateway.config.tenants import same_keys
 from gateway.governance.estimate import json_tokens
@@ -103,11 +104,12 @@ class Plan:
             return
         try:
             await self.pools.store.batch(self._counts(deployment, seen))
-            reason, opened = await self.pools.health.failed(deployment, exc)
+            reason, opened, rest = await self.pools.health.failed(deployment, exc)
         except StateUnavailable:
             metrics.state_failures.inc()
             return
         metrics.cooldowns.labels(*labels, reason).inc()
+        self.pools.alert(deployment_cooldown(deployment.pool, deployment.id, reason, rest, time.time() + rest))
         if opened:
             metrics.circuit_opens.labels(*labels).inc()
 
@@ -161,7 +163,14 @@ class Plan:
 
 
 class Pools:
-    def __init__(self, settings: Settings, store: StateStore, registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: StateStore,
+        registry: CollectorRegistry,
+        alert: Callable[[Alert], None] = lambda alert: None,
+    ) -> None:
+        self.alert = alert  # a cooldown's webhook (gateway/alerts/); queued, never waited for
         self.config = settings.pools
         self.store = store
         self.pools = build_pools(settings.models)

@@ -7,6 +7,7 @@ providers, LiteLLM's Responses-to-chat bridge for the others). LiteLLM converts 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,6 +18,7 @@ import litellm
 from gateway.config import ModelConfig
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
 from gateway.upstream.side_loop import LITELLM_LOOP
+from gateway.wire.allowed_tools import narrowed
 from gateway.wire.sse import SSEEvent, encode, iter_events, parse_event
 
 litellm.suppress_debug_info = True
@@ -92,10 +94,23 @@ def _to_dict(response: Any) -> dict[str, Any]:
     return dumped
 
 
+@functools.cache
+def _keep_gemini_system_instruction(litellm_model: str) -> None:
+    """Every model of the Gemini API takes `systemInstruction`, but LiteLLM sends it only for models its map
+    says support system messages, and folds it into the first user turn for the others (new models): tell
+    its map this one does (once per model; prices are left to the map and the gateway's price table)."""
+    if not litellm.supports_system_messages(litellm_model, "gemini"):
+        litellm.register_model({litellm_model: {"litellm_provider": "gemini", "supports_system_messages": True}})
+
+
 class LiteLLMUpstream:
     def _kwargs(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any]) -> dict[str, Any]:
         # `body` holds only the wire's public fields (router.call); the gateway's own arguments come last.
         params = {k: v for k, v in body.items() if k not in ("model", "stream_options", *LITELLM_RESERVED)}
+        if wire == "openai" and route.lean_wire != "openai":
+            params = narrowed(params)
+        if route.provider == "gemini":
+            _keep_gemini_system_instruction(route.litellm_model)
         return {
             **params,
             **_metadata(wire, body),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from gateway.alerts.events import Alert
 from gateway.config import ModelConfig, Settings
 from gateway.config.models import EMBEDDED_SIM_BASE
 from gateway.errors import GatewayError
@@ -58,12 +59,13 @@ class Router:
         metrics: GatewayMetrics,
         self_url: str,
         store: StateStore,
+        alert: Callable[[Alert], None] = lambda alert: None,
     ) -> None:
         self.settings = settings
         self.paths = paths
         self.metrics = metrics
         self.self_url = self_url
-        self.pools = Pools(settings, store, metrics.registry)
+        self.pools = Pools(settings, store, metrics.registry, alert)
 
     def api_base(self, route: ModelConfig, wire: str) -> str | None:
         if route.api_base == EMBEDDED_SIM_BASE:

@@ -2,8 +2,9 @@
 
 Requests: `contents` -> messages (functionCall parts -> assistant tool_calls, functionResponse parts ->
 tool messages), `systemInstruction` -> a system message, functionDeclarations -> function tools,
-generationConfig -> sampling fields. Responses and stream chunks come back the other way. What OpenAI
-cannot express (topK, thinkingConfig, safetySettings, Google-hosted tools) is left out.
+toolConfig -> tool_choice (allowedFunctionNames -> OpenAI's allowed_tools), generationConfig -> sampling
+fields. Responses and stream chunks come back the other way (reasoning tokens as thoughtsTokenCount). What
+OpenAI cannot express (topK, thinkingConfig, safetySettings, Google-hosted tools) is left out.
 """
 
 from __future__ import annotations
@@ -73,10 +74,15 @@ def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
 def _tool_choice(body: dict[str, Any]) -> Any:
     config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
     mode = CALLING_MODES.get(str(config.get("mode", "")).upper())
-    names = config.get("allowedFunctionNames") or []
+    listed = config.get("allowedFunctionNames")
+    names = [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
+    if mode == "none" or not names:
+        return mode
     if mode == "required" and len(names) == 1:
         return {"type": "function", "function": {"name": names[0]}}
-    return mode
+    # Several allowed names (or an allow-list without forcing a call): OpenAI's allowed_tools keeps both.
+    allowed = [{"type": "function", "function": {"name": name}} for name in names]
+    return {"type": "allowed_tools", "allowed_tools": {"mode": mode or "auto", "tools": allowed}}
 
 
 def _generation(config: dict[str, Any]) -> dict[str, Any]:
@@ -143,20 +149,21 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
                 message["tool_calls"] = tool_calls
             messages.append(message)
             continue
-        for part in parts:
-            if "functionResponse" in part:
-                response = part["functionResponse"]
-                output = response.get("response")
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": calls.answer(response),
-                        "content": output if isinstance(output, str) else orjson.dumps(output or {}).decode(),
-                    }
-                )
+        answers = [part["functionResponse"] for part in parts if "functionResponse" in part]
+        for response in answers:
+            output = response.get("response")
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": calls.answer(response),
+                    "content": output if isinstance(output, str) else orjson.dumps(output or {}).decode(),
+                }
+            )
         user = [converted for part in parts if (converted := _user_part(part)) is not None]
-        if user:
-            messages.append({"role": "user", "content": user})
+        if user or not answers:
+            # A user turn with nothing OpenAI can express stays, empty, so the turns keep their order
+            # (a conversation must not start with the model's turn).
+            messages.append({"role": "user", "content": user or ""})
     return messages
 
 
@@ -176,16 +183,18 @@ def to_openai(body: dict[str, Any], stream: bool) -> dict[str, Any]:
 
 
 def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
+    """OpenAI's completion_tokens include the reasoning tokens; Gemini reports thoughts apart from the
+    candidates (both billed as output)."""
     usage = usage or {}
     prompt, output = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    meta: dict[str, Any] = {
-        "promptTokenCount": prompt,
-        "candidatesTokenCount": output,
-        "totalTokenCount": prompt + output,
-    }
+    thoughts = min(output, int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0))
+    meta: dict[str, Any] = {"promptTokenCount": prompt, "candidatesTokenCount": output - thoughts}
     cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
     if cached:
         meta["cachedContentTokenCount"] = cached
+    if thoughts:
+        meta["thoughtsTokenCount"] = thoughts
+    meta["totalTokenCount"] = prompt + output
     return meta
 
 

@@ -5,6 +5,7 @@ deployment is left alone once its headers say it is spent; it never answers a 42
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -80,14 +81,16 @@ def sim_stats(url: str) -> dict[str, Any]:
 @pytest.mark.parametrize("wire", list(WIRES))
 def test_rate_limit_headers_move_new_sessions_away_before_a_429(wire: str, sims: dict[str, str]) -> None:
     with running_gateway(**pool_settings(wire, sims)) as gw:
+        started = time.monotonic()
         for _ in range(SESSIONS):
             response = new_session(gw, wire)
             assert response.status_code == 200, response.text
+        refilled = (time.monotonic() - started) * RPM / 60  # a slow machine: the bucket refills meanwhile
         metrics = gw.metrics()
     tight, roomy = sim_stats(sims["tight"]), sim_stats(sims["roomy"])
     # Balanced blindly, the tight deployment would get about half (8) and answer 429s; its headers stop it
     # at its limit instead, with no 429 (nor a failover that cost its session a prefix).
-    assert 1 <= tight["totals"].get("requests", 0) <= RPM, tight
+    assert 1 <= tight["totals"].get("requests", 0) <= RPM + refilled, tight
     assert tight["errors"] == {}, tight
     assert roomy["totals"]["requests"] == SESSIONS - tight["totals"]["requests"]
     assert f'cachegate_deployment_headroom{{deployment="tight",model="{POOL}"}}' in metrics

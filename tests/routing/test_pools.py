@@ -21,6 +21,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from gateway.config import Settings
+from tests.alerts.conftest import alerts, assert_signed
+from tests.alerts.receiver import webhook_receiver
 from tests.gateway_harness import (
     ADMIN_HEADERS,
     ADMIN_KEY,
@@ -275,3 +277,21 @@ def test_without_its_redis_a_pool_still_routes_and_keeps_sessions_per_replica() 
         homes = {deployment_of(gw, chat(gw, session, ["[[sim:text ok]]", f"turn {n}"])[1])["id"] for n in range(3)}
         assert len(homes) == 1
         assert "cachegate_state_fallbacks_total" in gw.metrics()
+
+
+def test_a_cooldown_sends_one_signed_alert(sim: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rested deployment is an operator's event: one webhook per cooldown, naming pool and deployment."""
+    with webhook_receiver() as receiver:
+        config = {**settings(f"{sim}/v1", max_cooldown_s=1.0), "alerts": alerts(receiver.url, monkeypatch)}
+        with running_gateway(**config) as gw:
+            session = f"alerted-{uuid.uuid4().hex[:8]}"
+            _, first = chat(gw, session, ["[[sim:text one]]"])
+            home = deployment_of(gw, first)["id"]
+            queue_faults(sim, MODELS[home], "500")
+            chat(gw, session, ["[[sim:text one]]", "[[sim:text two]]"])
+            cooldowns = receiver.wait_for("deployment_cooldown")
+    assert len(cooldowns) == 1
+    assert_signed(cooldowns[0])
+    facts = cooldowns[0].json["cachegate"]
+    assert facts["event"] == "deployment_cooldown" and home in cooldowns[0].json["text"]
+    assert facts["reason"] == "server_error" and facts["amounts"]["seconds"] > 0

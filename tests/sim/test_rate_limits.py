@@ -46,8 +46,8 @@ def test_openai_headers_count_down_then_429(limited_url: str, oai: openai.OpenAI
     assert headers["x-ratelimit-remaining-requests"] == "0"
     # Limits are per key: another key (another deployment) is untouched.
     other = openai.OpenAI(base_url=limited_url + "/v1", api_key="sk-two", max_retries=0)
-    raw = other.responses.with_raw_response.create(model="gpt-4o-mini", input="hello")
-    assert raw.headers["x-ratelimit-remaining-requests"] == str(RPM - 1)
+    answered = other.responses.with_raw_response.create(model="gpt-4o-mini", input="hello")
+    assert answered.headers["x-ratelimit-remaining-requests"] == str(RPM - 1)
     # Without limits (the default) there is nothing to report.
     raw = oai.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=HELLO)
     assert not any(name.startswith("x-ratelimit") for name in raw.headers)
