@@ -71,8 +71,8 @@ def create_app(settings: Settings | None = None, config_file: str | Path | None 
         alerts = asyncio.create_task(services.alerts.run())  # alert webhooks (gateway/alerts/)
         tasks = [keys, records, alerts, asyncio.create_task(live.follow_store())]  # live config (gateway/live/)
         if live.config_file is not None and settings.config_watch_s > 0:
-            pass  # TEMP2
-        pass  # TEMP1
+            tasks.append(asyncio.create_task(live.watch_file(settings.config_watch_s)))
+        reload_on_hangup(live)
         if services.ledger is not None and services.budget_seeder is not None:
             await services.ledger.start()  # the spend ledger (gateway/ledger/), then budgets seeded from it
             await services.budget_seeder.start()

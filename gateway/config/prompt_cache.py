@@ -48,7 +48,9 @@ class PromptCacheConfig(BaseModel):
         default=False, description="Let client cache_control marks reach Gemini (creates billed caches)"
     )
     # Prefix stability.
-    canonical_tools: bool = Field(default=True, description="Tool schemas with sorted keywords (property order kept), tools sorted by name")
+    canonical_tools: bool = Field(
+        default=True, description="Tool schemas with sorted keywords (property order kept), tools sorted by name"
+    )
     relocate_volatile: bool = Field(
         default=False, description="Move timestamps/dates/UUIDs/request ids out of the system prompt to the end"
     )

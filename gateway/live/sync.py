@@ -50,7 +50,8 @@ class LiveConfigSync:
 
     async def publish(self, text: str) -> int:
         """An admin's change (YAML or JSON): checked, stored for every replica, in force here; its version.
-        ConfigError if refused, ChangeConflict or StateUnavailable if it could not be stored: nothing changed."""
+        ConfigError if refused and ChangeConflict if it kept being overtaken (nothing stored); StateUnavailable
+        if the store failed (perhaps stored, perhaps not yet seen by the other replicas)."""
         change = parse_live(text, "request body")
         for _ in range(WRITE_TRIES):
             stored = await self._stored()
@@ -116,6 +117,8 @@ class LiveConfigSync:
             self.change(file_sections(loaded), str(self.config_file))
         except ConfigError as refused:
             log.warning("config reload refused, the settings in force stay: %s", refused)
+        except Exception:  # the watch and later signals must go on
+            log_failure(log, "config reload failed, the settings in force stay")
 
 
 def reload_on_hangup(live: LiveConfigSync) -> None:

@@ -9,8 +9,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers import threaded_http_server
 
 
 @dataclass
@@ -72,12 +74,6 @@ def webhook_receiver(statuses: list[int] | None = None, redirect_to: str | None 
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/cachegate"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with threaded_http_server(Handler) as url:
+        receiver.url = f"{url}/hooks/cachegate"
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()

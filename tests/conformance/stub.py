@@ -4,13 +4,14 @@ asked, and keeps each request it received (path, headers, body) for the test to 
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers import threaded_http_server
 
 
 @dataclass
@@ -56,12 +57,5 @@ def replay_stub() -> Iterator[ReplayStub]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with threaded_http_server(Handler) as stub.url:
         yield stub
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -120,9 +120,7 @@ class GeminiAgent:
                 headers = _headers(chunks[0])
                 parts = [part for chunk in chunks for part in _parts(chunk)]
             else:
-                response = self.client.models.generate_content(
-                    model=self.model, contents=self.contents, config=config
-                )
+                response = self.client.models.generate_content(model=self.model, contents=self.contents, config=config)
                 headers, parts = _headers(response), _parts(response)
         except genai_errors.APIError as error:
             headers = dict(error.response.headers) if error.response is not None else {}

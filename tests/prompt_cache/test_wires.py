@@ -104,9 +104,7 @@ def _gemini(gw: RunningGateway, tenant: str, session: str) -> genai.Client:
     return CLIENTS[-1]
 
 
-def _gemini_session(
-    gw: RunningGateway, tenant: str, model: str = "gpt-4o-mini"
-) -> list[tuple[dict[str, str], int]]:
+def _gemini_session(gw: RunningGateway, tenant: str, model: str = "gpt-4o-mini") -> list[tuple[dict[str, str], int]]:
     client, seen = _gemini(gw, tenant, new_session()), []
     for turn, items in enumerate(_turns(3)):
         contents = [

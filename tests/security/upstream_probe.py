@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.gateway_harness import TENANT_KEYS, RunningGateway, gateway_settings
+from tests.servers import threaded_http_server
 
 PROVIDER_KEY = "sk-provider-9f8e7d6c5b4a-DO-NOT-LEAK"
 PROVIDER_KEY_ENV = "CACHEGATE_TEST_PROVIDER_KEY"
@@ -50,15 +50,8 @@ def trap_listener(status: int = 400, reply: dict[str, Any] | None = None) -> Ite
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    trap.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with threaded_http_server(Handler) as trap.url:
         yield trap
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def keyed_settings(path: str, monkeypatch: pytest.MonkeyPatch, **overrides: Any) -> dict[str, Any]:
