@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -46,7 +47,7 @@ class SqliteLedger(LedgerBackend):
         def connect() -> None:
             db = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False, isolation_level=None)
             if self.path != MEMORY:
-                db.execute("PRAGMA journal_mode=WAL")
+                _wal(db, time.monotonic() + self.timeout_s)
                 db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses at most the last commits, never the file
             _migrate(db)
             self._db = db
@@ -101,3 +102,16 @@ def _migrate(db: sqlite3.Connection) -> None:
             for statement in migration.statements():
                 db.execute(statement)
             db.execute(NOTE_APPLIED, (migration.version, migration.name, datetime.now(UTC).isoformat()))
+
+
+def _wal(db: sqlite3.Connection, deadline: float) -> None:
+    """Switch to WAL. Replicas opening a new file together race for it, and SQLite answers the losers "database
+    is locked" at once (its busy timeout does not cover a journal-mode change): try again until `deadline`."""
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)

@@ -44,12 +44,10 @@ async def standing(health: Health, d: Deployment) -> Standing:
 
 async def test_failures_open_the_circuit_then_one_probe_closes_it(store: StateStore) -> None:
     health, d = Health(store, CONFIG), deployment()
-    assert await health.failed(d, UpstreamError(500, "boom")) == ("server_error", False)
-    assert await health.failed(d, UpstreamTimeout()) == ("timeout", False)
-    assert await health.failed(d, UpstreamError(502, "The gateway could not reach the provider.")) == (
-        "unreachable",
-        True,
-    )
+    assert (await health.failed(d, UpstreamError(500, "boom")))[:2] == ("server_error", False)
+    assert (await health.failed(d, UpstreamTimeout()))[:2] == ("timeout", False)
+    reason, opened, rest = await health.failed(d, UpstreamError(502, "The gateway could not reach the provider."))
+    assert (reason, opened) == ("unreachable", True) and rest >= OPEN_S
     now = time.time()
     opened = await standing(health, d)
     assert opened.cooling(now) and opened.cooling_until >= now + OPEN_S - 0.1
@@ -70,6 +68,6 @@ async def test_failures_open_the_circuit_then_one_probe_closes_it(store: StateSt
 async def test_a_429_rests_for_its_retry_after_and_never_opens_the_circuit(store: StateStore) -> None:
     health, d = Health(store, CONFIG), deployment()
     for _ in range(CONFIG.breaker_failures + 1):
-        assert await health.failed(d, UpstreamError(429, "slow down", retry_after=2.0)) == ("rate_limit", False)
+        assert await health.failed(d, UpstreamError(429, "slow down", retry_after=2.0)) == ("rate_limit", False, 2.0)
     rested = await standing(health, d)
     assert rested.failures == 0 and rested.cooling_until >= time.time() + 1.5
