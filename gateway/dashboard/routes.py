@@ -15,6 +15,7 @@ from gateway.api.admin_budgets import budget_rows
 from gateway.api.admin_spend import month_totals
 from gateway.api.requests_log import record_tenants
 from gateway.dashboard.live import headline
+from gateway.dashboard.pools import pool_rows
 from gateway.dashboard.series import RANGES_S, series
 from gateway.dashboard.sessions import session_view, sessions
 from gateway.dashboard.window import window
@@ -45,8 +46,9 @@ async def data(range_s: int = 900, services: Services = AdminServices) -> dict[s
     found = await _window(services, now, range_s)
     for latencies, point in zip(points, found["points"] if found else [], strict=False):
         point["p50_ms"], point["p95_ms"] = latencies["p50_ms"], latencies["p95_ms"]  # percentiles: from the records
+    registry = services.metrics.exposition()
     return {
-        "now": headline(summarize_registry(services.metrics.exposition())),
+        "now": headline(summarize_registry(registry)),
         "series": points,
         "window": found,
         "requests": records[:25],
@@ -54,6 +56,7 @@ async def data(range_s: int = 900, services: Services = AdminServices) -> dict[s
         "budgets": await budget_rows(services),
         "month": await month_totals(services),  # from the ledger: survives restarts and Redis flushes
         "state_backend": services.store.backend,
+        "pools": await pool_rows(services.router.pools, registry),  # deployments of pools of several
     }
 
 

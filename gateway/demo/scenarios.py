@@ -76,10 +76,12 @@ def looping_sessions(count: int, run: str, repeats: int = 8) -> Iterator[DemoReq
 
 
 def questions(rounds: int = 2) -> Iterator[DemoRequest]:
-    """The same questions asked again, word for word and in other words (response cache)."""
+    """The same questions asked again, word for word (exact tier) and then in other words (semantic tier).
+    The paraphrases come after every original was answered: an answer whose prompt was not embedded in time
+    is indexed in the background, and a paraphrase asked right after it could miss."""
     for _ in range(rounds):
-        for original, paraphrase in QUESTIONS:
-            for text in (original, original, paraphrase):
+        for original, _ in QUESTIONS:
+            for text in (original, original):
                 yield DemoRequest(
                     "questions",
                     "openai",
@@ -95,3 +97,6 @@ def questions(rounds: int = 2) -> Iterator[DemoRequest]:
                     "messages": [{"role": "user", "content": original}],
                 },
             )
+    for _, paraphrase in QUESTIONS:
+        body = {"model": "gpt-4o-mini", "temperature": 0, "messages": [{"role": "user", "content": paraphrase}]}
+        yield DemoRequest("questions", "openai", body)

@@ -18,6 +18,9 @@ from PIL import Image
 from gateway.config import hash_key
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
+from tests.routing.test_pools import KEYS, MODELS, POOL, deployment_of
+from tests.routing.test_pools import chat as pool_chat
+from tests.routing.test_pools import settings as pool_settings
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
@@ -322,3 +325,39 @@ def test_request_log_search_and_filters(busy_gateway: RunningGateway) -> None:
     assert bad.status_code == 400  # a validation error, in the admin API's shape
     dom = chromium("--dump-dom", f"{busy_gateway.url}/dashboard#key={ADMIN_KEY}").stdout
     assert 'id="search-text"' in dom and '<option value="initech">initech</option>' in dom
+
+
+# -- deployment pools: per deployment attempts, cooldowns, headroom and its own prompt cache ----------------
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_pools_of_several_deployments(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, key in KEYS.items():
+        monkeypatch.setenv(f"POOL_KEY_{name.upper()}", key)
+    with running_gateway(**pool_settings("embedded-sim")) as gw:
+        session = "pooled-session"
+        _, first = pool_chat(gw, session, ["[[sim:text one]]"])
+        home = deployment_of(gw, first)["id"]
+        other = next(name for name in ("east", "west") if name != home)
+        gw.queue_faults("500", model=MODELS[home])
+        pool_chat(gw, session, ["[[sim:text one]]", "[[sim:text two]]"])  # fails over to the other
+        pool_chat(gw, session, ["[[sim:text one]]", "[[sim:text two]]", "[[sim:text three]]"])  # its cache
+        rows = {row["id"]: row for row in admin_data(gw)["pools"]}
+        dom = chromium("--dump-dom", f"{gw.url}/dashboard#key={ADMIN_KEY}").stdout
+    assert set(rows) == {"east", "west"} and {row["pool"] for row in rows.values()} == {POOL}  # no pool of one
+    resting, serving = rows[home], rows[other]
+    assert (resting["ok"], resting["errors"], resting["cooldowns"]["server_error"]) == (1, 1, 1), resting
+    assert resting["cooling_until"] > time.time() and resting["circuit_open"] is False
+    assert (serving["ok"], serving["errors"], sum(serving["cooldowns"].values())) == (2, 0, 0), serving
+    assert serving["cache_read_tokens"] > 0 and 0 < serving["hit_ratio"] < 1 and resting["hit_ratio"] == 0
+    assert serving["headroom"] == 1.0 and serving["cooling_until"] is None
+    assert shown(dom, "pools")
+    table = dom.split('id="pool-rows">', 1)[1].split("</tbody>", 1)[0]
+    cells = "<td>{}</td>" * 5  # pool, deployment, region (its name here), ok, errors
+    assert '<tr class="deployment resting">' + cells.format(POOL, home, home, 1, 1) + "<td>server_error 1</td>" in table
+    assert '<tr class="deployment">' + cells.format(POOL, other, other, 2, 0) + "<td></td>" in table
+    assert "cooling until " in table and "ready" in table
+
+
+def test_no_pools_section_without_a_pool_of_several(busy_gateway: RunningGateway) -> None:
+    assert admin_data(busy_gateway)["pools"] == []
