@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from agent_runtime.guard import Action, Step, StopReason, Strike, canonical_json
+from agent_runtime.guard import Action, Decision, Step, StopReason, Strike, canonical_json
 from gateway.guard.timeline import TURNS_KEPT, Turn, decode
 from gateway.state import Op, StateStore
 
@@ -275,3 +275,18 @@ class GuardSessions:
     async def reset(self, prefix: str) -> None:
         replays = [key async for key in self.store.scan(prefix + REPLAY)]
         await self.store.delete(*(prefix + name for name in FIELDS), *replays)
+
+
+def decision_record(decision: Decision, position: int, source: str) -> dict[str, Any]:
+    """What the session's decision log keeps of a nudge, stop or block (`source`: the model side's request
+    or a tool call at the MCP endpoint)."""
+    assert decision.detection is not None
+    detection = decision.detection
+    return {
+        "position": position,
+        "action": decision.action.value,
+        "reason": detection.reason.name,
+        "detector": detection.detector,
+        "detail": detection.detail,
+        "source": source,
+    }

@@ -26,7 +26,7 @@ import orjson
 from agent_runtime.guard import Action, Decision, GuardPolicy, Step, StepKind, Strike, escalate, evaluate
 from gateway.config.guard import GuardConfig
 from gateway.guard.policy import PolicyCache
-from gateway.guard.state import GuardSessions, is_blocked, session_prefix, unique_strikes
+from gateway.guard.state import GuardSessions, decision_record, is_blocked, session_prefix, unique_strikes
 from gateway.state import Op, StateStore
 
 STEPS = "mcp.steps"  # the session's last tool calls seen at the MCP endpoint (hashes only, as JSON)
@@ -73,19 +73,6 @@ def _decode(raw: bytes) -> Step:
         changes=bool(data["changes"]),
         at=data["at"],
     )
-
-
-def _record(decision: Decision, position: int) -> dict[str, Any]:
-    assert decision.detection is not None
-    d = decision.detection
-    return {
-        "position": position,
-        "action": decision.action.value,
-        "reason": d.reason.name,
-        "detector": d.detector,
-        "detail": d.detail,
-        "source": "tool",
-    }
 
 
 class ToolGuard:
@@ -139,7 +126,10 @@ class ToolGuard:
 
     async def remember(self, session: ToolSession, decision: Decision, writes: list[Any] | None = None) -> None:
         """The decision in the session's history (the admin view) and its strike (both sides escalate on it)."""
-        pending = [*(writes or []), self.sessions.decision(session.prefix, _record(decision, session.position))]
+        pending = [
+            *(writes or []),
+            self.sessions.decision(session.prefix, decision_record(decision, session.position, "tool")),
+        ]
         if decision.strike is not None:
             session.strikes.append(decision.strike)
             pending.append(self.sessions.strike(session.prefix, decision.strike, f"tool-{session.position}"))

@@ -52,6 +52,7 @@ from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, re
 from gateway.guard.state import (
     GuardSessions,
     Snapshot,
+    decision_record,
     is_blocked,
     position_key,
     request_fingerprint,
@@ -104,19 +105,6 @@ def _counters(snapshot: Snapshot, tool_calls: int = 0) -> SessionCounters:
 def _history_length(ctx: RequestContext) -> int:
     history = ctx.body.get(ctx.wire.history_field)
     return len(history) if isinstance(history, list) else 0
-
-
-def _record(decision: Decision, position: int, source: str) -> dict[str, Any]:
-    assert decision.detection is not None
-    d = decision.detection
-    return {
-        "position": position,
-        "action": decision.action.value,
-        "reason": d.reason.name,
-        "detector": d.detector,
-        "detail": d.detail,
-        "source": source,
-    }
 
 
 class GuardStage(Stage):
@@ -334,7 +322,7 @@ class GuardStage(Stage):
             note.strikes.append(decision.strike)
         if note.prefix is None:
             return
-        writes = [self.sessions.decision(note.prefix, _record(decision, note.position, source))]
+        writes = [self.sessions.decision(note.prefix, decision_record(decision, note.position, source))]
         if decision.strike is not None:
             key = note.key or position_key(note.position)
             note.keys.setdefault(key, decision.strike.position)

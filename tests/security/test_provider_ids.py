@@ -21,7 +21,7 @@ from google.genai import types as genai_types
 
 from gateway.config import hash_key
 from tests.gateway_harness import TENANT_KEYS, RunningGateway, running_gateway
-from tests.security.upstream_probe import keyed_settings, last_provider_request
+from tests.security.upstream_probe import assert_refused, keyed_settings, last_provider_request
 
 OWN_KEY_ENV = "CACHEGATE_TEST_GLOBEX_OPENAI_KEY"
 
@@ -48,16 +48,6 @@ def provider_calls(gw: RunningGateway) -> int:
 def sent_body(gw: RunningGateway) -> dict[str, Any]:
     body: dict[str, Any] = last_provider_request(gw)["body"]
     return body
-
-
-def assert_refused(caught: pytest.ExceptionInfo[Any], param: str) -> None:
-    error = caught.value
-    assert error.status_code == 400
-    assert error.response.headers.get("x-should-retry") == "false"
-    body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error", body)
-    assert detail.get("type") == "invalid_request_error", body
-    assert param in detail.get("message", ""), body
 
 
 def test_responses_store_is_forced_off_on_the_shared_account(gateway: RunningGateway) -> None:

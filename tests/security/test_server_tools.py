@@ -16,7 +16,7 @@ import openai
 import pytest
 
 from tests.gateway_harness import RunningGateway, running_gateway
-from tests.security.upstream_probe import Trap, keyed_settings, last_provider_request, trap_listener
+from tests.security.upstream_probe import Trap, assert_refused, keyed_settings, last_provider_request, trap_listener
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +57,6 @@ def ask_anthropic(
         with client.messages.stream(model=model, max_tokens=32, messages=messages, tools=tools, **fields) as events:
             return events.get_final_message()
     return client.messages.create(model=model, max_tokens=32, messages=messages, tools=tools, **fields)
-
-
-def assert_refused(caught: pytest.ExceptionInfo[Any], named: str) -> None:
-    error = caught.value
-    assert error.status_code == 400
-    assert error.response.headers.get("x-should-retry") == "false"
-    body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error", body)
-    assert detail.get("type") == "invalid_request_error", body
-    assert named in detail.get("message", ""), body
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])

@@ -84,3 +84,14 @@ def last_provider_request(gw: RunningGateway) -> dict[str, Any]:
     """The last request the simulated provider received (keys redacted by the simulator)."""
     requests = gw.sim_requests(limit=1)
     return requests[-1] if requests else {}
+
+
+def assert_refused(caught: pytest.ExceptionInfo[Any], named: str) -> None:
+    """An SDK error for the gateway's refusal: 400 invalid_request_error, not retried, naming `named`."""
+    error = caught.value
+    assert error.status_code == 400
+    assert error.response.headers.get("x-should-retry") == "false"
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error", body)
+    assert detail.get("type") == "invalid_request_error", body
+    assert named in detail.get("message", ""), body
