@@ -12,7 +12,9 @@ from gateway.context import RequestContext
 from gateway.governance.estimate import CUT_SHORT, generated
 from gateway.stages.base import Stage
 from gateway.usage import Cost, Price, Usage, route_price
+from gateway.usage.served import served_route
 from gateway.usage.spend import record_spend
+from gateway.wire.server_tools import MODEL_CHAIN_FIELDS
 
 SIDE_COST_NOTE = "side_cost"  # ctx.notes: what calls the gateway made for this request cost (summary, judge)
 
@@ -68,7 +70,9 @@ class UsageStage(Stage):
             ctx.usage = ctx.wire.usage(ctx.response_body)
             if not ctx.usage.total or ctx.notes.get(CUT_SHORT):  # the provider's count never came: estimate it
                 ctx.usage = generated(ctx, ctx.usage)
-            price = route_price(ctx.route)
+            chain = ctx.body.get(MODEL_CHAIN_FIELDS.get(ctx.wire.name, ""))
+            answered = served_route(ctx.route, chain, ctx.response_body, ctx.services.router.settings.models)
+            price = route_price(answered)
             ctx.cost = Cost.of(ctx.usage, price)
             record_spend(ctx.services.metrics, ctx.tenant_label, ctx.model_label, ctx.usage, ctx.cost, price)
             ctx.services.router.pools.metrics.answered(ctx.notes.get("deployment"), ctx.usage)
