@@ -156,6 +156,16 @@ class GraphAPI:
     def get_name(self, suffix: str | None = None) -> str:
         return graph_name(self.name, suffix) if suffix else self.name
 
+    def __or__(self, other: Any) -> Any:
+        from agent_runtime.graph.as_runnable import pipe
+
+        return pipe(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        from agent_runtime.graph.as_runnable import pipe
+
+        return pipe(other, self)
+
     @property
     def input_schema(self) -> Any:
         """What the graph takes: the builder's input schema; a graph reading channels (a Pregel graph, an
@@ -188,12 +198,11 @@ class GraphAPI:
         return state_json_schema(self.output_schema, self.get_name("Output"))
 
     def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
-        """The graph as LangChain's drawable Graph (`.draw_mermaid()`, `.to_json()`); subgraphs are
-        drawn as one node (`xray` is accepted for LangGraph's signature)."""
+        """The graph as LangChain's drawable Graph (`.draw_mermaid()`, `.to_json()`), as LangGraph draws
+        it; `xray` (True, or how many levels) draws subgraphs' nodes in place of theirs."""
         from agent_runtime.drawing import draw
 
-        labels = self.builder.destination_labels if self.builder is not None else {}
-        return draw(self.spec, {name: node.bound for name, node in self.nodes.items()}, labels)
+        return draw(self, config, xray)  # type: ignore[arg-type]
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached results of `nodes` (all nodes by default)."""

@@ -35,6 +35,7 @@ from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
 __all__ = ("entrypoint", "task")
 
 PREVIOUS = "__previous__"
+RESULT_KEYS = frozenset({END})
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -132,6 +133,8 @@ class EntryInput(NamedTuple):
 class EntrypointRun(Run):
     """A run of an entrypoint: any value is the input, and the output is the return value."""
 
+    live_modes = frozenset({"custom", "updates"})  # a task call's update goes out when the call returns
+
     def input_writes(self, value: Any) -> list[tuple[str, Any]]:
         return [(START, value)]
 
@@ -139,6 +142,13 @@ class EntrypointRun(Run):
         channels = self.state.channels
         previous = channels[PREVIOUS]
         return EntryInput(channels[START].get(), previous.get() if previous.is_available() else None)
+
+    @property
+    def result_keys(self) -> frozenset[str]:
+        return RESULT_KEYS  # the return value, not `previous`
+
+    def shown_input(self, task_input: Any) -> Any:
+        return task_input.value if isinstance(task_input, EntryInput) else task_input  # not `previous`
 
     def output(self) -> Any:
         returned = self.state.channels[END]

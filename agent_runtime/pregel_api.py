@@ -65,7 +65,8 @@ class ChannelWriteEntry:
 @dataclass(frozen=True, slots=True)
 class PregelNode:
     """A built node: what it reads (`channels`: one name or a list), what triggers it, the functions it
-    runs in turn (`bound`; none: it passes its input on), and its writes."""
+    runs in turn (`bound`; none: it passes its input on), and its writes. As LangGraph's, `bound` may be
+    one function and `writers` more that run after it on its output (they join `bound`)."""
 
     channels: str | tuple[str, ...]
     triggers: tuple[str, ...]
@@ -75,9 +76,13 @@ class PregelNode:
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timeout: TimeoutPolicy | None = None  # a number of seconds, a timedelta or a TimeoutPolicy, coerced
+    writers: Sequence[Callable[..., Any]] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timeout", TimeoutPolicy.coerce(self.timeout))
+        bound = tuple(self.bound) if isinstance(self.bound, tuple | list) else (self.bound,)
+        object.__setattr__(self, "bound", (*bound, *self.writers))
+        object.__setattr__(self, "writers", ())  # folded into `bound` (a copy must not add them twice)
 
     def read_channels(self) -> tuple[str, ...]:
         return (self.channels,) if isinstance(self.channels, str) else self.channels

@@ -15,6 +15,7 @@ CONFIG_KEY_SEND = "__pregel_send"  # Callable[[Sequence[tuple[str, Any]]], None]
 CONFIG_KEY_STREAM = "__pregel_stream"  # a StreamProtocol: the run's stream
 CONFIG_KEY_CALL = "__pregel_call"  # schedules a task call (functional API)
 CONFIG_KEY_TASK_ID = "__pregel_task_id"  # a graph run from a config with it is that task's subgraph
+CONFIG_KEY_RUNTIME = "__pregel_runtime"  # the run's Runtime (agent_runtime/runtime.py)
 # a v3 event stream's run: its "messages" mode emits v2 (content-block) events
 CONFIG_KEY_STREAM_MESSAGES_V2 = "__pregel_stream_messages_v2"
 CONFIG_KEY_THREAD_ID = "thread_id"

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agent_runtime.engine import context as task_context
-from agent_runtime.engine.subgraphs import task_namespace
+from agent_runtime.engine.subgraphs import forward, task_namespace
+from agent_runtime.protocol import CONFIG_KEY_RUNTIME
 from agent_runtime.timeouts import progress
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 ContextT = TypeVar("ContextT")
 
-CONFIG_KEY_RUNTIME = "__pregel_runtime"
 StreamWriter = Callable[[Any], None]
 
 
@@ -183,12 +183,12 @@ def bind_runtime(run: Run) -> None:
     only with `subgraphs=True`, as LangGraph's) and its parent's control."""
     configurable = dict(run.config.get("configurable", {}))
     runtime = _as_runtime(configurable.get(CONFIG_KEY_RUNTIME)) or DEFAULT_RUNTIME
-    emit = run._emit
     run.control = runtime.control or RunControl()
 
     def write(chunk: Any) -> None:
         progress("auto")
-        emit("custom", chunk)
+        if "custom" in run.modes:  # from any thread; wakes the step, so the chunk goes out now
+            forward(run, (run.stream_ns, "custom", chunk))
 
     configurable[CONFIG_KEY_RUNTIME] = runtime.override(stream_writer=write, control=run.control)
     run.config = {**run.config, "configurable": configurable}

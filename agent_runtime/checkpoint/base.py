@@ -5,10 +5,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent_runtime.channels import MISSING
 from agent_runtime.engine.spec import ERROR, INTERRUPT, RESUME
@@ -35,6 +35,8 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+LANGGRAPH_CHECKPOINT_VERSION = 4  # langgraph.checkpoint.base.LATEST_VERSION of the format written
+
 _CHECKPOINT_KEYS = frozenset({"id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels"})
 
 
@@ -57,14 +59,35 @@ class Checkpoint:
             raise KeyError(key)
         return iso(self.ts) if key == "ts" else getattr(self, key)
 
+    def as_langgraph(self) -> dict[str, Any]:
+        """LangGraph's checkpoint dict (format v4) of this checkpoint."""
+        updated = None if self.updated_channels is None else sorted(self.updated_channels)
+        return {
+            "v": LANGGRAPH_CHECKPOINT_VERSION,
+            **{k: self[k] for k in _CHECKPOINT_KEYS},
+            "updated_channels": updated,
+        }
 
-@dataclass(slots=True)
-class CheckpointTuple:
+    def __eq__(self, other: object) -> bool:
+        """Equal to the same checkpoint, or to LangGraph's dict of it (what LangGraph's savers return)."""
+        if isinstance(other, Mapping):
+            return self.as_langgraph() == other
+        if not isinstance(other, Checkpoint):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _CHECKPOINT_KEYS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class CheckpointTuple(NamedTuple):
+    """A saved checkpoint as `get_tuple` / `list` return it: a named tuple, as LangGraph's (so the two
+    compare equal field by field)."""
+
     config: dict[str, Any]
     checkpoint: Checkpoint
     metadata: dict[str, Any]
     parent_config: dict[str, Any] | None = None
-    pending_writes: list[tuple[str, str, Any]] = field(default_factory=list)
+    pending_writes: list[tuple[str, str, Any]] = []  # noqa: RUF012 (never mutated: each tuple gets its list)
 
     @classmethod
     def saved(

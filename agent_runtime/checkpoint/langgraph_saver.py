@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_runtime.checkpoint.base import (
+    LANGGRAPH_CHECKPOINT_VERSION,
     BaseCheckpointer,
     Checkpoint,
     CheckpointTuple,
@@ -29,7 +30,6 @@ from agent_runtime.checkpoint.base import (
 )
 from agent_runtime.types import Interrupt, Send
 
-LANGGRAPH_CHECKPOINT_VERSION = 4  # langgraph.checkpoint.base.LATEST_VERSION of the format written
 _SAVER_METHODS = ("get_tuple", "put", "put_writes", "list", "aget_tuple", "aput", "aput_writes", "alist")
 _REMEMBERED = 4096  # checkpoints whose saver versions are kept (the parents of the next puts)
 

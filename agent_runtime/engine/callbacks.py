@@ -11,7 +11,9 @@ task."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import functools
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -45,7 +47,35 @@ def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any
     """Whether a run reports callbacks at all (the test every run pays)."""
     if config.get("callbacks") or not CALLBACK_MODES.isdisjoint(modes):
         return True
-    return ambient is not None and bool(ambient.get("callbacks"))
+    return (ambient is not None and bool(ambient.get("callbacks"))) or _langsmith_tracing()
+
+
+def _langsmith_tracing() -> bool:
+    """Whether LangSmith tracing is on (`langsmith.tracing_context(enabled=True)`, a traced caller, the
+    LANGSMITH_TRACING environment variable): then LangChain's callback manager adds its tracer. Read
+    as langsmith's `tracing_is_enabled` does, but from its context variables (it costs microseconds a
+    run otherwise); langsmith not loaded: no tracing context can be set."""
+    context = sys.modules.get("langsmith._internal._context")
+    utils = sys.modules.get("langsmith.utils")
+    if context is None or utils is None:
+        return False
+    try:
+        enabled = context._TRACING_ENABLED.get()
+        if enabled is not None:
+            return bool(enabled)
+        if context._PARENT_RUN_TREE_REF.get() is not None:
+            return True
+        if context._GLOBAL_TRACING_ENABLED is not None:
+            return bool(context._GLOBAL_TRACING_ENABLED)
+        return _tracing_env(utils)
+    except AttributeError:  # another langsmith: its public test
+        return bool(utils.tracing_is_enabled())
+
+
+@functools.cache
+def _tracing_env(utils: Any) -> bool:
+    """The environment's LANGSMITH_TRACING (read once, as langsmith caches it too)."""
+    return bool(utils.get_env_var("TRACING_V2", default=utils.get_env_var("TRACING", default="")) == "true")
 
 
 def _streams_only_its_graph(handler: Any) -> bool:
@@ -229,11 +259,21 @@ class RunCallbacks:
             node_run = real.on_chain_start(None, input, name=task.name)
             tracers.on_chain_start(None, recorded, name=task.name, run_id=node_run.run_id)
             node_run.handlers = step_manager.handlers
-        return node_run, {**config, "callbacks": node_run.get_child()}
+        # the node's code runs as the first step of the node's chain run (LangGraph's node is a sequence
+        # of its function and its writers): what it calls is tagged "seq:step:1"
+        return node_run, {**config, "callbacks": node_run.get_child("seq:step:1")}
 
-    def task_ended(self, task: Task, node_run: CallbackManagerForChainRun, output: Any) -> None:
-        """A node's chain run ends; the tracers record its output as its TracePolicy processes it."""
-        chain_ended(node_run, output, task.node.trace_policy if task.node is not None else None)
+    async def task_ended(self, task: Task, node_run: CallbackManagerForChainRun, output: Any) -> None:
+        """A node's chain run ends; the tracers record its output as its TracePolicy processes it. When
+        its output was streamed (an event stream), the run ends one loop iteration later, as a LangGraph
+        node's, whose output goes through an async generator: the events the step wrote meanwhile (its
+        task calls' updates) come between."""
+        policy = task.node.trace_policy if task.node is not None else None
+        try:
+            if _stream_output(node_run, output):
+                await asyncio.sleep(0)
+        finally:  # (cancelled meanwhile: the node had finished)
+            _end(node_run, output, policy)
 
     def call_started(
         self, caller: dict[str, Any], call: Task, input: Any
@@ -256,24 +296,30 @@ class RunCallbacks:
         config = {**caller, "metadata": metadata, "callbacks": call_run.get_child(), "configurable": configurable}
         return call_run, config
 
-    def subgraph_config(self, run: Run, task: Task) -> dict[str, Any]:
-        """A compiled-graph node: its graph's chain run is the node's run (named after the node)."""
-        assert self.run_manager is not None
-        config = self.task_config(run, task, self.run_manager.get_child(f"graph:step:{run.step}"))
-        return {**config, "run_name": task.name}
-
 
 def chain_ended(run: CallbackManagerForChainRun, output: Any, policy: TracePolicy | None = None) -> None:
     """A node's or a task call's chain run ends: its output is streamed (one chunk) to the stream
     handlers (an event stream's `on_chain_stream`), then the run ends; tracers record the output as
     `policy` processes it."""
+    _stream_output(run, output)
+    _end(run, output, policy)
+
+
+def _stream_output(run: CallbackManagerForChainRun, output: Any) -> bool:
+    """The chain run's output as one streamed chunk to its stream handlers; whether it has any."""
     from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
+    streamed = False
     for handler in run.handlers:
         if _StreamingCallbackHandler in type(handler).__mro__:  # not any class with the tap methods
             streaming = cast("_StreamingCallbackHandler", handler)
             for _ in streaming.tap_output_iter(run.run_id, iter((output,))):
                 pass
+            streamed = True
+    return streamed
+
+
+def _end(run: CallbackManagerForChainRun, output: Any, policy: TracePolicy | None) -> None:
     recorded = _recorded(output, policy.process_outputs) if policy is not None else output
     if recorded is output:
         run.on_chain_end(output)

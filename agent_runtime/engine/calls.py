@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_runtime.engine import context
+from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
 from agent_runtime.engine.loop import Run
@@ -55,6 +56,8 @@ def start_call(spec: CallSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     saved = run.saved_writes.get(call.id)
     if saved:
         restore_task(call, saved)
+    if run.task_events:
+        events.call_started(run, call)
     if call.done:
         return _done(dict(call.writes).get(RETURN), caller.is_async)
     with run.lock:
@@ -83,10 +86,23 @@ def _run_in_pool(run: Run, call: Task, spec: CallSpec, caller_config: dict[str, 
     return run_sync(_run_call(run, call, spec, in_pool=True, caller_config=caller_config))
 
 
-def _call_input(call: Task) -> Any:
-    """What a tracer shows as a call's input: its one positional argument, or its arguments."""
+def _call_input(fn: Callable[..., Any], call: Task) -> Any:
+    """What a tracer shows as a call's input (as LangGraph): its arguments by parameter name, with the
+    defaults, `**kwargs` flattened, without `self` / `cls`."""
     args, kwargs = call.input
-    return args[0] if len(args) == 1 and not kwargs else {**dict(enumerate(args)), **kwargs}
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):  # no signature, or arguments it refuses (the call fails as it runs)
+        return {**dict(enumerate(args)), **kwargs}
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    arguments.pop("self", None)
+    arguments.pop("cls", None)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD and name in arguments:
+            arguments.update(arguments.pop(name))
+    return arguments
 
 
 async def _invoke_traced(
@@ -94,7 +110,7 @@ async def _invoke_traced(
 ) -> Any:
     """`_invoke` as a child chain run of the caller's (engine/callbacks.py)."""
     assert scratch.run.callbacks is not None
-    call_run, scratch.config = scratch.run.callbacks.call_started(caller_config, call, _call_input(call))
+    call_run, scratch.config = scratch.run.callbacks.call_started(caller_config, call, _call_input(spec.fn, call))
     try:
         with ambient(scratch.config):
             result = await _invoke(scratch, spec, call, in_pool)
@@ -140,8 +156,9 @@ async def call_settled_async(
     try:
         return await fn(*args, **kwargs)
     finally:
-        if scratch.pending:
-            await asyncio.gather(*scratch.pending, return_exceptions=True)
+        running = [f for f in scratch.pending if not f.done()]
+        if running:  # (not awaiting done ones: the node's end is not put behind the events of its calls)
+            await asyncio.gather(*running, return_exceptions=True)
 
 
 async def _run_call(
@@ -170,6 +187,8 @@ async def _run_call(
             if delay is None:
                 call.error = exc
                 _commit(run, call)
+                if run.task_events:
+                    events.call_finished(run, call, None)
                 raise
             run.report.retries += 1
             await wait_before_retry(delay, spec.is_async, None if in_pool else run.executor)
@@ -177,6 +196,8 @@ async def _run_call(
         call.writes = [(RETURN, result), *([(RESUME, list(call.resume))] if call.resume else [])]
         call.done = True
         _commit(run, call)
+        if run.task_events:
+            events.call_finished(run, call, result)
         with run.lock:
             run._emit("updates", {call.name: result})
             if run.guard is not None:

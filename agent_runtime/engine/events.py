@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agent_runtime.checkpoint.base import CheckpointTuple, checkpoint_config, now_iso
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.payloads import task_payload, task_result, user_metadata
-from agent_runtime.engine.spec import ERROR, INTERRUPT
+from agent_runtime.engine.spec import ERROR, INTERRUPT, PUSH_TRIGGER, RETURN
 from agent_runtime.engine.subgraphs import subgraph_state, with_checkpoint_map
 
 if TYPE_CHECKING:
@@ -22,17 +22,23 @@ CACHED = {"cached": True}  # marks the update of a task restored from the saved 
 MODE_OF = {"checkpoint": "checkpoints", "task": "tasks", "task_result": "tasks"}
 TASK_MODES = frozenset({"tasks", "debug"})
 CHECKPOINT_MODES = frozenset({"checkpoints", "debug"})
+REPORT_MODE = "report"  # ours: the run's diagnostics as they happen, and its RunReport last
 
 
 def debug(run: Run, kind: str, step: int, payload: Any) -> None:
     """A "checkpoint", "task" or "task_result" payload on its own stream mode and, wrapped, on "debug"
-    (as LangGraph); our own kinds ("diagnostic", "run_report") on "debug" only."""
+    (as LangGraph); our own kinds ("diagnostic", "run_report"), wrapped the same way, on our own
+    "report" mode only (LangGraph's "debug" has no such events)."""
     mode = MODE_OF.get(kind)
-    if mode is not None and mode in run.modes:
-        run.events.append((run.stream_ns, mode, payload))
-    if "debug" in run.modes:
+    if mode is None:
+        wrapped_mode = REPORT_MODE
+    else:
+        wrapped_mode = "debug"
+        if mode in run.modes:
+            run.events.append((run.stream_ns, mode, payload))
+    if wrapped_mode in run.modes:
         wrapped = {"step": step, "timestamp": now_iso(), "type": kind, "payload": payload}
-        run.events.append((run.stream_ns, "debug", wrapped))
+        run.events.append((run.stream_ns, wrapped_mode, wrapped))
 
 
 def with_interrupts(output: Any, interrupts: Any) -> dict[str, Any]:
@@ -46,7 +52,28 @@ def tasks_started(run: Run, tasks: list[Task]) -> None:
     metadata = user_metadata(run.config)
     for task in tasks:
         if not task.hidden:
-            run._debug("task", task_payload(task.id, task.name, run.task_input(task), task.triggers, metadata))
+            shown = run.shown_input(run.task_input(task))
+            run._debug("task", task_payload(task.id, task.name, shown, task.triggers, metadata))
+
+
+def call_started(run: Run, call: Task) -> None:
+    """The "task" event of a task call (functional API), also of one restored on a resume (as LangGraph)."""
+    payload = task_payload(call.id, call.name, call.input, (PUSH_TRIGGER,), user_metadata(run.config))
+    with run.events_lock:  # (from a pool thread too)
+        run._debug("task", payload)
+
+
+def call_finished(run: Run, call: Task, result: Any) -> None:
+    """The "task_result" event of a task call that ran: its return value, or its error."""
+    payload: dict[str, Any] = {
+        "id": call.id,
+        "name": call.name,
+        "error": call.error,
+        "result": {} if call.error is not None else {RETURN: result},
+        "interrupts": [],
+    }
+    with run.events_lock:
+        run._debug("task_result", payload)
 
 
 def task_finished(run: Run, task: Task) -> None:
@@ -69,7 +96,7 @@ def _task_result_payload(run: Run, task: Task) -> dict[str, Any]:
         "id": task.id,
         "name": task.name,
         "error": task.error,
-        "result": task_result(task.writes, run.spec.schema.keys) if task.done else {},
+        "result": task_result(task.writes, run.result_keys) if task.done else {},
         "interrupts": [asdict(i) for i in task.interrupts or ()],
     }
 
@@ -94,7 +121,7 @@ def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
     """A resumed run starts with the event of the checkpoint it resumes, with what its tasks saved
     (LangGraph streams the checkpoint at the start of every step)."""
     by_task: dict[str, dict[str, Any]] = {}
-    for task_id, chan, value in saved.pending_writes:
+    for task_id, chan, value in saved.pending_writes or ():
         if chan == INTERRUPT:
             by_task.setdefault(task_id, {})["interrupts"] = tuple(asdict(i) for i in value)
         elif chan == ERROR:

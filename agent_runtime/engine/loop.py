@@ -58,6 +58,9 @@ Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): s
 class Run:
     """One invocation of a compiled graph on one thread."""
 
+    # stream modes whose chunks a running task writes (custom writes): they go out as written
+    live_modes: frozenset[str] = frozenset({"custom"})
+
     def __init__(
         self,
         graph: CompiledGraph,
@@ -115,6 +118,7 @@ class Run:
         self._saved_max = 0  # highest channel version in the last saved checkpoint
         self._persisted_id = ""  # id of the last checkpoint actually written
         self._last_step = -1  # step of the last applied superstep
+        self._exit_source = "loop"  # durability="exit": the source of the checkpoint not written yet
         self._tasks: list[Task] = []
         self._coerce = self.spec.schema.coerce if self.spec.schema.coerces else None
         queue = self.spec.channels.get(TASKS)  # a graph with UntrackedValue keys: they are never saved
@@ -164,6 +168,15 @@ class Run:
         if reader is not None:
             return reader(values)
         return self._coerce(values) if self._coerce is not None else values
+
+    @property
+    def result_keys(self) -> frozenset[str]:
+        """The channels a task's result shows ("debug" task_result, get_state's tasks)."""
+        return self.spec.schema.keys
+
+    def shown_input(self, task_input: Any) -> Any:
+        """A task's input as its "debug" task event and its chain run show it."""
+        return task_input
 
     def local_state(self, own: Sequence[tuple[str, Any]], result: Any, branch: Branch) -> Any:
         """What a conditional edge sees: the pre-step state plus only this task's own writes (read
@@ -252,7 +265,7 @@ class Run:
             if "checkpoint_id" in self.config.get("configurable", {}):
                 self._above_the_thread()
             self._saved_max = self.state.max_version
-            self._pending_writes = list(saved.pending_writes)
+            self._pending_writes = list(saved.pending_writes or ())  # a saver may give None (LangGraph's default)
             saved_step = int(saved.metadata.get("step", -1))
         if self.start_from is not MISSING:  # an earlier state of the namespace (or none): a fork of it
             self._above_the_thread()
@@ -311,8 +324,9 @@ class Run:
         parent = self._cp_config()
         if self.durability == "exit":
             self.checkpoint_id = self.checkpointer.new_id()
-            # the parent the final checkpoint gets: the last one written (none yet: an empty config)
-            parent = self._exit_parent()
+            self._exit_source = source  # what `_save_exit` writes it as
+            # its debug event names no parent: none was written in this run (LangGraph's)
+            parent = {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
         else:
             self._put(self.checkpointer.new_id(), source, self.step, parent)
         if self.checkpoint_events:
@@ -334,7 +348,7 @@ class Run:
         if self.checkpointer is None or self.durability != "exit":
             return
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
-            self._put(self.checkpoint_id, "loop", self._last_step, self._exit_parent())
+            self._put(self.checkpoint_id, self._exit_source, self._last_step, self._exit_parent())
         for task in (*tasks, *self.calls):
             if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
@@ -414,8 +428,12 @@ class Run:
         callbacks = self.callbacks
         if callbacks is not None:
             callbacks.start(self)
-        if self.subgraphs or (callbacks is not None and callbacks.streams):
-            self.waker = Waker()  # subgraphs' events and chat model tokens go out as they come
+        if (
+            self.subgraphs
+            or (callbacks is not None and callbacks.streams)
+            or not self.live_modes.isdisjoint(self.modes)
+        ):
+            self.waker = Waker()  # subgraphs' events, chat model tokens and custom writes go out as they come
         try:
             self._first(self._load())
             if callbacks is not None and (self.input is None or isinstance(self.input, Command)):
@@ -499,6 +517,8 @@ class Run:
                 callbacks.error(exc)  # as LangGraph: the graph's chain run ends with GraphDrained
             self.status = "draining"
             self._save_exit(self._tasks)
+            for event in self._drain():  # what its subgraph streamed before it was drained
+                yield event
             self._finish()
         except Exception as exc:
             if callbacks is not None:

@@ -9,6 +9,9 @@ from typing import Any
 
 # the framework's metadata keys: a task's own fields and namespace say the same
 from agent_runtime.run_config import EXCLUDED_METADATA_KEYS
+from agent_runtime.schema import ROOT
+
+_ROOT_KEYS = frozenset({ROOT})
 
 HIDDEN_TAG = "langsmith:hidden"  # a task so tagged gets no "task" event
 
@@ -29,6 +32,13 @@ def task_result(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> dict
         else:
             result[key] = value
     return result
+
+
+def snapshot_task_result(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> Any:
+    """A task's result in get_state / history: as `task_result`, but a graph whose state is one value
+    (`StateGraph(list[str])`) shows that value itself, None without a write (LangGraph's tasks_w_writes)."""
+    result = task_result(writes, keys)
+    return result.get(ROOT) if keys == _ROOT_KEYS else result
 
 
 def task_update(writes: Iterable[tuple[str, Any]], keys: frozenset[str]) -> Any:

@@ -23,19 +23,32 @@ PER_TASK_MODES = frozenset({"updates", "debug", "tasks"})
 
 
 class Waker:
-    """Wakes the step of a run streaming its subgraphs when one of their events arrives (from any
-    thread: a graph invoked inside a sync node runs on a pool thread)."""
+    """Wakes the step of a run streaming as it goes when an event arrives (from any thread: a graph
+    invoked inside a sync node runs on a pool thread). A plain future, awaited by the step's wait
+    itself: the event reaches the reader two loop iterations after it was written (an Event would
+    take three), so a task call's update goes out before its async caller's next call starts (as
+    LangGraph's)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.thread = threading.get_ident()
-        self.event = asyncio.Event()
+        self.future: asyncio.Future[None] | None = None
 
     def wake(self) -> None:
         if threading.get_ident() == self.thread:
-            self.event.set()
+            self._set()
         else:
-            self.loop.call_soon_threadsafe(self.event.set)
+            self.loop.call_soon_threadsafe(self._set)
+
+    def _set(self) -> None:
+        future = self.future
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    def arm(self) -> asyncio.Future[None]:
+        """A new future for the next wait (an event written before it is seen by `StepRun.advance`)."""
+        self.future = self.loop.create_future()
+        return self.future
 
 
 class StepRun:
@@ -81,12 +94,13 @@ class StepRun:
                 self._futures, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
             woke = bool(done)
-        else:  # a subgraph's event also ends the wait
-            waker.event.clear()
-            woken = asyncio.ensure_future(waker.event.wait())
+        elif self.run.events:  # written since the last wait (a wake then had no future to set)
+            return
+        else:  # a subgraph's event, a custom write, a task call's update also end the wait
+            woken = waker.arm()
             waiting: set[asyncio.Future[Any]] = {*self._futures, woken}
             done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            woken.cancel()
+            waker.future = None
             woke = bool(done)
             done.discard(woken)
             self._futures -= done

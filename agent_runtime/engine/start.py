@@ -72,6 +72,7 @@ def _resume(run: Run, command: Command | None) -> None:
         null_writes += new_writes
     if null_writes:
         apply_writes(run.spec, state, [Task.pseudo("__input__", null_writes)])
+        state.seen.setdefault("__input__", {})  # LangGraph records its input task as having seen nothing
     state.seen[INTERRUPT] = dict(state.versions)
     if forks:
         run.save_branch_point("fork")
@@ -95,6 +96,7 @@ def _fresh_input(run: Run, value: Any, has_checkpoint: bool) -> None:
         run.state,
         [*discarded, Task.pseudo("__input__", writes)],
     )
+    run.state.seen.setdefault("__input__", {})  # LangGraph records its input task as having seen nothing
     run._pending_writes = []
     run._save("input")
     run.step += 1

@@ -20,13 +20,14 @@ from agent_runtime.engine.callbacks import CALLBACK_MODES
 from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import GraphDrained, GraphInterrupt
-from agent_runtime.protocol import CONFIG_KEY_TASK_ID
+from agent_runtime.protocol import CONFIG_KEY_RUNTIME, CONFIG_KEY_TASK_ID
 from agent_runtime.types import Command
 
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.loop import Event, Run
     from agent_runtime.pregel import CompiledGraph
+    from agent_runtime.runtime import RunControl
 
 
 def inherits(run: Run, subgraph: CompiledGraph) -> bool:
@@ -67,16 +68,23 @@ def subgraph_state(config: dict[str, Any], task: Task) -> dict[str, Any] | None:
     return {"configurable": {"thread_id": configurable.get("thread_id"), "checkpoint_ns": ns}}
 
 
-async def run_subgraph(run: Run, task: Task, subgraph: CompiledGraph, arg: Any, call_index: int = 0) -> dict[str, Any]:
+async def run_subgraph(
+    run: Run, task: Task, subgraph: CompiledGraph, arg: Any, call_index: int = 0, control: RunControl | None = None
+) -> dict[str, Any]:
     """The subgraph's output state (the task's update); raises GraphInterrupt when it paused (a subgraph
     with a checkpointer of its own under a parent without one returns its interrupts as its output).
-    `call_index`: how many graphs the task's function invoked before this one."""
+    `call_index`: how many graphs the task's function invoked before this one; `control`: the one it
+    was invoked with (`invoke(control=...)`), else it shares its parent's."""
     parent = run.config.get("configurable", {})
     ns = subgraph_namespace(parent, task, subgraph, call_index)
     configurable = {**parent, "checkpoint_ns": ns}
     configurable.pop("checkpoint_id", None)
-    # the parent's tags, metadata and callbacks reach the subgraph's nodes, once (as LangGraph's)
-    config = {**run.config, "configurable": configurable, "recursion_limit": run.recursion_limit}
+    if control is not None:
+        configurable[CONFIG_KEY_RUNTIME] = configurable[CONFIG_KEY_RUNTIME].override(control=control)
+    # the parent's tags, metadata and callbacks reach the subgraph's nodes, once (as LangGraph's); the
+    # parent's run id and name are its own chain run's (an event stream's run ids must not repeat)
+    config = {k: v for k, v in run.config.items() if k not in ("run_id", "run_name")}
+    config.update(configurable=configurable, recursion_limit=run.recursion_limit)
     checkpointer = run.checkpointer if inherits(run, subgraph) else None
     start_from: Any = MISSING
     if checkpointer is not None:

@@ -57,14 +57,14 @@ async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: A
     node = task.node
     callbacks = run.callbacks
     assert node is not None and node.fn is not None and callbacks is not None
-    if node.subgraph is not None:  # the subgraph's own chain run is the node's
-        with ambient(callbacks.subgraph_config(run, task)):
-            return await run_subgraph(run, task, node.subgraph, arg)
-    node_run, config = callbacks.task_started(run, task, arg)
+    node_run, config = callbacks.task_started(run, task, run.shown_input(arg))
     scratch.config = config
     args = (arg, config) if node.takes_config else (arg,)
     try:
-        if node.is_async:
+        if node.subgraph is not None:  # the subgraph's chain run is the first step of the node's
+            with ambient(config):
+                result = await run_subgraph(run, task, node.subgraph, arg)
+        elif node.is_async:
             with ambient(config):
                 result = await call_node(run, task, scratch, node.fn, args, inline)
         else:
@@ -72,7 +72,7 @@ async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: A
     except BaseException as exc:
         node_run.on_chain_error(exc)
         raise
-    callbacks.task_ended(task, node_run, result)
+    await callbacks.task_ended(task, node_run, result)
     return result
 
 

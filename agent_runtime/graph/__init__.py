@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Generic, Literal, Self, get_args, get_origin, get_type_hints
+from typing import Any, Generic, Literal, Self, cast, get_args, get_origin, get_type_hints
 
 from typing_extensions import TypeVar
 
@@ -212,6 +212,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self._compiled = False
 
     @property
+    def channels(self) -> dict[str, BaseChannel]:
+        """The state's channels by key (input, output and node schemas' keys included), as LangGraph's."""
+        return self.schema.channels
+
+    @property
     def managed(self) -> dict[str, Any]:
         """The state's managed values (RemainingSteps, IsLastStep) by key."""
         return self.schema.managed
@@ -242,7 +247,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     def add_node(
         self,
         node: str | Callable[..., Any] | CompiledGraph,
-        action: Callable[..., Any] | CompiledGraph | None = None,
+        action: Callable[..., Any] | CompiledGraph | Mapping[str, Any] | None = None,
         *,
         defer: bool = False,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
@@ -262,6 +267,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             action, node = node, node_name(node)
         if action is None:
             raise ValueError(f"Node '{node}' needs an action (a function or a compiled graph)")
+        if isinstance(action, Mapping):  # {key: runnable}: run them all, as LangChain's RunnableParallel
+            from langchain_core.runnables import RunnableParallel
+
+            action = cast("Callable[..., Any]", RunnableParallel(action))
         if not node or node in RESERVED_NAMES or ":" in node:
             raise ValueError(f"Invalid node name {node!r}: empty, reserved ({START}, {END}) or containing ':'")
         if node in self.nodes:

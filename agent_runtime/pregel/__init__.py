@@ -17,15 +17,15 @@ from agent_runtime.deprecation import checkpoint_during
 from agent_runtime.engine import context as task_context
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.callbacks import CALLBACK_MODES, RunCallbacks, wanted
-from agent_runtime.engine.events import with_interrupts
+from agent_runtime.engine.events import REPORT_MODE, with_interrupts
 from agent_runtime.engine.loop import Run
-from agent_runtime.engine.payloads import task_result
+from agent_runtime.engine.payloads import snapshot_task_result
 from agent_runtime.engine.spec import INTERRUPT, RESERVED, GraphSpec
 from agent_runtime.engine.subgraphs import inherits, run_subgraph, subgraph_state, with_checkpoint_map
 from agent_runtime.engine.task_status import read_task_statuses
 from agent_runtime.report import RunReport
 from agent_runtime.run_config import DEFAULT_RECURSION_LIMIT, ambient_config
-from agent_runtime.runtime import RunControl, bind_runtime
+from agent_runtime.runtime import CONFIG_KEY_RUNTIME, RunControl, bind_runtime
 from agent_runtime.stream.graph_api import StreamEventsAPI
 from agent_runtime.stream.parts import PartShaper, schema_mapper
 from agent_runtime.types import START, GraphOutput, PregelTask, StateSnapshot, StateUpdate
@@ -38,7 +38,7 @@ T = TypeVar("T")
 OutputKeys = str | Collection[str]  # invoke(output_keys=...): the state keys or channels returned
 
 PULL_PATH, PUSH_PATH = "__pregel_pull", "__pregel_push"  # a task's `path` in a snapshot, as LangGraph's
-STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", *CALLBACK_MODES})
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", REPORT_MODE, *CALLBACK_MODES})
 
 # a run's own (interrupt_before, interrupt_after), given to invoke / stream instead of the graph's
 Breakpoints = tuple[tuple[str, ...], tuple[str, ...]]
@@ -132,7 +132,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         self.name = name
         self.guard_rails = guard_rails
         # The report of the last run that finished in this process (per graph object): runs on several
-        # threads at once should read `stream_mode="debug"`'s final "run_report" event instead.
+        # threads at once should read `stream_mode="report"`'s final "run_report" event instead.
         self.last_run_report: RunReport | None = None
 
     # -- running --------------------------------------------------------------------------------------
@@ -253,7 +253,10 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             and "thread_id" not in (config or {}).get("configurable", {})
         ):
             index, caller.subgraph_calls = caller.subgraph_calls, caller.subgraph_calls + 1
-            return await run_subgraph(caller.run, caller.task, self, input, index)
+            runtime = (config or {}).get("configurable", {}).get(CONFIG_KEY_RUNTIME)
+            control = getattr(runtime, "control", None)  # invoke(control=...): the graph's own
+            own = control if control is not caller.run.control else None
+            return await run_subgraph(caller.run, caller.task, self, input, index, own)
         run = self._new_run(input, config, frozenset(), durability, guard_rails, breakpoints=breakpoints)
         async for _ in run.events_iter():
             pass
@@ -351,9 +354,7 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
         try:
             async for ns, mode, payload in events:
                 if shaper is not None:
-                    part = shaper.part(ns, mode, payload)
-                    if part is not None:
-                        yield part
+                    yield shaper.part(ns, mode, payload)
                 elif subgraphs:
                     yield (ns, payload) if single else (ns, mode, payload)
                 else:
@@ -404,6 +405,12 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
                 yield item
         finally:
             _close_on(loop, agen)
+
+    def astream_log(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """LangChain's run log of the run (`RunLogPatch`es; agent_runtime.streaming.events)."""
+        from agent_runtime.streaming.events import astream_log
+
+        return astream_log(self, input, config, **kwargs)
 
     def astream_events(
         self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2", **kwargs: Any
@@ -473,15 +480,15 @@ class CompiledGraph(GraphAPI, StreamEventsAPI):
             interrupts=tuple(i for t in tasks for i in interrupts.get(t.id, ())),
         )
 
-    def _task_result(self, run: Run, task: Task, live: bool) -> dict[str, Any] | None:
+    def _task_result(self, run: Run, task: Task, live: bool) -> Any:
         """A finished task's state writes. The `__start__` task of an earlier checkpoint ran, and its
         writes are the input it maps (kept on its channel; a lone task's writes are not saved apart)."""
-        keys = self.spec.schema.keys
+        keys = run.result_keys
         if task.done and task.error is None:  # (a failed task its error handler took over wrote nothing)
-            return task_result(task.writes, keys)
+            return snapshot_task_result(task.writes, keys)
         if live or task.name != START or not run.state.channels[START].is_available():
             return None
-        return task_result(run.state.channels[START].get().items(), keys)
+        return snapshot_task_result(run.state.channels[START].get().items(), keys)
 
     def _task_state(
         self, run: Run, task: Task, checkpointer: BaseCheckpointer, recurse: bool

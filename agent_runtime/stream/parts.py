@@ -9,7 +9,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from agent_runtime.engine.events import MODE_OF
 from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.types import START
 
@@ -36,9 +35,8 @@ class PartShaper:
         self.output = output
         self.state = state
 
-    def part(self, ns: tuple[str, ...], mode: str, payload: Any) -> dict[str, Any] | None:
-        """The v2 part of an event; None for our own debug events (a diagnostic, the run report),
-        which v2's typed debug payloads (checkpoint, task, task_result) have no place for."""
+    def part(self, ns: tuple[str, ...], mode: str, payload: Any) -> dict[str, Any]:
+        """The v2 part of an event."""
         if mode == "values":
             interrupts: tuple[Any, ...] = ()
             if isinstance(payload, dict):
@@ -48,8 +46,6 @@ class PartShaper:
                 if self.output is not None:
                     payload = self.output(payload)
             return {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
-        if mode == "debug" and payload.get("type") not in MODE_OF:
-            return None
         if mode in ("checkpoints", "debug") and self.state is not None:
             payload = self._with_state_values(mode, payload)
         return {"type": mode, "ns": ns, "data": payload}

@@ -1,7 +1,8 @@
-"""LangChain's event stream (`astream_events(version="v1" | "v2")`) of a graph run: the `on_chain_*`,
-`on_chat_model_*`, `on_tool_*`... events of the run's callbacks (engine/callbacks.py: the graph's chain
-run, its nodes', and whatever the nodes call), and the graph's stream chunks as `on_chain_stream` of its
-run. langchain-core builds it over the graph's `astream`, as for any Runnable."""
+"""LangChain's event stream (`astream_events(version="v1" | "v2")`) and run log (`astream_log`) of a
+graph run: the `on_chain_*`, `on_chat_model_*`, `on_tool_*`... events of the run's callbacks
+(engine/callbacks.py: the graph's chain run, its nodes', and whatever the nodes call), and the graph's
+stream chunks as `on_chain_stream` of its run (the log's `streamed_output`). langchain-core builds both
+over the graph's `astream`, as for any Runnable."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ def astream_events(
     if version == "v1":
         return event_stream._astream_events_implementation_v1(_Named(graph), input, config, **kwargs)  # type: ignore[arg-type]
     raise NotImplementedError(f"astream_events(version={version!r}): use 'v1' or 'v2'")
+
+
+def astream_log(
+    graph: Streamable, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
+) -> AsyncIterator[Any]:
+    """The run's `RunLogPatch`es (`diff=False`: the `RunLog` so far), exactly as langchain-core's
+    `Runnable.astream_log` makes them for any Runnable (its filters, its deprecation warning), over the
+    graph's `astream`: it uses nothing of the Runnable but `astream`."""
+    from langchain_core.runnables import Runnable
+
+    return Runnable.astream_log(graph, input, config, **kwargs)  # type: ignore[call-overload]

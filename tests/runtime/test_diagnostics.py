@@ -120,10 +120,12 @@ def test_run_report_names_the_double_run() -> None:
     assert dup.paths == (("a", "c", "d"), ("a", "b", "b2", "d"))
     assert "defer=True" in str(dup)
     assert report.diagnostics() == [str(dup)]
-    events = list(app.stream({"log": []}, stream_mode="debug"))
+    events = list(app.stream({"log": []}, stream_mode="report"))
     assert events[-1]["type"] == "run_report" and events[-1]["payload"].duplicate_runs
     (diagnostic,) = [e for e in events if e["type"] == "diagnostic"]
     assert diagnostic["step"] == 4 and "node 'd' ran twice" in diagnostic["payload"]["message"]
+    # LangGraph's "debug" stream has no such events: ours are on "report" only
+    assert {e["type"] for e in app.stream({"log": []}, stream_mode="debug")} == {"task", "task_result"}
 
 
 def test_loops_and_defer_are_not_reported_as_double_runs() -> None:

@@ -250,14 +250,7 @@ def _debug_stream(lib: Lib) -> Any:
             events.extend(app.stream(value, cfg, stream_mode="debug"))
         except ValueError:
             events.append("ValueError")
-        # the run report that closes our debug stream is an extension: left out
-        runs.append(
-            [
-                e if isinstance(e, str) else _debug_event(e)
-                for e in events
-                if e == "ValueError" or e["type"] != "run_report"
-            ]
-        )
+        runs.append([e if isinstance(e, str) else _debug_event(e) for e in events])
     return runs
 
 

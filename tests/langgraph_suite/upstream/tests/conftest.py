@@ -21,7 +21,7 @@ import pytest
 TARGET = os.environ.get("LANGGRAPH_SUITE_TARGET", "langgraph")
 NO_DOCKER = True  # LangGraph's flag: no postgres / redis services
 
-# pytest-mock and syrupy are not in our test extra: minimal stand-ins (stubs/), used only when absent.
+# pytest-mock is not in our test extra, syrupy is (a venv may predate it): minimal stand-ins (stubs/), used only when absent.
 _STUBS = Path(__file__).resolve().parents[2] / "stubs"
 if str(_STUBS) not in sys.path:
     sys.path.append(str(_STUBS))
@@ -127,7 +127,7 @@ if not _HAS_SYRUPY:
 
     @pytest.fixture
     def snapshot():
-        pytest.skip("snapshot test: syrupy is not in the test extra (and the .ambr files are not copied)")
+        pytest.skip("snapshot test: syrupy is not installed (pip install -e .[test])")
 
 
 # A test that hangs (e.g. waiting for an event agent_runtime never sets) fails alone after
