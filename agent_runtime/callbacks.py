@@ -16,7 +16,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.callbacks.manager import ahandle_event, handle_event
 
-from agent_runtime.types import Interrupt
+from agent_runtime.core.types import Interrupt
 
 GraphLifecycleStatus: TypeAlias = Literal[
     "input", "pending", "done", "interrupt_before", "interrupt_after", "out_of_steps"

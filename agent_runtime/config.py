@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_runtime.engine import context
-from agent_runtime.runtime import StreamWriter, get_runtime
+from agent_runtime.engine.runtime import StreamWriter, get_runtime
 
 
 def get_config() -> dict[str, Any]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_runtime.channels.base import EmptyChannelError as EmptyChannelError  # LangGraph's errors name it
-from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
-from agent_runtime.types import Interrupt
+from agent_runtime.core.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.core.types import Interrupt
 
 
 class InvalidUpdateError(Exception):

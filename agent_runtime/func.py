@@ -18,19 +18,20 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypedDict, TypeVar, get_
 
 from agent_runtime.channels import EphemeralValue, LastValue, Topic
 from agent_runtime.checkpoint.base import BaseCheckpointer
-from agent_runtime.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
+from agent_runtime.constants import TASKS
+from agent_runtime.core.deprecation import LangGraphDeprecatedSinceV10, renamed_argument
+from agent_runtime.core.schema import StateSchema
+from agent_runtime.core.types import END, START, RetryPolicy, TimeoutPolicy
 from agent_runtime.engine import context
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.calls import CallSpec, Future, call_settled, call_settled_async, start_call
 from agent_runtime.engine.guard_rails import GuardRails
+from agent_runtime.engine.injection import injected_arguments, injected_parameters, with_timeout
 from agent_runtime.engine.loop import Run
-from agent_runtime.engine.spec import TASKS, GraphSpec, NodeSpec, is_async_callable
-from agent_runtime.injection import injected_arguments, injected_parameters, with_timeout
-from agent_runtime.node_cache import CachePolicy, cached_call, namespace
-from agent_runtime.node_schemas import node_name
-from agent_runtime.pregel import CompiledGraph
-from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy
+from agent_runtime.engine.node_cache import CachePolicy, cached_call, namespace
+from agent_runtime.engine.spec import GraphSpec, NodeSpec, is_async_callable
+from agent_runtime.graph.node_schemas import node_name
+from agent_runtime.pregel.compiled import CompiledGraph
 
 __all__ = ("entrypoint", "task")
 

@@ -1,6 +1,6 @@
-"""`langgraph.warnings`: LangGraph's deprecation warning categories (agent_runtime.deprecation)."""
+"""`langgraph.warnings`: LangGraph's deprecation warning categories (agent_runtime.core.deprecation)."""
 
-from agent_runtime.deprecation import (
+from agent_runtime.core.deprecation import (
     LangGraphDeprecatedSinceV05,
     LangGraphDeprecatedSinceV10,
     LangGraphDeprecatedSinceV11,

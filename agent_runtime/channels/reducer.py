@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 from agent_runtime.channels.base import MISSING, SingleValueChannel
+from agent_runtime.core.types import Overwrite
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.types import Overwrite
 
 OVERWRITE_KEY = "__overwrite__"
 

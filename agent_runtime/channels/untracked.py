@@ -7,8 +7,8 @@ from typing import Any, Self
 
 from agent_runtime.channels.base import MISSING, SingleValueChannel
 from agent_runtime.channels.topic import Topic
+from agent_runtime.core.types import Send
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.types import Send
 
 
 class UntrackedValue(SingleValueChannel):

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from agent_runtime.channels import MISSING
-from agent_runtime.engine.spec import ERROR, INTERRUPT, RESUME
+from agent_runtime.constants import ERROR, INTERRUPT, RESUME
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 

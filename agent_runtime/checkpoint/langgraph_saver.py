@@ -28,7 +28,7 @@ from agent_runtime.checkpoint.base import (
     iso,
     thread_key,
 )
-from agent_runtime.types import Interrupt, Send
+from agent_runtime.core.types import Interrupt, Send
 
 _SAVER_METHODS = ("get_tuple", "put", "put_writes", "list", "aget_tuple", "aput", "aput_writes", "alist")
 _REMEMBERED = 4096  # checkpoints whose saver versions are kept (the parents of the next puts)

@@ -6,13 +6,14 @@ Follows LangGraph's pregel/_algo.py rule for rule (see shared/specs/runtime-sema
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent_runtime.channels import BaseChannel
-from agent_runtime.engine.spec import PUSH_TRIGGER, RESERVED, TASKS, GraphSpec, NodeSpec
-from agent_runtime.types import Interrupt, Send, TimeoutPolicy
+from agent_runtime.constants import PUSH_TRIGGER, RESERVED, TASKS
+from agent_runtime.core.types import Interrupt, Send, TimeoutPolicy
+from agent_runtime.engine.spec import GraphSpec, NodeSpec
 
 logger = logging.getLogger(__name__)
 
@@ -235,3 +236,10 @@ def _barrier_key(task: Task) -> tuple[int, str, int]:
 def sort_tasks(tasks: list[Task]) -> list[Task]:
     """Barrier order: PULL tasks by node name, then Send tasks by index (decides reducer order)."""
     return sorted(tasks, key=_barrier_key) if len(tasks) > 1 else tasks
+
+
+def task_namespace(configurable: Mapping[str, Any], task: Task) -> str:
+    """The checkpoint namespace of what task `task` runs, under the namespace of its graph."""
+    parent_ns = configurable.get("checkpoint_ns", "")
+    own = f"{task.name}:{task.id}"
+    return f"{parent_ns}|{own}" if parent_ns else own

@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from agent_runtime.constants import PUSH_TRIGGER
+from agent_runtime.core.protocol import CONFIG_KEY_STREAM_MESSAGES_V2, CONFIG_KEY_TASK_ID, NS_SEP
+from agent_runtime.core.run_config import callback_manager_for_config, ensure_config
 from agent_runtime.engine.algo import PULL
-from agent_runtime.engine.spec import PUSH_TRIGGER
-from agent_runtime.protocol import CONFIG_KEY_STREAM_MESSAGES_V2, CONFIG_KEY_TASK_ID, NS_SEP
-from agent_runtime.run_config import callback_manager_for_config, ensure_config
+from agent_runtime.engine.timeouts import progress
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import (
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
     )
 
     from agent_runtime.callbacks import GraphCallbackManager, GraphLifecycleStatus
+    from agent_runtime.core.types import TracePolicy
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.loop import Event, Run
-    from agent_runtime.types import TracePolicy
 
 logger = logging.getLogger(__name__)
 
@@ -148,13 +149,10 @@ class RunCallbacks:
 
     def _add_stream_handlers(self, run: Run) -> None:
         """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
-        from agent_runtime.engine.subgraphs import forward
-        from agent_runtime.timeouts import progress
-
         modes, subgraphs = run.modes, run.subgraphs
 
         def stream(event: Event) -> None:
-            forward(run, event)
+            run.forward(event)
             progress("auto")  # a streamed token or tool event is progress of the node's timed attempt
 
         parent_ns = tuple(self.ns.split(NS_SEP)) if self.ns else ()

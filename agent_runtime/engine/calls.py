@@ -18,17 +18,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agent_runtime.constants import RESUME, RETURN
+from agent_runtime.core.types import RetryPolicy
 from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
 from agent_runtime.engine.loop import Run
-from agent_runtime.engine.spec import RESUME, RETURN
+from agent_runtime.engine.retries import retry_delay, wait_before_retry
+from agent_runtime.engine.sync import run_sync
 from agent_runtime.engine.task_status import restore_task
 from agent_runtime.engine.tasks import call_sync
 from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
-from agent_runtime.pregel import run_sync
-from agent_runtime.retries import retry_delay, wait_before_retry
-from agent_runtime.types import RetryPolicy
 
 Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
+from agent_runtime.constants import INTERRUPT
+from agent_runtime.core.types import Interrupt
 from agent_runtime.engine.algo import Task
-from agent_runtime.engine.spec import INTERRUPT
 from agent_runtime.errors import GraphInterrupt, mark_invalid_resume
-from agent_runtime.types import Interrupt
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run

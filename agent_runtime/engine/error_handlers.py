@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent_runtime.constants import PUSH_TRIGGER
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.spec import PUSH_TRIGGER
 from agent_runtime.errors import NodeError
 
 if TYPE_CHECKING:

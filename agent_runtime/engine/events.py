@@ -9,9 +9,10 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.checkpoint.base import CheckpointTuple, checkpoint_config, now_iso
+from agent_runtime.constants import ERROR, INTERRUPT, PUSH_TRIGGER, RETURN
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks, sort_tasks
+from agent_runtime.engine.callbacks import CALLBACK_MODES
 from agent_runtime.engine.payloads import task_payload, task_result, user_metadata
-from agent_runtime.engine.spec import ERROR, INTERRUPT, PUSH_TRIGGER, RETURN
 from agent_runtime.engine.subgraphs import subgraph_state, with_checkpoint_map
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ MODE_OF = {"checkpoint": "checkpoints", "task": "tasks", "task_result": "tasks"}
 TASK_MODES = frozenset({"tasks", "debug"})
 CHECKPOINT_MODES = frozenset({"checkpoints", "debug"})
 REPORT_MODE = "report"  # ours: the run's diagnostics as they happen, and its RunReport last
+STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", REPORT_MODE, *CALLBACK_MODES})
 
 
 def debug(run: Run, kind: str, step: int, payload: Any) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agent_runtime.core.types import StopReason
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.context import TaskScratch
 from agent_runtime.guard import (
@@ -38,7 +39,6 @@ from agent_runtime.guard import (
     make_tool_step,
 )
 from agent_runtime.guard import StopReason as GuardReason
-from agent_runtime.types import StopReason
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agent_runtime.channels import NamedBarrierValue
+from agent_runtime.constants import TASKS
 from agent_runtime.engine.algo import PUSH, ChannelState, Task
-from agent_runtime.engine.spec import TASKS, GraphSpec
+from agent_runtime.engine.spec import GraphSpec
 
 _MAX_WALK = 10_000  # bound on records visited per check, so diagnostics never dominate a long run
 

@@ -20,37 +20,27 @@ from agent_runtime.checkpoint.base import (
     checkpoint_config,
     thread_key,
 )
+from agent_runtime.constants import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, NODE_FINISHED, RESUME, TASKS
+from agent_runtime.core.run_config import checkpoint_metadata
+from agent_runtime.core.schema import ROOT
+from agent_runtime.core.types import START, Command, Interrupt, IsLastStepManager, StopReason
 from agent_runtime.engine import context, events, payloads
 from agent_runtime.engine.algo import ChannelState, Task, apply_writes, prepare_tasks, sort_tasks
 from agent_runtime.engine.error_handlers import handler_config, in_barrier_order
 from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
+from agent_runtime.engine.report import RunReport
 from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.runner import StepRun, Waker
-from agent_runtime.engine.spec import (
-    ERROR,
-    ERROR_SOURCE,
-    INTERRUPT,
-    NO_WRITES,
-    NODE_FINISHED,
-    RESUME,
-    TASKS,
-    Branch,
-    config_namespace,
-)
+from agent_runtime.engine.spec import Branch, EngineGraph, config_namespace
 from agent_runtime.engine.start import start
 from agent_runtime.engine.task_status import CONTROL_WRITES
 from agent_runtime.errors import GraphDrained, GraphRecursionError
-from agent_runtime.report import RunReport
-from agent_runtime.run_config import checkpoint_metadata
-from agent_runtime.schema import ROOT
-from agent_runtime.types import START, Command, Interrupt, IsLastStepManager, StopReason
 
 if TYPE_CHECKING:
     from agent_runtime.engine.callbacks import RunCallbacks
+    from agent_runtime.engine.control import RunControl
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
-    from agent_runtime.pregel import CompiledGraph
-    from agent_runtime.runtime import RunControl
 
 Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
 
@@ -63,7 +53,7 @@ class Run:
 
     def __init__(
         self,
-        graph: CompiledGraph,
+        graph: EngineGraph,
         input: Any,
         config: dict[str, Any],
         *,
@@ -242,6 +232,14 @@ class Run:
         with self.events_lock:
             drained, self.events = self.events, []
         return drained
+
+    def forward(self, event: Event) -> None:
+        """An event into this run's stream from any thread (a subgraph's, a chunk a node writes, a chat
+        model's token), waking the step that waits for its tasks, so the event goes out at once."""
+        with self.events_lock:
+            self.events.append(event)
+        if self.waker is not None:
+            self.waker.wake()
 
     # -- loading and input ----------------------------------------------------------------------------
     def _load(self) -> bool:

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 # the framework's metadata keys: a task's own fields and namespace say the same
-from agent_runtime.run_config import EXCLUDED_METADATA_KEYS
-from agent_runtime.schema import ROOT
+from agent_runtime.core.run_config import EXCLUDED_METADATA_KEYS
+from agent_runtime.core.schema import ROOT
 
 _ROOT_KEYS = frozenset({ROOT})
 

@@ -5,27 +5,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_runtime.channels import BaseChannel
-from agent_runtime.schema import StateSchema
-from agent_runtime.types import END, START, RetryPolicy, TimeoutPolicy, TracePolicy
+from agent_runtime.constants import CONF, CONFIG_KEY_CHECKPOINT_NS
+from agent_runtime.core.schema import StateSchema
+from agent_runtime.core.types import END, START, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
-    from agent_runtime.pregel import CompiledGraph
-
-TASKS = "__pregel_tasks"
-PUSH_TRIGGER = "__pregel_push"
-INTERRUPT = "__interrupt__"
-RESUME = "__resume__"
-ERROR = "__error__"
-ERROR_SOURCE = "__error_source_node__"  # with ERROR: the error went to the node's error handler
-NO_WRITES = "__no_writes__"
-RETURN = "__return__"  # a task call's result, saved as its pending write
-NODE_FINISHED = "__pregel_node_finished"  # configurable key: called with each node's name as it finishes
-RESERVED = frozenset({NO_WRITES, PUSH_TRIGGER, RESUME, INTERRUPT, RETURN, ERROR, ERROR_SOURCE})
-CONF = "configurable"
-CONFIG_KEY_CHECKPOINT_NS = "checkpoint_ns"  # "<node>:<task id>|..." down to a subgraph
+    from agent_runtime.checkpoint.base import BaseCheckpointer
+    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.report import RunReport
 
 
 def config_namespace(config: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -108,6 +98,47 @@ class SyncPlacement:
             self.fast_runs += 1
 
 
+class EngineGraph(Protocol):
+    """A compiled graph as the engine runs it, as the root graph or as a node's subgraph
+    (agent_runtime.pregel.compiled.CompiledGraph): its topology, breakpoints and persistence."""
+
+    last_run_report: RunReport | None
+
+    @property
+    def spec(self) -> GraphSpec: ...
+
+    @property
+    def interrupt_before(self) -> tuple[str, ...]: ...
+
+    @property
+    def interrupt_after(self) -> tuple[str, ...]: ...
+
+    @property
+    def step_timeout(self) -> float | None: ...
+
+    @property
+    def persistence(self) -> str: ...
+
+    @property
+    def checkpointer(self) -> BaseCheckpointer | None: ...
+
+    def own_namespace(self, ns: str) -> str: ...
+
+    def shape_output(self, output: Any) -> Any: ...
+
+    def result_of(self, run: Run) -> Any: ...
+
+    def _new_run(
+        self,
+        input: Any,
+        config: dict[str, Any] | None,
+        modes: frozenset[str],
+        durability: str | None,
+        guard_rails: None,
+        checkpointer: BaseCheckpointer | None = None,
+    ) -> Run: ...
+
+
 @dataclass(slots=True)
 class NodeSpec:
     name: str
@@ -118,8 +149,8 @@ class NodeSpec:
     retry: tuple[RetryPolicy, ...] = ()
     timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
-    subgraph: CompiledGraph | None = None
-    invoked_graph: CompiledGraph | None = None  # a graph the node's function invokes (engine/introspect.py)
+    subgraph: EngineGraph | None = None
+    invoked_graph: EngineGraph | None = None  # a graph the node's function invokes (graph/introspect.py)
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown

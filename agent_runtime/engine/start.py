@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID
+from agent_runtime.constants import INTERRUPT, RESERVED
+from agent_runtime.core.types import START, Command
 from agent_runtime.engine import events
 from agent_runtime.engine.algo import Task, apply_writes, prepare_tasks
 from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.resume_values import set_resume
-from agent_runtime.engine.spec import INTERRUPT, RESERVED
 from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError
-from agent_runtime.types import START, Command
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run

@@ -16,37 +16,29 @@ from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.checkpoint.base import NULL_TASK_ID, BaseCheckpointer, CheckpointTuple
+from agent_runtime.constants import INTERRUPT
+from agent_runtime.core.protocol import CONFIG_KEY_RUNTIME, CONFIG_KEY_TASK_ID
+from agent_runtime.core.types import Command
+from agent_runtime.engine.algo import task_namespace
 from agent_runtime.engine.callbacks import CALLBACK_MODES
-from agent_runtime.engine.spec import INTERRUPT
+from agent_runtime.engine.spec import EngineGraph
 from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import GraphDrained, GraphInterrupt
-from agent_runtime.protocol import CONFIG_KEY_RUNTIME, CONFIG_KEY_TASK_ID
-from agent_runtime.types import Command
 
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task
-    from agent_runtime.engine.loop import Event, Run
-    from agent_runtime.pregel import CompiledGraph
-    from agent_runtime.runtime import RunControl
+    from agent_runtime.engine.control import RunControl
+    from agent_runtime.engine.loop import Run
 
 
-def inherits(run: Run, subgraph: CompiledGraph) -> bool:
+def inherits(run: Run, subgraph: EngineGraph) -> bool:
     """A subgraph runs on the parent's thread when the parent has a checkpointer (as LangGraph, whose
     parent lends its checkpointer even to a subgraph compiled with one of its own), unless compiled
     with `checkpointer=False`."""
     return run.checkpointer is not None and subgraph.persistence != "off"
 
 
-def task_namespace(configurable: Mapping[str, Any], task: Task) -> str:
-    """The checkpoint namespace of what task `task` runs, under the namespace of its graph."""
-    parent_ns = configurable.get("checkpoint_ns", "")
-    own = f"{task.name}:{task.id}"
-    return f"{parent_ns}|{own}" if parent_ns else own
-
-
-def subgraph_namespace(
-    configurable: Mapping[str, Any], task: Task, subgraph: CompiledGraph, call_index: int = 0
-) -> str:
+def subgraph_namespace(configurable: Mapping[str, Any], task: Task, subgraph: EngineGraph, call_index: int = 0) -> str:
     """Where the subgraph `task` runs keeps its checkpoints: the task's namespace (plus `|<n>` for the
     n-th graph after the first that the task's function invokes), without the task ids for a stateful
     subgraph (one history per thread, as LangGraph's `checkpointer=True`)."""
@@ -69,7 +61,7 @@ def subgraph_state(config: dict[str, Any], task: Task) -> dict[str, Any] | None:
 
 
 async def run_subgraph(
-    run: Run, task: Task, subgraph: CompiledGraph, arg: Any, call_index: int = 0, control: RunControl | None = None
+    run: Run, task: Task, subgraph: EngineGraph, arg: Any, call_index: int = 0, control: RunControl | None = None
 ) -> dict[str, Any]:
     """The subgraph's output state (the task's update); raises GraphInterrupt when it paused (a subgraph
     with a checkpointer of its own under a parent without one returns its interrupts as its output).
@@ -103,7 +95,7 @@ async def run_subgraph(
         sub.stream_ns = tuple(ns.split("|"))  # its checkpoint namespace (a stateful one's has no task ids)
     try:
         async for event in sub.events_iter():
-            forward(run, event)
+            run.forward(event)
     except GraphDrained:
         if checkpointer is not None:  # as a breakpoint's mark: the parent's resume goes on from here
             checkpointer.put_writes(sub._cp_config(), [(INTERRUPT, [])], NULL_TASK_ID)
@@ -152,15 +144,6 @@ def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any]) -> dic
     configurable = config["configurable"]
     checkpoint_map = {**parents, configurable["checkpoint_ns"]: configurable["checkpoint_id"]}
     return {**config, "configurable": {**configurable, "checkpoint_map": checkpoint_map}}
-
-
-def forward(run: Run, event: Event) -> None:
-    """A subgraph's event into the stream of `run` (from any thread: a graph invoked inside a sync node
-    runs on a pool thread), waking the step that waits for its tasks, so the event goes out at once."""
-    with run.events_lock:
-        run.events.append(event)
-    if run.waker is not None:
-        run.waker.wake()
 
 
 def _resume_command(run: Run, saved: CheckpointTuple) -> Command | None:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.checkpoint.base import NULL_TASK_ID
-from agent_runtime.engine.spec import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, RESUME
+from agent_runtime.constants import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, RESUME
+from agent_runtime.core.types import Interrupt
 from agent_runtime.errors import SavedError
-from agent_runtime.types import Interrupt
 
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task

@@ -11,13 +11,19 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agent_runtime.constants import RESUME, TASKS
+from agent_runtime.core.schema import StateSchema
+from agent_runtime.core.types import END, START, Command, Send, Terminate
 from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import Task
 from agent_runtime.engine.callbacks import ambient, with_ambient
 from agent_runtime.engine.error_handlers import handler_task
 from agent_runtime.engine.events import task_finished
-from agent_runtime.engine.spec import RESUME, TASKS, SyncPlacement
+from agent_runtime.engine.retries import cancelled_by_node, retry_delay, wait_before_retry
+from agent_runtime.engine.runtime import call_with_timeout
+from agent_runtime.engine.spec import SyncPlacement
 from agent_runtime.engine.subgraphs import run_subgraph
+from agent_runtime.engine.timeouts import sync_timeout_unsupported
 from agent_runtime.errors import (
     GraphDrained,
     GraphInterrupt,
@@ -26,10 +32,6 @@ from agent_runtime.errors import (
     NodeCancelledError,
     ParentCommand,
 )
-from agent_runtime.retries import cancelled_by_node, retry_delay, wait_before_retry
-from agent_runtime.schema import StateSchema
-from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
-from agent_runtime.types import END, START, Command, Send, Terminate
 
 if TYPE_CHECKING:
     from agent_runtime.engine.loop import Run

@@ -1,5 +1,5 @@
 """`langgraph.managed.is_last_step`: the managed values and the marker of `RemainingSteps`."""
 
-from agent_runtime.types import IsLastStep, RemainingStepsManager
+from agent_runtime.core.types import IsLastStep, RemainingStepsManager
 
 __all__ = ["IsLastStep", "RemainingStepsManager"]

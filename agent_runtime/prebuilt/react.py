@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
 
 from agent_runtime.checkpoint.base import BaseCheckpointer
+from agent_runtime.core.types import END, START, StopReason, Terminate
 from agent_runtime.engine.context import in_grace_step, pending_nudge, record_action, report_usage
 from agent_runtime.engine.guard_rails import GuardRails
-from agent_runtime.graph import StateGraph
-from agent_runtime.pregel import CompiledGraph
-from agent_runtime.types import END, START, StopReason, Terminate
+from agent_runtime.graph.state import StateGraph
+from agent_runtime.pregel.compiled import CompiledGraph
 
 DEFAULT_BASE_URL = "http://127.0.0.1:4000/v1"
 TERMINATE_TOOL = "terminate"

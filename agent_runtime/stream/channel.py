@@ -10,12 +10,16 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from agent_runtime.stream.mux import StreamMux
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class PushSequencer(Protocol):
+    """What a channel needs of the StreamMux that registers it (agent_runtime.stream.mux): the order
+    stamp of each push."""
+
+    def _next_push_seq(self) -> int: ...
 
 
 class StreamChannel(Generic[T]):
@@ -35,10 +39,10 @@ class StreamChannel(Generic[T]):
         self._request_more: Callable[[], bool] | None = None
         self._arequest_more: Callable[[], Awaitable[bool]] | None = None
         self._wire_fn: Callable[[T], None] | None = None
-        self._mux: StreamMux | None = None
+        self._mux: PushSequencer | None = None
 
     # -- wiring (by the mux) ---------------------------------------------------------------------------
-    def _bind_mux(self, mux: StreamMux) -> None:
+    def _bind_mux(self, mux: PushSequencer) -> None:
         self._mux = mux
 
     def _bind(self, *, is_async: bool) -> None:

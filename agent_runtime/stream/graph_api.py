@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_runtime.engine.spec import CONF, config_namespace
-from agent_runtime.protocol import CONFIG_KEY_STREAM_MESSAGES_V2
+from agent_runtime.constants import CONF
+from agent_runtime.core.protocol import CONFIG_KEY_STREAM_MESSAGES_V2
+from agent_runtime.engine.events import STREAM_MODES
+from agent_runtime.engine.spec import config_namespace
 from agent_runtime.stream.mux import StreamMux, TransformerFactory
 from agent_runtime.stream.protocol import StreamTransformer
 from agent_runtime.stream.run_stream import AsyncGraphRunStream, GraphRunStream
@@ -78,8 +80,6 @@ def _v3_config(config: dict[str, Any] | None) -> dict[str, Any]:
 
 def _graph_modes(mux: StreamMux) -> list[str]:
     """The stream modes the transformers need, among those this runtime streams."""
-    from agent_runtime.pregel import STREAM_MODES
-
     return sorted(mux.required_stream_modes() & STREAM_MODES)
 
 

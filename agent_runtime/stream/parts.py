@@ -9,8 +9,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from agent_runtime.engine.spec import INTERRUPT
-from agent_runtime.types import START
+from agent_runtime.constants import INTERRUPT
+from agent_runtime.core.types import START
 
 Mapper = Callable[[dict[str, Any]], Any]
 

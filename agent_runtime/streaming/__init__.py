@@ -2,9 +2,6 @@
 return, streaming/messages.py) and `"tools"` (tool call lifecycle, streaming/tools.py). Their handlers
 are attached to a run's callbacks (agent_runtime/engine/callbacks.py) only when the mode is streamed."""
 
-import sys
-
-TAG_NOSTREAM = sys.intern("nostream")  # a chat model or tool tagged with it is not streamed
-TAG_HIDDEN = sys.intern("langsmith:hidden")  # a run tagged with it is not a node's output
+from agent_runtime.constants import TAG_HIDDEN, TAG_NOSTREAM
 
 __all__ = ["TAG_HIDDEN", "TAG_NOSTREAM"]

@@ -25,9 +25,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generati
 from langchain_core.tracers._streaming import _StreamingCallbackHandler, _V2StreamingCallbackHandler
 from pydantic import BaseModel
 
-from agent_runtime.protocol import NS_SEP, StreamChunk
+from agent_runtime.core.protocol import NS_SEP, StreamChunk
+from agent_runtime.core.types import Command
 from agent_runtime.streaming import TAG_HIDDEN, TAG_NOSTREAM
-from agent_runtime.types import Command
 
 T = TypeVar("T")
 Namespace = tuple[str, ...]

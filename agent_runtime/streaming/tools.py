@@ -19,8 +19,8 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
+from agent_runtime.core.protocol import StreamChunk
 from agent_runtime.errors import GraphDrained, GraphInterrupt
-from agent_runtime.protocol import StreamChunk
 from agent_runtime.streaming import TAG_NOSTREAM
 from agent_runtime.streaming.messages import Namespace, graph_namespace
 

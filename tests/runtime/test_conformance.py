@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 Lib = types.SimpleNamespace
 # the graphs reproduce LangGraph's surprising shapes on purpose
-pytestmark = pytest.mark.filterwarnings("ignore::agent_runtime.diagnostics.TopologyWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::agent_runtime.graph.diagnostics.TopologyWarning")
 
 
 class Log(TypedDict, total=False):

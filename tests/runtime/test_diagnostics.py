@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, TypedDict
 import pytest
 
 import agent_runtime as ar
-from agent_runtime.diagnostics import TopologyWarning
+from agent_runtime.graph.diagnostics import TopologyWarning
 
 
 class Log(TypedDict, total=False):

@@ -31,7 +31,7 @@ MODULES = {
     },
     "agent_runtime": {
         "graph": "agent_runtime",
-        "message": "agent_runtime.messages",
+        "message": "agent_runtime.graph.message",
         "types": "agent_runtime.types",
         "interrupt": "agent_runtime",
         "func": "agent_runtime.func",

@@ -12,7 +12,7 @@ from conftest import LIBS
 from langchain_core.runnables import RunnableLambda
 
 from agent_runtime.channels import EphemeralValue, LastValue
-from agent_runtime.pregel_api import ChannelWriteEntry, Pregel, PregelNode
+from agent_runtime.pregel.main import ChannelWriteEntry, Pregel, PregelNode
 
 Lib = types.SimpleNamespace
 

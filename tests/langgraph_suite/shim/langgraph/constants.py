@@ -6,7 +6,7 @@ import importlib
 import warnings
 from typing import Any
 
-from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.core.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.streaming import TAG_HIDDEN, TAG_NOSTREAM
 from agent_runtime.types import END, START
 from langgraph import _shim

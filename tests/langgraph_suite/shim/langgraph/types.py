@@ -3,8 +3,8 @@
 from typing import Literal
 
 from agent_runtime.engine.context import interrupt
-from agent_runtime.executor import ExecutableTask as PregelExecutableTask
-from agent_runtime.node_cache import CachePolicy
+from agent_runtime.engine.executor import ExecutableTask as PregelExecutableTask
+from agent_runtime.engine.node_cache import CachePolicy
 from agent_runtime.runtime import StreamWriter
 from agent_runtime.types import (
     Command,

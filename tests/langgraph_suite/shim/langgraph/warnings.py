@@ -1,6 +1,6 @@
-"""`langgraph.warnings` -> agent_runtime.deprecation (LangGraph's deprecation warning categories)."""
+"""`langgraph.warnings` -> agent_runtime.core.deprecation (LangGraph's deprecation warning categories)."""
 
-from agent_runtime.deprecation import (
+from agent_runtime.core.deprecation import (
     LangGraphDeprecatedSinceV05,
     LangGraphDeprecatedSinceV10,
     LangGraphDeprecatedSinceV11,

@@ -1,19 +1,14 @@
 """`langgraph._internal._constants`: the config keys of the run's Runtime, of the task protocol
-(agent_runtime.protocol), of a checkpoint namespace, of an error handler's NodeError, of strict resume
+(agent_runtime.core.protocol), of a checkpoint namespace, of an error handler's NodeError, of strict resume
 and of the node-finished hook, the overwrite marker, the reserved channels of pending writes and a task
 path's kinds and the entrypoint's `previous` channel (the rest are stubs)."""
 
 from agent_runtime.channels.reducer import OVERWRITE_KEY as OVERWRITE
 from agent_runtime.checkpoint.base import NULL_TASK_ID
-from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
-from agent_runtime.engine.resume_values import STRICT_RESUME as CONFIG_KEY_STRICT_RESUME
-from agent_runtime.engine.spec import CONF, CONFIG_KEY_CHECKPOINT_NS, ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN, TASKS
-from agent_runtime.engine.spec import ERROR_SOURCE as ERROR_SOURCE_NODE
-from agent_runtime.engine.spec import NODE_FINISHED as CONFIG_KEY_NODE_FINISHED
-from agent_runtime.func import PREVIOUS
-from agent_runtime.pregel import PULL_PATH as PULL
-from agent_runtime.pregel import PUSH_PATH as PUSH
-from agent_runtime.protocol import (
+from agent_runtime.constants import CONF, CONFIG_KEY_CHECKPOINT_NS, ERROR, INTERRUPT, NO_WRITES, RESUME, RETURN, TASKS
+from agent_runtime.constants import ERROR_SOURCE as ERROR_SOURCE_NODE
+from agent_runtime.constants import NODE_FINISHED as CONFIG_KEY_NODE_FINISHED
+from agent_runtime.core.protocol import (
     CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_SEND,
@@ -24,6 +19,11 @@ from agent_runtime.protocol import (
     NS_END,
     NS_SEP,
 )
+from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
+from agent_runtime.engine.resume_values import STRICT_RESUME as CONFIG_KEY_STRICT_RESUME
+from agent_runtime.func import PREVIOUS
+from agent_runtime.pregel import PULL_PATH as PULL
+from agent_runtime.pregel import PUSH_PATH as PUSH
 from agent_runtime.runtime import CONFIG_KEY_RUNTIME
 from langgraph import _shim
 

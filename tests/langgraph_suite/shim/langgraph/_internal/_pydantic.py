@@ -1,6 +1,6 @@
-"""`langgraph._internal._pydantic` -> agent_runtime.models."""
+"""`langgraph._internal._pydantic` -> agent_runtime.core.models."""
 
-from agent_runtime.models import create_model, is_supported_by_pydantic
+from agent_runtime.core.models import create_model, is_supported_by_pydantic
 from langgraph import _shim
 
 __all__ = ["create_model", "is_supported_by_pydantic"]

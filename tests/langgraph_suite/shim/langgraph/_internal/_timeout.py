@@ -1,6 +1,6 @@
 """`langgraph._internal._timeout` -> agent_runtime's TimeoutPolicy.coerce and its sync-timeout error."""
 
-from agent_runtime.timeouts import sync_timeout_unsupported
+from agent_runtime.engine.timeouts import sync_timeout_unsupported
 from agent_runtime.types import TimeoutPolicy
 from langgraph import _shim
 

@@ -6,9 +6,9 @@ from langgraph import _shim
 
 def __getattr__(name: str) -> object:
     if name in ("MessagesState", "add_messages"):  # langchain-core, loaded on first use (as agent_runtime does)
-        from agent_runtime import messages
+        from agent_runtime.graph import message
 
-        return getattr(messages, name)
+        return getattr(message, name)
     return _shim.module_getattr(__name__)(name)
 
 

@@ -1,7 +1,7 @@
-"""`langgraph.graph.message` -> agent_runtime.messages."""
+"""`langgraph.graph.message` -> agent_runtime.graph.message."""
 
-from agent_runtime.messages import REMOVE_ALL_MESSAGES, MessageGraph, MessagesState, add_messages, push_message
-from agent_runtime.messages import messages_delta_reducer as _messages_delta_reducer
+from agent_runtime.graph.message import REMOVE_ALL_MESSAGES, MessageGraph, MessagesState, add_messages, push_message
+from agent_runtime.graph.message import messages_delta_reducer as _messages_delta_reducer
 from langgraph import _shim
 
 __all__ = [

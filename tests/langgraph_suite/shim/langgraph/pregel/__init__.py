@@ -1,6 +1,6 @@
-"""`langgraph.pregel` -> agent_runtime.pregel_api (the low-level `Pregel` / `NodeBuilder` API)."""
+"""`langgraph.pregel` -> agent_runtime.pregel.main (the low-level `Pregel` / `NodeBuilder` API)."""
 
-from agent_runtime.pregel_api import NodeBuilder, Pregel
+from agent_runtime.pregel.main import NodeBuilder, Pregel
 from langgraph import _shim
 
 __all__ = ["NodeBuilder", "Pregel"]

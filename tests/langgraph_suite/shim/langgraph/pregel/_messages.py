@@ -1,7 +1,7 @@
 """`langgraph.pregel._messages` -> agent_runtime.streaming.messages (the "messages" stream handlers)."""
 
-from agent_runtime.messages import REMOVE_ALL_MESSAGES
-from agent_runtime.messages import messages_delta_reducer as _messages_delta_reducer
+from agent_runtime.graph.message import REMOVE_ALL_MESSAGES
+from agent_runtime.graph.message import messages_delta_reducer as _messages_delta_reducer
 from agent_runtime.streaming.messages import StreamMessagesHandler, StreamMessagesHandlerV2, graph_namespace
 from langgraph import _shim
 

@@ -1,6 +1,6 @@
-"""`langgraph.pregel._read` -> agent_runtime.pregel_api (a built Pregel node)."""
+"""`langgraph.pregel._read` -> agent_runtime.pregel.main (a built Pregel node)."""
 
-from agent_runtime.pregel_api import PregelNode
+from agent_runtime.pregel.main import PregelNode
 from langgraph import _shim
 
 __all__ = ["PregelNode"]

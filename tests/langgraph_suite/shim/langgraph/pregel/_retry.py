@@ -1,8 +1,8 @@
-"""`langgraph.pregel._retry` -> agent_runtime.executor (running a prepared task), .retries, .timeouts."""
+"""`langgraph.pregel._retry` -> agent_runtime.engine.executor (running a prepared task), .retries, .timeouts."""
 
-from agent_runtime.executor import arun_with_retry, ensure_execution_info, parent_namespace, run_with_retry
-from agent_runtime.retries import should_retry_on
-from agent_runtime.timeouts import TimedAttemptScope
+from agent_runtime.engine.executor import arun_with_retry, ensure_execution_info, parent_namespace, run_with_retry
+from agent_runtime.engine.retries import should_retry_on
+from agent_runtime.engine.timeouts import TimedAttemptScope
 from langgraph import _shim
 
 _should_retry_on = should_retry_on

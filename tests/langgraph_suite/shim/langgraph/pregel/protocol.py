@@ -1,6 +1,6 @@
-"""`langgraph.pregel.protocol` -> agent_runtime.protocol (the stream callback of the task protocol)."""
+"""`langgraph.pregel.protocol` -> agent_runtime.core.protocol (the stream callback of the task protocol)."""
 
-from agent_runtime.protocol import StreamProtocol
+from agent_runtime.core.protocol import StreamProtocol
 from langgraph import _shim
 
 __all__ = ["StreamProtocol"]

@@ -2,7 +2,7 @@
 
 import warnings
 
-from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.core.deprecation import LangGraphDeprecatedSinceV10
 from agent_runtime.types import PregelTask, StateSnapshot
 from langgraph import _shim
 

@@ -8,20 +8,37 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from langchain_core.runnables import Runnable, RunnableSerializable
 from langchain_core.runnables.graph import Graph, Node
 from pydantic import ConfigDict
 
 from agent_runtime.channels.base import BaseChannel
-from agent_runtime.types import END, START
+from agent_runtime.core.types import END, START
 
 if TYPE_CHECKING:
     from agent_runtime.engine.spec import GraphSpec, NodeSpec
-    from agent_runtime.pregel import CompiledGraph
 
 STEP_LIMIT = 250  # supersteps walked (a cycle revisits the same edges)
+
+
+class Drawable(Protocol):
+    """What a drawing reads of a compiled graph (agent_runtime.pregel.compiled)."""
+
+    @property
+    def spec(self) -> GraphSpec: ...
+
+    @property
+    def builder(self) -> Any: ...  # the StateGraph it was compiled from, if any
+
+    @property
+    def interrupt_before(self) -> tuple[str, ...]: ...
+
+    @property
+    def interrupt_after(self) -> tuple[str, ...]: ...
+
+    def get_subgraphs(self) -> Iterator[tuple[str, Any]]: ...
 
 
 class Edge(NamedTuple):
@@ -68,7 +85,7 @@ class DrawnGraph(_DrawnAction):
     LC_ID: ClassVar[list[str]] = ["langgraph", "graph", "state", "CompiledStateGraph"]
 
 
-def node_data(graph: CompiledGraph, name: str) -> Runnable[Any, Any]:
+def node_data(graph: Drawable, name: str) -> Runnable[Any, Any]:
     """What LangGraph shows as a node's data: the user's Runnable itself, else the function or subgraph."""
     spec = graph.spec.nodes[name]
     if spec.subgraph is not None:
@@ -76,7 +93,7 @@ def node_data(graph: CompiledGraph, name: str) -> Runnable[Any, Any]:
     builder = graph.builder
     defined = builder.nodes.get(name) if builder is not None else None
     action = defined.runnable if defined is not None else spec.fn
-    from agent_runtime.runnable import RunnableCallable
+    from agent_runtime.engine.runnable import RunnableCallable
 
     if isinstance(action, Runnable) and type(action) is not RunnableCallable:
         return action
@@ -209,7 +226,7 @@ def add_edge(graph: Graph, source: str, target: str, *, data: Any = None, condit
     graph.add_edge(graph.nodes[source], graph.nodes[target], data, conditional)
 
 
-def node_metadata(graph: CompiledGraph, name: str, deferred: bool) -> dict[str, Any] | None:
+def node_metadata(graph: Drawable, name: str, deferred: bool) -> dict[str, Any] | None:
     metadata: dict[str, Any] = {}
     if deferred:
         metadata["defer"] = True
@@ -222,7 +239,7 @@ def node_metadata(graph: CompiledGraph, name: str, deferred: bool) -> dict[str, 
     return metadata or None
 
 
-def _subgraphs(graph: CompiledGraph, config: Any, xray: int | bool) -> Iterator[tuple[str, Graph]]:
+def _subgraphs(graph: Drawable, config: Any, xray: int | bool) -> Iterator[tuple[str, Graph]]:
     if not xray:
         return
     deeper = xray if isinstance(xray, bool) or xray <= 0 else xray - 1
@@ -230,7 +247,7 @@ def _subgraphs(graph: CompiledGraph, config: Any, xray: int | bool) -> Iterator[
         yield name, sub.get_graph(config, xray=deeper)
 
 
-def draw(graph: CompiledGraph, config: Any = None, xray: int | bool = False) -> Graph:
+def draw(graph: Drawable, config: Any = None, xray: int | bool = False) -> Graph:
     """The drawable graph of `graph`, as LangGraph's `get_graph(config, xray=xray)` draws it."""
     spec = graph.spec
     labels = graph.builder.destination_labels if graph.builder is not None else {}

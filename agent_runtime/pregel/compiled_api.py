@@ -8,35 +8,54 @@ import asyncio
 import copy
 import dataclasses
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from agent_runtime import node_cache
 from agent_runtime.channels import BaseChannel
-from agent_runtime.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.constants import INTERRUPT, NO_WRITES
+from agent_runtime.core.deprecation import LangGraphDeprecatedSinceV10
+from agent_runtime.core.models import create_model
+from agent_runtime.core.run_config import merge_configs
+from agent_runtime.core.types import END, START, StateUpdate
+from agent_runtime.engine import node_cache
 from agent_runtime.engine.algo import PULL, Task, apply_writes, prepare_tasks, sort_tasks
-from agent_runtime.engine.spec import INTERRUPT, NO_WRITES, GraphSpec
+from agent_runtime.engine.control import RunControl
+from agent_runtime.engine.runtime import coerce_context, with_runtime
+from agent_runtime.engine.spec import GraphSpec
 from agent_runtime.engine.subgraphs import with_checkpoint_map
 from agent_runtime.engine.tasks import node_writes_async
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
-from agent_runtime.models import create_model
-from agent_runtime.run_config import merge_configs
-from agent_runtime.runtime import RunControl, coerce_context, with_runtime
-from agent_runtime.types import END, START, StateUpdate
+from agent_runtime.pregel.json_schemas import channels_model, context_json_schema, graph_name, state_json_schema
 
 if TYPE_CHECKING:
     from agent_runtime.checkpoint.base import BaseCheckpointer
     from agent_runtime.engine.loop import Run
-    from agent_runtime.graph import StateGraph
-    from agent_runtime.pregel import CompiledGraph
 
 SubgraphPersistence = Literal["per_call", "per_thread", "off"]
 INPUT = "__input__"  # update_state's as_node for writing a graph input
 COPY = "__copy__"  # update_state's as_node for a sibling copy of the checkpoint
+
+
+class GraphBuilder(Protocol):
+    """What a compiled graph reads of the StateGraph it was compiled from (agent_runtime.graph.state)."""
+
+    @property
+    def input_schema(self) -> Any: ...
+
+    @property
+    def output_schema(self) -> Any: ...
+
+    @property
+    def state_schema(self) -> Any: ...
+
+    @property
+    def nodes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def destination_labels(self) -> Mapping[str, Mapping[str, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +81,7 @@ class GraphAPI:
     store: Any = None  # compile(store=...): the runtime's store
     cache: Any = None  # compile(cache=...): where cached nodes keep their results
     context_schema: type[Any] | None = None  # StateGraph(context_schema=...): a dict context is coerced to it
-    builder: StateGraph[Any, Any, Any, Any] | None = None
+    builder: GraphBuilder | None = None
     # as a subgraph: "per_call" (the parent's checkpointer, a fresh state per call; compile's default),
     # "per_thread" (checkpointer=True: its state kept across the parent's turns), "off" (checkpointer=False)
     persistence: SubgraphPersistence = "per_call"
@@ -93,9 +112,7 @@ class GraphAPI:
             views[name] = NodeView(name, node.fn, node.triggers, [subgraph] if subgraph is not None else [])
         return views
 
-    def get_subgraphs(
-        self, *, namespace: str | None = None, recurse: bool = False
-    ) -> Iterator[tuple[str, CompiledGraph]]:
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, GraphAPI]]:
         """(namespace, graph) of each node's subgraph (the node is a compiled graph or its function
         invokes one); `namespace` ("parent|child", without task ids) picks the one there, matching
         whole segments; a nested one needs `recurse`."""
@@ -117,7 +134,7 @@ class GraphAPI:
 
     async def aget_subgraphs(
         self, *, namespace: str | None = None, recurse: bool = False
-    ) -> AsyncIterator[tuple[str, CompiledGraph]]:
+    ) -> AsyncIterator[tuple[str, GraphAPI]]:
         for found in self.get_subgraphs(namespace=namespace, recurse=recurse):
             yield found
 
@@ -156,15 +173,21 @@ class GraphAPI:
     def get_name(self, suffix: str | None = None) -> str:
         return graph_name(self.name, suffix) if suffix else self.name
 
-    def __or__(self, other: Any) -> Any:
-        from agent_runtime.graph.as_runnable import pipe
+    def _as_runnable(self) -> Any:
+        """The graph as a LangChain Runnable (agent_runtime.pregel.as_runnable; needs langchain-core)."""
+        from agent_runtime.pregel.as_runnable import GraphRunnable
 
-        return pipe(self, other)
+        return GraphRunnable(self)
+
+    def __or__(self, other: Any) -> Any:
+        from agent_runtime.pregel.as_runnable import pipe
+
+        return pipe(self._as_runnable(), other._as_runnable() if isinstance(other, GraphAPI) else other)
 
     def __ror__(self, other: Any) -> Any:
-        from agent_runtime.graph.as_runnable import pipe
+        from agent_runtime.pregel.as_runnable import pipe
 
-        return pipe(other, self)
+        return pipe(other._as_runnable() if isinstance(other, GraphAPI) else other, self._as_runnable())
 
     @property
     def input_schema(self) -> Any:
@@ -200,7 +223,7 @@ class GraphAPI:
     def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
         """The graph as LangChain's drawable Graph (`.draw_mermaid()`, `.to_json()`), as LangGraph draws
         it; `xray` (True, or how many levels) draws subgraphs' nodes in place of theirs."""
-        from agent_runtime.drawing import draw
+        from agent_runtime.pregel.drawing import draw
 
         return draw(self, config, xray)  # type: ignore[arg-type]
 
@@ -255,7 +278,7 @@ class GraphAPI:
     ) -> list[Any]:
         """`invoke` of each input, run concurrently (LangChain's Runnable.batch); `config` is one for
         all or one per input; with `return_exceptions`, a failed run's exception is its result."""
-        from agent_runtime.pregel import run_sync
+        from agent_runtime.engine.sync import run_sync
 
         return run_sync(self.abatch(inputs, config, return_exceptions=return_exceptions, **kwargs))
 
@@ -277,14 +300,20 @@ class GraphAPI:
         """A runnable invoking this graph on each item of a list (LangChain's Runnable.map)."""
         return GraphMap(self)
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # CompiledGraph's
+
+        def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
 
         async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
+
+        def stream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[Any]: ...
+
+        def astream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[Any]: ...
 
         def _new_run(self, *args: Any, **kwargs: Any) -> Run: ...  # CompiledGraph's
 
     def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]) -> dict[str, Any]:
-        from agent_runtime.pregel import run_sync
+        from agent_runtime.engine.sync import run_sync
 
         return run_sync(self.abulk_update_state(config, supersteps))
 

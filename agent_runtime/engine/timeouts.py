@@ -15,10 +15,9 @@ from contextlib import suppress
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from agent_runtime.attempt_events import finish_attempt, observer_of, progress_reporter, start_attempt
+from agent_runtime.core.protocol import StreamChunk, StreamProtocol
+from agent_runtime.core.types import TimeoutPolicy
 from agent_runtime.errors import NodeTimeoutError
-from agent_runtime.protocol import StreamChunk, StreamProtocol
-from agent_runtime.types import TimeoutPolicy
 
 
 def sync_timeout_unsupported(name: str, kind: Literal["Node", "Task"] = "Node") -> ValueError:
@@ -212,24 +211,3 @@ async def run_timed(
         for watchdog in watchdogs:
             watchdog.cancel()
             watchdog.add_done_callback(_drain_cancelled)
-
-
-async def call_with_timeout(
-    node: str, policy: TimeoutPolicy, start: Callable[[], Awaitable[Any]], config: dict[str, Any] | None = None
-) -> Any:
-    """One attempt of a node of the engine under `policy`, reported to the config's attempt observer."""
-    observer = observer_of(config) if config is not None else None
-    if observer is None:
-        return await run_timed(node, policy, new_scope(policy), start)
-    from agent_runtime.runtime import task_runtime  # the runtime module imports this one
-
-    assert config is not None  # the observer came from it
-    info = task_runtime(config).execution_info
-    context = start_attempt(observer, info.task_id if info else "", node, info, policy)
-    try:
-        result = await run_timed(node, policy, new_scope(policy, progress_reporter(observer, context)), start)
-    except BaseException as exc:
-        finish_attempt(observer, context, exc)
-        raise
-    finish_attempt(observer, context)
-    return result

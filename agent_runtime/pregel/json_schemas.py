@@ -11,8 +11,8 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, TypeAdapter
 
 from agent_runtime.channels import BaseChannel
-from agent_runtime.models import create_model
-from agent_runtime.schema import ROOT, StateSchema
+from agent_runtime.core.models import create_model
+from agent_runtime.core.schema import ROOT, StateSchema
 
 
 def channels_model(

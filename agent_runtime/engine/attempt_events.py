@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
-from agent_runtime.engine.spec import CONF
+from agent_runtime.constants import CONF
+from agent_runtime.core.protocol import CONFIG_KEY_TIMED_ATTEMPT_OBSERVER
+from agent_runtime.core.types import TimeoutPolicy
 from agent_runtime.errors import GraphBubbleUp
-from agent_runtime.protocol import CONFIG_KEY_TIMED_ATTEMPT_OBSERVER
-from agent_runtime.types import TimeoutPolicy
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 from typing_extensions import ReadOnly
 
 from agent_runtime.channels import BaseChannel, BinaryOperatorAggregate, LastValue
+from agent_runtime.core.types import IsLastStepManager, RemainingStepsManager
 from agent_runtime.errors import InvalidUpdateError
-from agent_runtime.types import IsLastStepManager, RemainingStepsManager
 
 Managed = type[RemainingStepsManager] | type[IsLastStepManager]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_runtime.types import Interrupt, StopReason
+from agent_runtime.core.types import Interrupt, StopReason
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Running one prepared task outside the engine's loop, as LangGraph's executor does
 (`run_with_retry` / `arun_with_retry` over a `PregelExecutableTask`, e.g. in a distributed worker):
 the task's `proc` (anything with `invoke` / `ainvoke` / `astream`) gets the task's config, in which the
-task protocol's keys (agent_runtime/protocol.py) reach its run, and its Runtime carries the attempt's
+task protocol's keys (agent_runtime/core/protocol.py) reach its run, and its Runtime carries the attempt's
 ExecutionInfo. Retries, timeouts and the attempt observer follow the engine's rules (retries.py,
 timeouts.py, attempt_events.py). A `Command` raised to this task's graph is handed to its writers; one
 for the parent graph leaves with the parent's namespace."""
@@ -16,17 +16,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from agent_runtime.attempt_events import (
-    AttemptContext,
-    Observer,
-    finish_attempt,
-    observer_of,
-    progress_reporter,
-    start_attempt,
-)
-from agent_runtime.engine.spec import CONF, CONFIG_KEY_CHECKPOINT_NS, RETURN
-from agent_runtime.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
-from agent_runtime.protocol import (
+from agent_runtime.constants import CONF, CONFIG_KEY_CHECKPOINT_NS, RETURN
+from agent_runtime.core.protocol import (
     CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_SEND,
@@ -36,10 +27,19 @@ from agent_runtime.protocol import (
     NS_END,
     NS_SEP,
 )
-from agent_runtime.retries import cancelled_by_node, retry_delay
-from agent_runtime.runtime import CONFIG_KEY_RUNTIME, ExecutionInfo, Runtime
-from agent_runtime.timeouts import TimedAttemptScope, new_scope, run_timed, sync_timeout_unsupported
-from agent_runtime.types import Command, RetryPolicy, TimeoutPolicy
+from agent_runtime.core.types import Command, RetryPolicy, TimeoutPolicy
+from agent_runtime.engine.attempt_events import (
+    AttemptContext,
+    Observer,
+    finish_attempt,
+    observer_of,
+    progress_reporter,
+    start_attempt,
+)
+from agent_runtime.engine.retries import cancelled_by_node, retry_delay
+from agent_runtime.engine.runtime import CONFIG_KEY_RUNTIME, ExecutionInfo, Runtime
+from agent_runtime.engine.timeouts import TimedAttemptScope, new_scope, run_timed, sync_timeout_unsupported
+from agent_runtime.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from types import UnionType
 from typing import Any, Union, get_origin
 
+from agent_runtime.core.types import TimeoutPolicy
 from agent_runtime.engine.error_handlers import CONFIG_KEY_NODE_ERROR
+from agent_runtime.engine.runtime import call_with_timeout, task_runtime
 from agent_runtime.engine.spec import is_async_callable
+from agent_runtime.engine.timeouts import sync_timeout_unsupported
 from agent_runtime.errors import NodeError
-from agent_runtime.runtime import task_runtime
-from agent_runtime.timeouts import call_with_timeout, sync_timeout_unsupported
-from agent_runtime.types import TimeoutPolicy
 
 INJECTED = ("runtime", "writer", "store", "error")
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)

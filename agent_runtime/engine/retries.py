@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import cast
 
-from agent_runtime.types import RetryPolicy
+from agent_runtime.core.types import RetryPolicy
 
 
 def should_retry_on(policy: RetryPolicy, exc: Exception) -> bool:

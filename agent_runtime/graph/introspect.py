@@ -9,10 +9,9 @@ from __future__ import annotations
 import dis
 from collections.abc import Callable
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from agent_runtime.pregel import CompiledGraph
+from agent_runtime.pregel.compiled import CompiledGraph
 
 # Values that cannot lead on to a graph: when a function reaches nothing else, its bytecode is not read.
 # Matched by exact type (a subclass of a builtin can carry attributes).
@@ -73,8 +72,6 @@ def _attribute_paths(code: CodeType, named_globals: dict[str, Any], cells: dict[
 def invoked_subgraph(func: Callable[..., Any] | None) -> CompiledGraph | None:
     """The first compiled graph `func` reaches (one compiled with `checkpointer=False` does not count:
     it keeps no state to show)."""
-    from agent_runtime.pregel import CompiledGraph
-
     if func is None:
         return None
     for value in function_nonlocals(getattr(func, "func", None) or func):  # a wrapped function's own

@@ -16,9 +16,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 
+from agent_runtime.core.types import END, START
 from agent_runtime.engine.spec import GraphSpec
 from agent_runtime.errors import TopologyError
-from agent_runtime.types import END, START
 
 MAX_PATH_LENGTH = 12
 MAX_PATHS = 2_000  # per fan-out; the check gives up quietly beyond this (very wide graphs)

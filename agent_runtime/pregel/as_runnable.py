@@ -4,16 +4,27 @@ LangGraph's graphs compose: the sequence's invoke / stream run the graph's."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-if TYPE_CHECKING:
-    from agent_runtime.pregel import CompiledGraph
+
+class RunnableGraph(Protocol):
+    """What a sequence runs of a compiled graph."""
+
+    def get_name(self, suffix: str | None = None) -> str: ...
+
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
+
+    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any: ...
+
+    def stream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[Any]: ...
+
+    def astream(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[Any]: ...
 
 
 class GraphRunnable(Runnable[Any, Any]):
-    def __init__(self, graph: CompiledGraph) -> None:
+    def __init__(self, graph: RunnableGraph) -> None:
         self.graph = graph
         self.name = graph.get_name()
 
@@ -32,10 +43,7 @@ class GraphRunnable(Runnable[Any, Any]):
 
 
 def pipe(first: Any, second: Any) -> Runnable[Any, Any]:
-    """`first | second` where either is a compiled graph."""
+    """`first | second` where either is a compiled graph (already a GraphRunnable)."""
     from langchain_core.runnables.base import RunnableSequence, coerce_to_runnable
 
-    from agent_runtime.pregel import CompiledGraph
-
-    steps = [GraphRunnable(s) if isinstance(s, CompiledGraph) else coerce_to_runnable(s) for s in (first, second)]
-    return RunnableSequence(*steps)
+    return RunnableSequence(coerce_to_runnable(first), coerce_to_runnable(second))

@@ -11,14 +11,14 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import set_config_context
 
-from agent_runtime.injection import CONFIG_ANNOTATIONS, annotation_name, warn_config_annotation
-from agent_runtime.run_config import (
+from agent_runtime.core.run_config import (
     CONF,
     async_callback_manager_for_config,
     callback_manager_for_config,
     ensure_config,
 )
-from agent_runtime.runtime import CONFIG_KEY_RUNTIME
+from agent_runtime.engine.injection import CONFIG_ANNOTATIONS, annotation_name, warn_config_annotation
+from agent_runtime.engine.runtime import CONFIG_KEY_RUNTIME
 
 _REQUIRED: Any = inspect.Parameter.empty
 _ANY = None  # any annotation
