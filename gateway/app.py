@@ -72,6 +72,9 @@ def create_app(settings: Settings | None = None, config_file: str | Path | None 
         tasks = [keys, records, alerts, asyncio.create_task(live.follow_store())]  # live config (gateway/live/)
         if live.config_file is not None and settings.config_watch_s > 0:
             tasks.append(asyncio.create_task(live.watch_file(settings.config_watch_s)))
+        for extra in services.extras.values():  # stage-owned work that starts with the app (e.g. MCP upstreams)
+            if (start := getattr(extra, "start", None)) is not None:
+                tasks.append(asyncio.create_task(start()))
         reload_on_hangup(live)
         if services.ledger is not None and services.budget_seeder is not None:
             await services.ledger.start()  # the spend ledger (gateway/ledger/), then budgets seeded from it

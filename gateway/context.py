@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.config import ModelConfig, PolicyConfig, TenantConfig
 from gateway.history import HistoryView
+from gateway.state.request import RequestStore
 from gateway.usage import Cost, Usage
 from gateway.wire import WireFormat
 from gateway.wire.sse import SSEEvent
@@ -72,6 +73,7 @@ class RequestContext:
     path_stream: bool | None = None
     query_key: str | None = None  # an API key sent as ?key= (Gemini API only), never logged
     _history: HistoryView | None = None
+    _state: RequestStore | None = None
 
     @property
     def history(self) -> HistoryView:
@@ -79,6 +81,20 @@ class RequestContext:
         if self._history is None:
             self._history = HistoryView()
         return self._history
+
+    @property
+    def state(self) -> RequestStore:
+        """The shared store as this request's stages use it: reads declared ahead and deferred writes
+        travel with its next batch (gateway/state/request.py); what is still deferred is sent at the end."""
+        if self._state is None:
+            self._state = RequestStore(self.services.store)
+            self.finishers.append(self._state.flush)
+        return self._state
+
+    @property
+    def used_state(self) -> RequestStore | None:
+        """The request's store view, if a stage used it."""
+        return self._state
 
     @property
     def stream(self) -> bool:

@@ -30,7 +30,7 @@ from gateway.errors import GatewayError
 from gateway.ledger import Ledger
 from gateway.logs import log_failure
 from gateway.metrics import GatewayMetrics
-from gateway.state import StateStore
+from gateway.state import Op, StateStore
 
 log = logging.getLogger("cachegate.requests")
 DECISIONS = {"cache": "x-cachegate-cache", "prefix_break": "x-cachegate-prefix-break",
@@ -186,8 +186,7 @@ class RequestLog:
             while not self.queue.empty() and len(batch) < 256:
                 batch.append(self.queue.get_nowait())
             try:
-                for record in batch:  # one after another: no task per record on the serving loop
-                    await self._write(record)
+                await self._write(batch)
             except Exception:  # the store failed: these records are lost (counted), the next ones go on
                 self.metrics.request_records_dropped.inc(len(batch))
                 log_failure(log, "request records: writing failed")
@@ -198,12 +197,16 @@ class RequestLog:
         session state for its bounded keys, so there a lookup searches the tenant's list instead."""
         return self.store.backend != "memory"
 
-    async def _write(self, record: dict[str, Any]) -> None:
-        raw, ttl = orjson.dumps(record), self.config.ttl_s
-        tenant = record["tenant"]
-        await self.store.push(_list_key(tenant), raw, max_len=self.config.per_tenant, ttl_s=ttl)
-        if self._by_id:
-            await self.store.set(_record_key(tenant, record["id"]), raw, ttl)
+    async def _write(self, records: list[dict[str, Any]]) -> None:
+        """The records in one round trip (one state batch, in order): each into its tenant's list and, on
+        Redis, under its id."""
+        ttl, ops = self.config.ttl_s, []
+        for record in records:
+            raw, tenant = orjson.dumps(record), record["tenant"]
+            ops.append(Op("push", _list_key(tenant), ttl_s=ttl, values=(raw,), max_len=self.config.per_tenant))
+            if self._by_id:
+                ops.append(Op("set", _record_key(tenant, record["id"]), ttl_s=ttl, values=(raw,)))
+        await self.store.batch(ops)
 
     async def get(self, tenant: str, request_id: str) -> dict[str, Any] | None:
         if self._by_id:

@@ -1,7 +1,8 @@
 """Loop guard core: pure, framework-free detection of agent loops, shared by the gateway and the runtime.
 
-Pipeline: conversation -> ``Step`` s (``steps``) -> detectors and hard limits (``detectors``,
-``chanting``, ``limits``) -> ``evaluate`` / escalation ladder (``policy``) -> ``Decision``.
+Pipeline: conversation -> ``Step`` s (``steps``: hashed per message by ``parts``, paired by ``parser``)
+-> detectors and hard limits (``detectors``, ``chanting``, ``limits``) -> ``evaluate`` / escalation
+ladder (``policy``) -> ``Decision``.
 ``LoopGuard`` (``session``) is the stateful form for step-by-step consumers. See docs/loop-guard.md.
 Only the standard library is used.
 """
@@ -18,6 +19,8 @@ from .detectors import (
     detect_repeated_errors,
 )
 from .limits import GuardLimits, SessionCounters, check_limits, trailing_errors
+from .parser import StepParser, steps_from_anthropic_messages, steps_from_openai_messages
+from .parts import MessageParts, message_parts
 from .policy import (
     DEFAULT_POLICY,
     Action,
@@ -36,7 +39,6 @@ from .session import LoopGuard
 from .steps import (
     Step,
     StepKind,
-    StepParser,
     canonical_json,
     content_text,
     digest,
@@ -45,8 +47,6 @@ from .steps import (
     make_malformed_step,
     make_text_step,
     make_tool_step,
-    steps_from_anthropic_messages,
-    steps_from_openai_messages,
 )
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "GuardPolicy",
     "GuardThresholds",
     "LoopGuard",
+    "MessageParts",
     "SessionCounters",
     "Step",
     "StepKind",
@@ -86,6 +87,7 @@ __all__ = [
     "make_malformed_step",
     "make_text_step",
     "make_tool_step",
+    "message_parts",
     "nudge_message",
     "steps_from_anthropic_messages",
     "steps_from_openai_messages",

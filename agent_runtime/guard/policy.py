@@ -42,8 +42,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from . import detectors
 from .detection import LIMIT_REASONS, Detection, StopReason
+from .detectors import (
+    detect_cycle,
+    detect_identical_calls,
+    detect_long_polling,
+    detect_malformed,
+    detect_monologue,
+    detect_no_progress,
+    detect_repeated_errors,
+)
 from .limits import GuardLimits, SessionCounters, check_limits
 from .steps import Step
 
@@ -181,19 +189,19 @@ def stop_message(detection: Detection) -> str:
 def _detections(steps: Sequence[Step], t: GuardThresholds) -> Iterator[Detection | None]:
     """Each enabled detector's verdict, lazily, most specific first (the first one names the loop)."""
     if t.malformed is not None:
-        yield detectors.detect_malformed(steps, min_repeats=t.malformed)
+        yield detect_malformed(steps, min_repeats=t.malformed)
     if t.monologue is not None:
-        yield detectors.detect_monologue(steps, min_repeats=t.monologue)
+        yield detect_monologue(steps, min_repeats=t.monologue)
     if t.identical_calls is not None:
-        yield detectors.detect_identical_calls(steps, min_repeats=t.identical_calls)
+        yield detect_identical_calls(steps, min_repeats=t.identical_calls)
     if t.repeated_errors is not None:
-        yield detectors.detect_repeated_errors(steps, min_repeats=t.repeated_errors)
+        yield detect_repeated_errors(steps, min_repeats=t.repeated_errors)
     if t.cycle_repeated_steps is not None:
-        yield detectors.detect_cycle(steps, max_period=t.cycle_max_period, min_repeated_steps=t.cycle_repeated_steps)
+        yield detect_cycle(steps, max_period=t.cycle_max_period, min_repeated_steps=t.cycle_repeated_steps)
     if t.no_progress_streak is not None:
-        yield detectors.detect_no_progress(steps, min_streak=t.no_progress_streak, window=t.no_progress_window)
+        yield detect_no_progress(steps, min_streak=t.no_progress_streak, window=t.no_progress_window)
     if t.long_polling_s is not None:
-        yield detectors.detect_long_polling(steps, max_seconds=t.long_polling_s)
+        yield detect_long_polling(steps, max_seconds=t.long_polling_s)
 
 
 def detect(steps: Sequence[Step], thresholds: GuardThresholds) -> Detection | None:

@@ -16,7 +16,8 @@ steps), one plain-text reply, one empty reply or one malformed call. Each step k
 
 Call ids (``tool_call_id`` / ``tool_use_id``) only pair a result with its call; they never enter a hash.
 
-The same two parsers serve the gateway (steps rebuilt from each request's history) and the runtime:
+The same two parsers (``parser.py``, over the per-message ``parts.py``) serve the gateway (steps from
+each request's history) and the runtime:
 
 - ``steps_from_openai_messages(messages)``: Chat Completions format (assistant ``tool_calls`` and ``tool``
   messages; legacy ``function_call`` / ``function`` messages; ``custom`` free-form tool calls).
@@ -41,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -49,7 +50,6 @@ from typing import Any
 __all__ = [
     "Step",
     "StepKind",
-    "StepParser",
     "canonical_json",
     "content_text",
     "digest",
@@ -58,8 +58,7 @@ __all__ = [
     "make_malformed_step",
     "make_text_step",
     "make_tool_step",
-    "steps_from_anthropic_messages",
-    "steps_from_openai_messages",
+    "result_fields",
 ]
 
 _SUMMARY_CHARS = 80
@@ -268,13 +267,23 @@ _VOLATILE_VALUE = re.compile(
 )
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|us|µs|ns|s|secs?|seconds?)\b")
+# A part of every match of each mask above, under the same flags, found at a fraction of the cost (a label's
+# last letter then its separator; a UUID's middle; a digit then a unit's first letter): most outputs hold
+# none of them and skip that mask's scan.
+_MASKS = (
+    (re.compile(r"[dekn]\s*[:=]", re.IGNORECASE), _VOLATILE_VALUE, r"\1#"),
+    (re.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.IGNORECASE), _UUID, "#uuid"),
+    (re.compile(r"\d\s?[mnsuµ]"), _DURATION, "#s"),
+)
 
 
 def stable_result_text(text: str) -> str:
     """The result with its run-to-run noise masked (see ``_VOLATILE_VALUE``), for hashing only. Labelled
     values are found inside JSON-escaped text too (a tool's output wrapped as {"output": "...\\n..."})."""
-    text = _VOLATILE_VALUE.sub(r"\1#", text)
-    return _DURATION.sub("#s", _UUID.sub("#uuid", text))
+    for hint, mask, replacement in _MASKS:
+        if hint.search(text):
+            text = mask.sub(replacement, text)
+    return text
 
 
 # In a call's arguments: whitespace (raw, or escaped inside JSON strings) and nonces, values that make each
@@ -291,7 +300,8 @@ def stable_args_text(text: str) -> str:
     return _SPACE.sub(" ", text).replace('" ', '"').replace(' "', '"')
 
 
-def _result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
+def result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
+    """A result's ``result_hash`` and ``is_error`` (``result``: None while the call is unanswered)."""
     if result is None:
         return None, bool(is_error)
     text = content_text(result)
@@ -355,7 +365,7 @@ def make_tool_step(
         args_text, valid = (args if isinstance(args, str) else canonical_json(args)), True
     else:
         args_text, valid = _args_text(args)
-    result_hash, error = _result_fields(result, is_error)
+    result_hash, error = result_fields(result, is_error)
     name = tool or ""
     return Step(
         kind=StepKind.TOOL_CALL if valid and name else StepKind.MALFORMED,
@@ -399,187 +409,3 @@ def make_malformed_step(raw: str = "", reply: Any = None) -> Step:
         result_hash=None if reply is None else digest(content_text(reply)),
         summary=_summary(raw) or "(malformed response)",
     )
-
-
-@dataclass(slots=True)
-class _Entry:
-    """A step under construction: a call waits for its result, a text step for its reply."""
-
-    kind: StepKind
-    text: str = ""
-    tool: str | None = None
-    args: Any = None
-    freeform: bool = False
-    result: Any = None
-    is_error: bool | None = None
-    reply: str | None = None
-
-    def step(self) -> Step:
-        if self.kind is StepKind.TEXT:
-            return make_text_step(self.text, self.reply)
-        return make_tool_step(
-            self.tool, self.args, self.result, is_error=self.is_error, text=self.text, freeform=self.freeform
-        )
-
-
-def _flag(message: Mapping[str, Any]) -> bool | None:
-    """An explicit error flag on a tool result, if the client sent one."""
-    if isinstance(message.get("is_error"), bool):
-        return bool(message["is_error"])
-    status = message.get("status")
-    return status == "error" if isinstance(status, str) else None
-
-
-def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [block for block in content or [] if isinstance(block, Mapping)]
-
-
-class StepParser:
-    """Incremental conversation parser: ``feed`` messages as the history grows, read ``steps``.
-
-    ``format`` is ``"openai"`` (Chat Completions) or ``"anthropic"`` (Messages). Steps before the newest
-    assistant turn are final and parsed once, so a consumer that keeps one parser per session pays only
-    for new messages: ``sync(messages)`` feeds what is new and starts over when the history no longer
-    extends what was fed (checked on its first and last fed messages, and the history must have grown;
-    a rewrite in between that also adds messages, e.g. by compaction that keeps both ends, is not
-    noticed).
-    """
-
-    def __init__(self, format: str = "openai") -> None:
-        if format not in ("openai", "anthropic"):
-            raise ValueError(f"unknown message format {format!r}")
-        self.format = format
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget everything fed so far."""
-        self._entries: list[_Entry] = []
-        self._final: list[Step] = []  # steps of self._entries[: len(self._final)]
-        self._by_id: dict[str, _Entry] = {}
-        self._pending: list[_Entry] = []
-        self._first: Any = None
-        self._last: Any = None
-        self.messages_seen = 0
-
-    @property
-    def steps(self) -> list[Step]:
-        """All steps so far (a new list)."""
-        return self._final + [entry.step() for entry in self._entries[len(self._final) :]]
-
-    def feed(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        """Parse the next messages of the conversation."""
-        handle = self._openai if self.format == "openai" else self._anthropic
-        for message in messages:
-            handle(message)
-            if self.messages_seen == 0:
-                self._first = message
-            self._last = message
-            self.messages_seen += 1
-
-    def sync(self, messages: Sequence[Mapping[str, Any]]) -> list[Step]:
-        """The steps of ``messages``, a later version of the history fed so far (or a new one). A history
-        that did not grow is parsed again: a sliding window keeps its length while its messages shift
-        (a loop with reused call ids even keeps its first and last messages)."""
-        seen = self.messages_seen
-        if seen and (len(messages) <= seen or messages[0] != self._first or messages[seen - 1] != self._last):
-            self.reset()
-            seen = 0
-        self.feed(messages[seen:])
-        return self.steps
-
-    def _turn(self) -> None:
-        """A new assistant turn: every earlier step is complete (unanswered calls stay unanswered)."""
-        self._final.extend(entry.step() for entry in self._entries[len(self._final) :])
-        self._pending.clear()
-        self._by_id.clear()
-
-    def _call(self, call_id: Any, text: str, tool: Any, args: Any, freeform: bool) -> None:
-        name = tool if isinstance(tool, str) else None
-        entry = _Entry(StepKind.TOOL_CALL, text=text, tool=name, args=args, freeform=freeform)
-        self._entries.append(entry)
-        self._pending.append(entry)
-        if isinstance(call_id, str) and call_id:
-            self._by_id[call_id] = entry
-
-    def _result(self, call_id: Any, content: Any, is_error: bool | None) -> None:
-        entry = self._by_id.pop(call_id, None) if isinstance(call_id, str) else None
-        if entry is None or not any(entry is waiting for waiting in self._pending):
-            # No usable id: results answer pending calls in order.
-            if not self._pending:
-                return
-            entry = self._pending[0]
-        self._pending = [waiting for waiting in self._pending if waiting is not entry]
-        entry.result, entry.is_error = content, is_error
-
-    def _user(self, content: Any) -> None:
-        """A user message: the reply to a preceding text step (consecutive user messages join)."""
-        if not self._entries or self._entries[-1].kind is not StepKind.TEXT:
-            return
-        last = self._entries[-1]
-        text = content_text(content)
-        last.reply = text if last.reply is None else f"{last.reply}\n{text}"
-
-    def _openai(self, message: Mapping[str, Any]) -> None:
-        role = message.get("role")
-        if role == "assistant":
-            self._turn()
-            text = content_text(message.get("content"))
-            if isinstance(message.get("refusal"), str):
-                text = f"{text}\n{message['refusal']}" if text else message["refusal"]
-            calls = list(message.get("tool_calls") or [])
-            if isinstance(message.get("function_call"), Mapping):
-                calls.append({"type": "function", "function": message["function_call"]})
-            if not calls:
-                self._entries.append(_Entry(StepKind.TEXT, text))
-            for call in calls:
-                custom = call.get("type") == "custom"
-                spec = call.get("custom" if custom else "function") or {}
-                args = spec.get("input" if custom else "arguments")
-                self._call(call.get("id"), text, spec.get("name"), args, custom)
-        elif role in ("tool", "function"):
-            self._result(message.get("tool_call_id"), message.get("content"), _flag(message))
-        elif role == "user":
-            self._user(message.get("content"))
-
-    def _anthropic_result(self, block: Mapping[str, Any]) -> None:
-        flag = block.get("is_error")
-        self._result(block.get("tool_use_id"), block.get("content"), flag if isinstance(flag, bool) else None)
-
-    def _anthropic(self, message: Mapping[str, Any]) -> None:
-        blocks = _blocks(message.get("content"))
-        if message.get("role") == "assistant":
-            self._turn()
-            text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
-            uses = [b for b in blocks if b.get("type") in ("tool_use", "server_tool_use")]
-            if not uses:
-                self._entries.append(_Entry(StepKind.TEXT, text))
-            for use in uses:
-                self._call(use.get("id"), text, use.get("name"), use.get("input"), False)
-            for block in blocks:
-                if str(block.get("type", "")).endswith("_tool_result"):
-                    self._anthropic_result(block)
-        elif message.get("role") == "user":
-            replies = []
-            for block in blocks:
-                if block.get("type") == "tool_result":
-                    self._anthropic_result(block)
-                else:
-                    replies.append(block)
-            if replies:
-                self._user(replies)
-
-
-def steps_from_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[Step]:
-    """Steps of a Chat Completions conversation (see the module docstring)."""
-    parser = StepParser("openai")
-    parser.feed(messages)
-    return parser.steps
-
-
-def steps_from_anthropic_messages(messages: Sequence[Mapping[str, Any]]) -> list[Step]:
-    """Steps of an Anthropic Messages conversation (see the module docstring)."""
-    parser = StepParser("anthropic")
-    parser.feed(messages)
-    return parser.steps

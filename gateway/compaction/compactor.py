@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.compaction.history import History
-from gateway.compaction.layout import ToolResult
 from gateway.compaction.reference import reference
+from gateway.compaction.results import Results, ToolResult
 from gateway.compaction.thresholds import Thresholds
 from gateway.compaction.tokens import TokenCounter
 from gateway.config.compaction import CompactionConfig
-from gateway.pacing import Pacer
+from gateway.pacing import CHUNK, Pacer
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,38 +38,45 @@ class Compactor:
     def _reference(self, result: ToolResult, text: str, tokens: int, preview_chars: int) -> str:
         return reference(result.tool, text, tokens, result.handle, preview_chars, tool_offered=self.tool_offered)
 
-    async def reapply(
-        self, history: History, results: list[ToolResult], compacted: set[str], pacer: Pacer
-    ) -> list[Candidate]:
-        """Shrink very large results and re-apply recorded compactions; returns the shrunk ones."""
+    async def reapply(self, history: History, results: Results, compacted: set[str], pacer: Pacer) -> list[Candidate]:
+        """Shrink very large results and re-apply recorded compactions; returns the results shrunk for the
+        first time (not in `compacted` yet). Most results are neither: decided from their facts alone."""
         shrunk = []
-        for result in results:
-            await pacer.tick()
-            text = result.text
+        shrink_at = self.thresholds.shrink_at
+        for number, (index, facts) in enumerate(results.found):
+            if number % CHUNK == CHUNK - 1:
+                await pacer.tick()
+            if not facts.plain or (facts.bound < shrink_at and facts.handle not in compacted):
+                continue
+            result = results.result(index, facts)
+            tokens, text = await result.tokens(self.counter), result.text
             if text is None:
                 continue
-            tokens = await self.counter.content_off_loop(result.content)
-            if tokens >= self.thresholds.shrink_at:
+            if tokens >= shrink_at:
                 ref = self._reference(result, text, tokens, self.config.shrink_preview_chars)
-                shrunk.append(Candidate(result, text, ref, tokens - self.counter.text(ref)))
+                if result.handle not in compacted:
+                    shrunk.append(Candidate(result, text, ref, tokens - self.counter.text(ref)))
                 await history.replace(result, ref)
             elif result.handle in compacted:
                 await history.replace(result, self._reference(result, text, tokens, self.config.preview_chars))
+            await pacer.tick()
         return shrunk
 
-    async def candidates(self, history: History, results: list[ToolResult], pacer: Pacer) -> list[Candidate]:
+    async def candidates(self, history: History, results: Results, pacer: Pacer) -> list[Candidate]:
         """Results that may be compacted now, oldest first: not the newest `keep_tool_results`, not
         excluded, plain text, and large enough that the reference saves tokens."""
-        keep = self.config.keep_tool_results
-        older = results[: len(results) - keep] if keep else results
+        keep, least = self.config.keep_tool_results, self.config.min_tool_result_tokens
+        older = results.found[: len(results.found) - keep] if keep else results.found
         found = []
-        for result in older:
+        for index, facts in older:
             await pacer.tick()
-            text = result.text
-            if text is None or history.is_replaced(result) or result.tool in self.config.exclude_tools:
+            if not facts.plain or facts.bound < least or history.is_replaced(index, facts.block):
                 continue
-            tokens = await self.counter.content_off_loop(result.content)
-            if tokens < self.config.min_tool_result_tokens:
+            if results.tool(facts) in self.config.exclude_tools:
+                continue
+            result = results.result(index, facts)
+            tokens, text = await result.tokens(self.counter), result.text
+            if tokens < least or text is None:
                 continue
             ref = self._reference(result, text, tokens, self.config.preview_chars)
             saving = tokens - self.counter.text(ref)

@@ -12,11 +12,12 @@ import orjson
 
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
-from gateway.compaction.layout import Layout, Message, ToolResult, digest
+from gateway.compaction.layout import Layout, Message, digest
 from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cut_steps
+from gateway.compaction.results import Results, tool_results
 from gateway.compaction.summarizer import (
     INSTRUCTION,
     SummaryFailed,
@@ -30,6 +31,7 @@ from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCount
 from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
+from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Pacer, finish_paced
 
 
@@ -95,6 +97,7 @@ class Run:
         self.compactor = Compactor(config, self.thresholds, self.counter, config.retrieval_tool)
         self.summarizer = config.summarizer_model or self.route.name
         self.fixed = 0  # tools and system prompt: counted in execute
+        self.facts: list[MessageFacts] = []  # the messages' shared facts (gateway/history/): taken in execute
 
     def session(self) -> str:
         """The client's session, else one named by how the conversation starts (clients without ids)."""
@@ -106,8 +109,8 @@ class Run:
     def tokens(self) -> int:
         return self.fixed + self.history.tokens()
 
-    async def _tool_results(self) -> list[ToolResult]:
-        return await finish_paced(self.layout.tool_result_steps(self.messages, self.history.start), self.pacer)
+    async def _tool_results(self) -> Results:
+        return await tool_results(self.layout, self.messages, self.facts, self.history.start, self.pacer)
 
     async def execute(self) -> Outcome:
         if self._surely_small():
@@ -118,12 +121,12 @@ class Run:
         record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
-        counts = await self.counter.count_messages(self.messages, self.pacer, self.ctx.history)
+        self.facts = await finish_paced(self.ctx.history.facts_steps(self.messages), self.pacer)
+        counts = await self.counter.count_messages(self.messages, self.pacer, self.facts)
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
         results = await self._tool_results()
-        reapplied = await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
-        shrunk = [c for c in reapplied if c.result.handle not in record.compacted]
+        shrunk = await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
         tokens = self.tokens()
         outcome = Outcome(self.fixed + sum(counts), tokens, self.thresholds.window)
         chosen: list[Candidate] = []
@@ -151,10 +154,10 @@ class Run:
             outcome.tokens_after = self.tokens()
         return outcome
 
-    async def _handles(self, results: list[ToolResult]) -> set[str]:
+    async def _handles(self, results: Results) -> set[str]:
         handles: set[str] = set()
-        for first in range(0, len(results), CHUNK):
-            handles.update(r.handle for r in results[first : first + CHUNK])
+        for first in range(0, len(results.found), CHUNK):
+            handles.update(facts.handle for _, facts in results.found[first : first + CHUNK])
             await self.pacer.tick()
         return handles
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from gateway.compaction.layout import Call, Layout, Message, Reply, ToolResult
+from gateway.compaction.layout import Call, Found, Layout, Message, Reply
 from gateway.compaction.reference import RETRIEVAL_TOOL  # the only tool the gateway answers itself
 from gateway.wire.gemini import response_text
 
@@ -73,11 +73,11 @@ class GeminiLayout(Layout):
             if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)
         ]
 
-    def results(self, index: int, message: Message) -> list[ToolResult]:
+    def results(self, message: Message) -> list[Found]:
         if message.get("role") == "model":
             return []
         return [
-            ToolResult(index, position, _call_id(part["functionResponse"]), "", _content(part["functionResponse"]))
+            Found(position, _call_id(part["functionResponse"]), _content(part["functionResponse"]))
             for position, part in enumerate(self._parts(message))
             if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)
         ]

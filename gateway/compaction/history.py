@@ -11,7 +11,8 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any
 
-from gateway.compaction.layout import Layout, Message, ToolResult
+from gateway.compaction.layout import Layout, Message
+from gateway.compaction.results import ToolResult
 from gateway.compaction.tokens import TokenCounter
 
 
@@ -41,8 +42,8 @@ class History:
         self._sent_counts[result.message] = await self.counter.message_off_loop(message)
         self._sums = None
 
-    def is_replaced(self, result: ToolResult) -> bool:
-        return (result.message, result.block) in self.replaced
+    def is_replaced(self, message: int, block: int | None) -> bool:
+        return (message, block) in self.replaced
 
     def summarize(self, cut: int, summary: Message) -> None:
         """Replace messages[head:cut] by the summary message."""

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
-
-from gateway.pacing import CHUNK, Steps, finish
 
 Message = dict[str, Any]
 Reply = dict[str, Any]
@@ -50,26 +46,18 @@ def arguments_of(raw: Any) -> dict[str, Any]:
     return arguments if isinstance(arguments, dict) else {}
 
 
-@dataclass(frozen=True)
-class ToolResult:
-    """One tool result in the history, by position; `block` is None when the message is the result."""
+class Found(NamedTuple):
+    """A tool result as a layout finds it in one message: its block (None: the message is the result),
+    the call it answers, its content."""
 
-    message: int
     block: int | None
     call_id: str
-    tool: str
     content: Any
 
-    @property
-    def text(self) -> str | None:
-        """The result as plain text, or None when it holds anything else (images, documents)."""
-        return parts_text(self.content)
 
-    @cached_property
-    def handle(self) -> str:
-        """Content-addressed, so the same result gets the same handle on every turn and replica (hashed
-        once: a result may be megabytes)."""
-        return "ctx_" + digest([self.call_id, self.content])
+def result_handle(call_id: str, content: Any) -> str:
+    """Content-addressed, so the same result gets the same handle on every turn and replica."""
+    return "ctx_" + digest([call_id, content])
 
 
 class Layout(ABC):
@@ -93,8 +81,12 @@ class Layout(ABC):
         """(call id, tool name) of the tool calls a model message makes."""
 
     @abstractmethod
-    def results(self, index: int, message: Message) -> list[ToolResult]:
-        """Tool results carried by a message (tool names filled in later)."""
+    def results(self, message: Message) -> list[Found]:
+        """Tool results carried by a message."""
+
+    def result_content(self, message: Message, block: int | None) -> Any:
+        """The content of the message's tool result at `block`."""
+        return next(found.content for found in self.results(message) if found.block == block)
 
     @abstractmethod
     def with_contents(self, message: Message, contents: dict[int | None, Any]) -> Message:
@@ -158,27 +150,6 @@ class Layout(ABC):
     @abstractmethod
     def tool_names(self, tools: list[Any]) -> list[str]: ...
 
-    def tool_results(self, messages: list[Message], start: int = 0) -> list[ToolResult]:
-        """Every tool result from `start` on, oldest first, with the name of the tool that produced it."""
-        return finish(self.tool_result_steps(messages, start))
-
-    def tool_result_steps(self, messages: list[Message], start: int = 0) -> Steps[list[ToolResult]]:
-        """`tool_results` as steps (pausing every CHUNK messages): see compaction/pacing.py."""
-        names: dict[str, str] = {}
-        for first in range(0, len(messages), CHUNK):
-            for m in messages[first : first + CHUNK]:
-                names.update(self.calls(m))
-            yield
-        found: list[ToolResult] = []
-        for first in range(start, len(messages), CHUNK):
-            for i in range(first, min(first + CHUNK, len(messages))):
-                found.extend(
-                    ToolResult(r.message, r.block, r.call_id, names.get(r.call_id, "unknown"), r.content)
-                    for r in self.results(i, messages[i])
-                )
-            yield
-        return found
-
 
 class OpenAILayout(Layout):
     name = "openai"
@@ -194,10 +165,10 @@ class OpenAILayout(Layout):
             if isinstance(c, dict)
         ]
 
-    def results(self, index: int, message: Message) -> list[ToolResult]:
+    def results(self, message: Message) -> list[Found]:
         if message.get("role") != "tool":
             return []
-        return [ToolResult(index, None, str(message.get("tool_call_id")), "", message.get("content"))]
+        return [Found(None, str(message.get("tool_call_id")), message.get("content"))]
 
     def with_contents(self, message: Message, contents: dict[int | None, Any]) -> Message:
         return {**message, "content": contents[None]}
@@ -273,11 +244,11 @@ class AnthropicLayout(Layout):
             if isinstance(b, dict) and b.get("type") == "tool_use"
         ]
 
-    def results(self, index: int, message: Message) -> list[ToolResult]:
+    def results(self, message: Message) -> list[Found]:
         if message.get("role") != "user":
             return []
         return [
-            ToolResult(index, position, str(b.get("tool_use_id")), "", b.get("content", ""))
+            Found(position, str(b.get("tool_use_id")), b.get("content", ""))
             for position, b in enumerate(self._blocks(message))
             if isinstance(b, dict) and b.get("type") == "tool_result"
         ]

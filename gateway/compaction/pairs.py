@@ -27,7 +27,7 @@ def safe_cut_steps(layout: Layout, messages: list[Message], start: int) -> Steps
     for index, message in enumerate(messages):
         if index % CHUNK == CHUNK - 1:
             yield
-        answered = {r.call_id for r in layout.results(index, message)}
+        answered = {r.call_id for r in layout.results(message)}
         if open_calls and not answered and not layout.continues_calls(message):
             dangling = True  # a call never answered: unsafe to cut anywhere after it
         open_calls -= answered

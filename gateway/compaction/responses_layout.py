@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.compaction.layout import Call, Layout, Message, Reply, ToolResult, arguments_of
+from gateway.compaction.layout import Call, Found, Layout, Message, Reply, arguments_of
 from gateway.wire.responses import input_items, item_type, output_text
 
 # Call item types -> the tool name to report when the item names none.
@@ -36,10 +36,10 @@ class ResponsesLayout(Layout):
             return []
         return [(str(message.get("call_id")), str(message.get("name") or CALL_ITEMS[kind]))]
 
-    def results(self, index: int, message: Message) -> list[ToolResult]:
+    def results(self, message: Message) -> list[Found]:
         if item_type(message) not in OUTPUT_ITEMS:
             return []
-        return [ToolResult(index, None, str(message.get("call_id")), "", message.get("output"))]
+        return [Found(None, str(message.get("call_id")), message.get("output"))]
 
     def with_contents(self, message: Message, contents: dict[int | None, Any]) -> Message:
         return {**message, "output": contents[None]}

@@ -23,7 +23,7 @@ import orjson
 
 from gateway.history import HistoryView, MessageFacts
 from gateway.offline import apply_offline_defaults
-from gateway.pacing import CHUNK, Pacer, Steps
+from gateway.pacing import CHUNK, Pacer, Steps, finish_paced
 from gateway.tokenizer import count_text
 
 apply_offline_defaults()
@@ -125,18 +125,19 @@ class TokenCounter:
         found = await asyncio.to_thread(count, value) if size > LARGE_MESSAGE_BYTES else count(value)
         return self._remember(digest, found)
 
-    def _content_now(self, value: Any) -> int:
+    def content_now(self, value: Any) -> int:
+        """`content` without the memo (for callers that keep counts themselves)."""
         texts: list[str] = []
         images = _collect(value, texts)
         return self.text("\n".join(texts)) + images * IMAGE_TOKENS
 
     def content(self, value: Any) -> int:
         """A message content, a tool result's content or a system prompt."""
-        return self._memoised(b"c", value, self._content_now)
+        return self._memoised(b"c", value, self.content_now)
 
     async def content_off_loop(self, value: Any) -> int:
         """`content`, counted off the event loop when large."""
-        return await self._memoised_off_loop(b"c", value, self._content_now)
+        return await self._memoised_off_loop(b"c", value, self.content_now)
 
     async def message_off_loop(self, message: dict[str, Any]) -> int:
         """`message`, counted off the event loop when large."""
@@ -148,32 +149,36 @@ class TokenCounter:
 
     def _message_now(self, m: dict[str, Any]) -> int:
         fields = [m[key] for key in MESSAGE_FIELDS if m.get(key)]
-        return self._content_now([m.get("role", ""), m.get("content"), *fields]) + MESSAGE_OVERHEAD
+        return self.content_now([m.get("role", ""), m.get("content"), *fields]) + MESSAGE_OVERHEAD
 
     def message(self, message: dict[str, Any]) -> int:
         return self._memoised(b"m", message, self._message_now)
 
     async def count_messages(
-        self, messages: list[dict[str, Any]], pacer: Pacer, view: HistoryView | None = None
+        self, messages: list[dict[str, Any]], pacer: Pacer, known: list[MessageFacts] | None = None
     ) -> list[int]:
         """Tokens of every message: paced on the event loop, the large ones counted in a worker thread.
         Counts are kept in the message facts (gateway/history/), per encoding, so a message is counted
-        once whatever request carries it; `view` is the request's (its digests are shared with the other
-        stages). The facts are only touched here, on the loop: the thread counts, the loop remembers."""
-        view = view or HistoryView()
+        once whatever request carries it; `known`: the messages' facts, from the request's view (its
+        digests are shared with the other stages). The facts are only touched here, on the loop: the
+        thread counts, the loop remembers."""
+        if known is None:
+            known = await finish_paced(HistoryView().facts_steps(messages), pacer)
         counts: list[int] = []
         large: list[tuple[int, MessageFacts, dict[str, Any]]] = []
         for index, message in enumerate(messages):
-            facts = view.facts(message)
+            facts = known[index]
             cached = facts.tokens.get(self.name)
             if cached is not None:
                 counts.append(cached)
+                if index % CHUNK == CHUNK - 1:
+                    await pacer.tick()
             elif facts.size > LARGE_MESSAGE_BYTES:
                 counts.append(0)  # filled in below
                 large.append((index, facts, message))
             else:
                 counts.append(facts.tokens.setdefault(self.name, self._message_now(message)))
-            await pacer.tick()
+                await pacer.tick()  # encoded on the loop: the slice may be used up
         if large:
             found = await asyncio.to_thread(lambda: [self._message_now(m) for _, _, m in large])
             for (index, facts, _), count in zip(large, found, strict=True):

@@ -2,7 +2,8 @@
 their servers and tools a tenant or key may use (``policy.mcp``, merged like every policy override).
 
 Upstreams come from this file only: a caller never names a URL or a command. Upstream credentials are
-the names of environment variables (``headers_env``), never the values, and never the caller's key.
+the names of environment variables (``headers_env``, or per tenant and key ``policy.mcp.credentials``,
+which a managed key's record can carry), never the values, and never the caller's key.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from gateway.config.mcp_limits import ToolCallLimits
 from gateway.config.tenants import ENV_NAME
 
 # Tool names travel as "<server>__<tool>": a server name holds no "__", so the first one splits them.
@@ -22,8 +24,10 @@ HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,64}")
 
 class McpServerConfig(BaseModel):
     name: str = Field(description="Prefix of its tools' names ('<name>__<tool>'); letters, digits, '-', single '_'")
-    transport: Literal["http", "stdio"] = "http"
-    url: str | None = Field(default=None, description="Streamable HTTP endpoint (transport http)")
+    transport: Literal["http", "sse", "stdio"] = "http"
+    url: str | None = Field(
+        default=None, description="Streamable HTTP endpoint (transport http), or the SSE stream's (transport sse)"
+    )
     headers_env: dict[str, str] = Field(
         default_factory=dict,
         description="Header sent upstream -> environment variable holding its value ({'Authorization': "
@@ -45,15 +49,12 @@ class McpServerConfig(BaseModel):
     @field_validator("headers_env")
     @classmethod
     def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        for header, env in headers.items():
-            if not HEADER_NAME.fullmatch(header) or not ENV_NAME.fullmatch(env):
-                raise ValueError("headers_env maps header names to environment variable names")
-        return headers
+        return _header_envs(headers)
 
     @model_validator(mode="after")
     def _target(self) -> McpServerConfig:
-        if self.transport == "http" and not (self.url and self.url.startswith(("http://", "https://"))):
-            raise ValueError(f"MCP server {self.name!r}: transport http needs an http(s) url")
+        if self.transport != "stdio" and not (self.url and self.url.startswith(("http://", "https://"))):
+            raise ValueError(f"MCP server {self.name!r}: transport {self.transport} needs an http(s) url")
         if self.transport == "stdio" and not self.command:
             raise ValueError(f"MCP server {self.name!r}: transport stdio needs a command")
         return self
@@ -83,12 +84,35 @@ class McpAccess(BaseModel):
     deny_servers: list[str] = Field(default_factory=list)
     allow_tools: list[str] | None = None
     deny_tools: list[str] = Field(default_factory=list)
+    credentials: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Server name -> headers_env used in place of the server's own for this tenant or key "
+        "(environment variable names, never values; http and sse servers)",
+    )
+    key_limits: ToolCallLimits = Field(default_factory=ToolCallLimits, description="Each key's own tool calls")
+    tenant_limits: ToolCallLimits = Field(
+        default_factory=ToolCallLimits, description="The tenant's tool calls, all its keys together"
+    )
+
+    @field_validator("credentials")
+    @classmethod
+    def _credentials(cls, credentials: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for headers in credentials.values():
+            _header_envs(headers)
+        return credentials
 
     def server_allowed(self, server: str) -> bool:
         return _allowed(server, self.allow_servers, self.deny_servers)
 
     def tool_allowed(self, server: str, public_name: str) -> bool:
         return self.server_allowed(server) and _allowed(public_name, self.allow_tools, self.deny_tools)
+
+
+def _header_envs(headers: dict[str, str]) -> dict[str, str]:
+    for header, env in headers.items():
+        if not HEADER_NAME.fullmatch(header) or not ENV_NAME.fullmatch(env):
+            raise ValueError("headers_env maps header names to environment variable names")
+    return headers
 
 
 def _allowed(name: str, allow: list[str] | None, deny: list[str]) -> bool:

@@ -2,9 +2,17 @@
 
 Decisions never depend on how much of the history a replica parsed: detectors read the tail, and the
 session's position is the number of messages in the request. So a replica that first sees a session
-mid-way parses only the tail the detectors need (``tail_messages``), starting at an assistant turn so
+mid-way parses only the tail the detectors need (``tail_start``), starting at an assistant turn so
 no step is cut in half; later requests extend that parser. Bounded LRU: an evicted session is re-parsed
 from its tail.
+
+A request's work grows with its new messages, not with its history: the parser feeds only what is new
+(each message's hashes taken once per content: gateway/history/steps.py), and the history's tool calls
+and the bytes held are counted as they are fed. The parser goes on only when the request repeats what
+it was fed from the tail's start on (deep equality, at the speed of a comparison: no hashing); a
+history edited there, cut, branched or compacted by the client is parsed again from its tail. An edit
+before the tail cannot change the steps that decide (steps from an assistant message on depend only on
+the messages from there) and is not looked for.
 
 Work and memory stay bounded whatever a caller sends: a parser never holds more than ``3 * keep``
 messages (when a request would take it past that, it restarts from the request's tail, which decides
@@ -18,11 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from agent_runtime.guard import Step, StepKind, StepParser
 from gateway.bounded import Caps, TenantLRU
 from gateway.config.guard import GuardConfig, GuardMemoryConfig
+from gateway.history import HistoryView
+from gateway.history.steps import parts_of
 from gateway.metrics import GatewayMetrics
 
 Message = Mapping[str, Any]
@@ -67,6 +75,8 @@ def tail_steps(steps: Sequence[Step], tool_calls: int) -> list[Step]:
 class _Parsed:
     parser: StepParser
     offset: int  # index of the first message fed to the parser
+    tool_calls: int  # in the history up to the last message fed (``history_tool_calls``)
+    bytes: int = 0  # JSON bytes of the messages fed (what the entry keeps alive)
 
 
 def memory_caps(config: GuardMemoryConfig, max_sessions: int) -> Caps:
@@ -108,19 +118,27 @@ class SessionParsers:
     def tenant_usage(self, tenant: str) -> tuple[int, int]:
         return self._parsed.tenant_usage(tenant)
 
-    def steps(self, session: str, fmt: str, messages: Sequence[Message], keep: int) -> list[Step]:
-        """The steps of (at least the last ``keep`` messages of) ``messages``."""
+    def steps(
+        self, session: str, fmt: str, messages: Sequence[Message], keep: int, view: HistoryView | None = None
+    ) -> tuple[list[Step], int]:
+        """The steps of (at least the last ``keep`` messages of) ``messages``, and the tool calls of the
+        whole history. ``view``: the request's history view (its messages' facts)."""
+        view = view or HistoryView()
         parsed = self._parsed.get(session)
+        start = tail_start(messages, keep)
         if (
             parsed is None
             or parsed.parser.format != fmt
             or not parsed.offset < len(messages) <= parsed.offset + 3 * keep
+            or not parsed.parser.extends(messages[parsed.offset :], max(start - parsed.offset, 0))
         ):
-            parsed = _Parsed(StepParser(fmt), tail_start(messages, keep))
-        fed = messages[parsed.offset :]
-        steps = parsed.parser.sync(fed)
-        self._parsed.put(session, session.split(":", 1)[0], parsed, len(orjson.dumps(list(fed))))
-        return steps
+            parsed = _Parsed(StepParser(fmt), start, history_tool_calls(fmt, messages[:start]))
+        new = messages[parsed.offset + parsed.parser.messages_seen :]
+        parsed.parser.feed(new, parts_of(view, fmt))
+        parsed.tool_calls += history_tool_calls(fmt, new)
+        parsed.bytes += sum(view.facts(message).size for message in new)
+        self._parsed.put(session, session.split(":", 1)[0], parsed, parsed.bytes)
+        return parsed.parser.steps, parsed.tool_calls
 
     def forget(self, session: str) -> None:
         self._parsed.pop(session)

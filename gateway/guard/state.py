@@ -128,23 +128,28 @@ class GuardSessions:
     store: StateStore
     ttl_s: float
 
-    async def begin(self, prefix: str, *, tokens: bool, cost: bool, clock: bool) -> Snapshot:
-        """Count this LLM call and read the session's state; usage only where a limit needs it (each read
-        is a Redis round trip on the request path)."""
-        s, ttl = self.store, self.ttl_s
-        reads: dict[str, Op] = {
-            "strikes": Op("range", prefix + "strikes"),
-            "calls": Op("incr", prefix + "calls", 1),  # its TTL is set below, on the session's first call
-            "nudge": Op("get", prefix + "nudge"),
-            "turns": Op("range", prefix + "turns"),
-        }
+    @staticmethod
+    def reads(prefix: str, *, clock: bool) -> dict[str, Op]:
+        """The plain reads of `begin` (a request declares them ahead: gateway/state/request.py)."""
+        reads = {"strikes": Op("range", prefix + "strikes"), "nudge": Op("get", prefix + "nudge")}
+        reads["turns"] = Op("range", prefix + "turns")
+        if clock:
+            reads["started"] = Op("get", prefix + "started")
+        return reads
+
+    async def begin(
+        self, prefix: str, *, tokens: bool, cost: bool, clock: bool, store: StateStore | None = None
+    ) -> Snapshot:
+        """Count this LLM call and read the session's state, in one round trip (`store`: the request's
+        view, whose reads declared ahead travel with it); usage only where a limit needs it."""
+        s, ttl = store or self.store, self.ttl_s
+        reads = self.reads(prefix, clock=clock)
+        reads["calls"] = Op("incr", prefix + "calls", 1)  # its TTL is set below, on the session's first call
         # Counters are read as an increment by 0: the store's get() only returns bytes values.
         if tokens:
             reads["tokens"] = Op("incr", prefix + "tokens", 0, ttl)
         if cost:
             reads["cost"] = Op("incr_float", prefix + "cost", 0.0, ttl)
-        if clock:
-            reads["started"] = Op("get", prefix + "started")
         got = dict(zip(reads, await s.batch(list(reads.values())), strict=True))  # one round trip
         calls, started = int(got["calls"]), got.get("started")
         strikes, nudge, used_tokens, used_cost = got["strikes"], got["nudge"], got.get("tokens"), got.get("cost")

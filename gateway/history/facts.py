@@ -13,6 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_runtime.guard import MessageParts
+    from gateway.compaction.results import MessageResults
+    from gateway.prompt_cache.survey import MessageBlocks
 
 DIGEST_SIZE = 16  # 128 bits: a collision between two messages is not a practical concern
 MEMO_SIZE = 50_000  # entries of ~550 bytes each (measured): ~27 MB at most (a SWE-bench session: ~100 messages)
@@ -31,6 +37,10 @@ class MessageFacts:
     size: int  # bytes of the message's JSON
     tokens: dict[str, int] = field(default_factory=dict)  # by tiktoken encoding name
     prompt_cache: tuple[bytes, bytes] | None = None  # (plain, masked) digests: gateway/prompt_cache/prefix.py
+    compaction: MessageResults | None = None  # its tool calls and results: gateway/compaction/results.py
+    response_cache: bytes | None = None  # digest of its canonical form: gateway/response_cache/keys.py
+    prompt_blocks: MessageBlocks | None = None  # what its prompt blocks say: gateway/prompt_cache/survey.py
+    guard: tuple[str, MessageParts] | None = None  # (format, its steps' parts): gateway/history/steps.py
 
 
 class FactMemo:

@@ -10,6 +10,7 @@ model calls share strikes and blocks.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from gateway.ids import safe_id
 from gateway.stages.session import SESSION_REQUEST_HEADERS, _header_text
 
 CALLER = "cachegate.mcp.caller"  # the ASGI scope key the endpoint puts the authenticated caller under
+# The caller of the HTTP request being handled, for what the SDK runs before any handler (no context).
+CURRENT_CALLER: ContextVar[McpCaller | None] = ContextVar("cachegate_mcp_caller", default=None)
 MCP_SESSION_HEADER = "mcp-session-id"
 MAX_POLICIES = 4096
 

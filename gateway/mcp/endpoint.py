@@ -1,28 +1,35 @@
-"""The MCP endpoint (/mcp, Streamable HTTP): authenticates the caller with its cachegate key, then hands
-the request to the MCP SDK's session manager, whose server lists and calls the upstreams' tools
-(gateway/mcp/tools.py). Mounted only when ``mcp.servers`` is configured.
+"""The MCP endpoint (/mcp, Streamable HTTP; /mcp/sse and /mcp/messages/, the older HTTP+SSE transport,
+gateway/mcp/sse.py): authenticates the caller with its cachegate key, then hands the request to the MCP
+SDK's transport, whose server lists and calls the upstreams' tools (gateway/mcp/tools.py), and passes
+their prompts and resources through (prompts.py, resources.py). Mounted only when ``mcp.servers`` is
+configured.
 
-The caller's key is checked on every HTTP request (a session id proves nothing) and goes no further;
-the authenticated caller travels to the handlers in the request's ASGI scope.
+The caller's key is checked on every HTTP request (a session id proves nothing; a session's requests
+are accepted only with the key that opened it) and goes no further; the authenticated caller travels to
+the handlers in the request's ASGI scope.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import FastAPI
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from gateway.mcp.caller import CALLER, Callers
+from gateway.mcp.caller import CURRENT_CALLER, Callers
 from gateway.mcp.guard import ToolGuard
 from gateway.mcp.held import Held
+from gateway.mcp.limits import CallLimits
 from gateway.mcp.metrics import McpMetrics
 from gateway.mcp.prompts import Prompts
+from gateway.mcp.resources import Resources
+from gateway.mcp.sse import MESSAGES_PATH, STREAM_PATH, AsgiRoute, SseEndpoint, unauthorized, with_caller
 from gateway.mcp.tools import Tools
 from gateway.mcp.upstream import Upstreams
 from gateway.services import Services
@@ -30,42 +37,58 @@ from gateway.services import Services
 PATH = "/mcp"
 
 
-def _unauthorized() -> JSONResponse:
-    message = "Missing or invalid API key: send your cachegate key as 'Authorization: Bearer <key>' or 'x-api-key'."
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}, status_code=401)
-
-
 class McpEndpoint:
     """The ASGI app at /mcp, and everything it owns (closed with the services)."""
 
     def __init__(self, services: Services) -> None:
         settings = services.settings
+        max_bytes = settings.mcp.max_result_bytes
         self.callers = Callers(services.keys, settings.policy)
         self.upstreams = Upstreams(settings.mcp.servers)
         guard = ToolGuard(services.store, settings.policy.guard.session_ttl_s)
         metrics = McpMetrics(services.metrics.registry)
         tracer = services.tracing.tracer
-        tools = Tools(self.upstreams, guard, metrics, services.requests, tracer, settings.mcp.max_result_bytes)
-        prompts = Prompts(self.upstreams)
+        limits = CallLimits(services.store)
+        tools = Tools(self.upstreams, guard, metrics, services.requests, tracer, max_bytes, limits)
+        prompts = Prompts(self.upstreams, max_bytes)
+        resources = Resources(self.upstreams, max_bytes)
         server: Server[Any] = Server(
             "cachegate",
             on_list_tools=tools.list_tools,
             on_call_tool=tools.call_tool,
+            get_tool_input_schema=tools.input_schema,
             on_list_prompts=prompts.list_prompts,
             on_get_prompt=prompts.get_prompt,
+            on_list_resources=resources.list_resources,
+            on_list_resource_templates=resources.list_resource_templates,
+            on_read_resource=resources.read_resource,
         )
+        # The gateway makes its own spans of a tool call (gateway/mcp/spans.py): not the SDK's too.
+        server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
         self.manager = StreamableHTTPSessionManager(
             app=server, json_response=True, max_request_body_size=settings.max_body_bytes
         )
+        self.sse = SseEndpoint(server, self.callers, settings.max_body_bytes)
         self._running: Held[None] = Held(self.manager.run, "mcp-sessions")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         caller = self.callers.identify(Headers(scope=scope)) if scope["type"] == "http" else None
         if caller is None:
-            await _unauthorized()(scope, receive, send)
+            await unauthorized()(scope, receive, send)
             return
         await self._running.get()  # the session manager's task group, started by the first request
-        await self.manager.handle_request({**scope, CALLER: caller}, receive, send)
+        token = CURRENT_CALLER.set(caller)
+        try:
+            await self.manager.handle_request(with_caller(scope, caller), receive, send)
+        finally:
+            CURRENT_CALLER.reset(token)
+
+    async def start(self) -> None:
+        """Open the upstream connections when the gateway starts (run by its lifespan): a client's first
+        listing does not wait for them (a stdio server takes seconds to start; Codex sends its first
+        model request without the tools of an MCP server still listing)."""
+        servers = self.upstreams.by_name.values()
+        await asyncio.gather(*(upstream.list_tools() for upstream in servers), return_exceptions=True)
 
     async def aclose(self) -> None:
         await self._running.aclose()
@@ -73,9 +96,16 @@ class McpEndpoint:
 
 
 def mount_mcp(app: FastAPI, services: Services) -> None:
-    """/mcp, when upstream MCP servers are configured (closed with the services, as stage extras are)."""
+    """/mcp and the SSE transport's two paths, when upstream MCP servers are configured (closed with the
+    services, as stage extras are)."""
     if not services.settings.mcp.servers:
         return
     endpoint = McpEndpoint(services)
     services.extras["mcp"] = endpoint
-    app.router.routes.append(Route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    app.router.routes.extend(
+        [
+            Route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False),
+            Route(STREAM_PATH, AsgiRoute(endpoint.sse.stream), methods=["GET"], include_in_schema=False),
+            Route(MESSAGES_PATH, AsgiRoute(endpoint.sse.message), methods=["POST"], include_in_schema=False),
+        ]
+    )

@@ -7,6 +7,7 @@ from mcp.shared.exceptions import MCPError
 
 AGENT_STOPPED = -32001  # the loop guard stopped or blocked the session
 UPSTREAM_FAILED = -32002  # the upstream server could not be reached, did not answer, or answered too much
+TOOL_CALLS_LIMITED = -32003  # the key's or tenant's tool-call rate limit or budget refused the call
 
 
 def not_available(kind: str, name: str) -> MCPError:

@@ -13,8 +13,8 @@ class McpMetrics:
         r = registry
         self.tool_calls = Counter(
             "cachegate_mcp_tool_calls",
-            "Tool calls at the MCP endpoint by server and outcome: ok, tool_error, denied, upstream_error, "
-            "too_large, guard_stopped, failed",
+            "Tool calls at the MCP endpoint by server and outcome: ok, tool_error, denied, rate_limited, "
+            "budget_exceeded, upstream_error, too_large, guard_stopped, failed",
             ["server", "outcome"],
             registry=r,
         )

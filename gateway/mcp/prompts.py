@@ -1,10 +1,10 @@
 """prompts/list and prompts/get passed through: the allowed servers' prompts under the same per-server
-prefixes as tools ('<server>__<prompt>'), fetched from the server that owns them. A server that lists
-none (or has no prompts at all) adds none. Access: the key's server lists (tool globs are for tools)."""
+prefixes as tools ('<server>__<prompt>'), fetched from the server that owns them with the caller's
+credential for it. A server that lists none (or has no prompts at all) adds none. Access: the key's
+server lists (tool globs are for tools). A prompt larger than ``mcp.max_result_bytes`` answers an error."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import mcp_types as types
@@ -12,24 +12,22 @@ from mcp.server.context import ServerRequestContext
 
 from gateway.mcp.caller import caller_of
 from gateway.mcp.errors import not_available, upstream_failed
+from gateway.mcp.listing import bounded, gather
 from gateway.mcp.naming import public_name, split_name
-from gateway.mcp.upstream import UpstreamError, Upstreams
+from gateway.mcp.upstream import Upstream, UpstreamError, Upstreams
 
 
 class Prompts:
-    def __init__(self, upstreams: Upstreams) -> None:
-        self.upstreams = upstreams
+    def __init__(self, upstreams: Upstreams, max_bytes: int) -> None:
+        self.upstreams, self.max_bytes = upstreams, max_bytes
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        access = caller_of(ctx).policy.mcp
-        servers = [u for u in self.upstreams.by_name.values() if access.server_allowed(u.name)]
-        listings = await asyncio.gather(*(u.list_prompts() for u in servers), return_exceptions=True)
+        listings = await gather(self.upstreams, caller_of(ctx), Upstream.list_prompts)
         prompts = [
             prompt.model_copy(update={"name": public_name(upstream.name, prompt.name)})
-            for upstream, listed in zip(servers, listings, strict=True)
-            if not isinstance(listed, BaseException)  # a server without prompts, or down: none of its own
+            for upstream, listed in listings
             for prompt in listed
         ]
         return types.ListPromptsResult(prompts=prompts)
@@ -43,6 +41,7 @@ class Prompts:
         if target is None or upstream is None or not access.server_allowed(upstream.name):
             raise not_available("prompt", params.name)
         try:
-            return await upstream.get_prompt(target[1], params.arguments)
+            result = await upstream.get_prompt(target[1], params.arguments, access.credentials.get(upstream.name))
         except UpstreamError as exc:
             raise upstream_failed(str(exc)) from None
+        return bounded(result, self.max_bytes)

@@ -1,5 +1,12 @@
 """A tool call's request record: the shape of a model request's (gateway/request_log.py), so the request
-views, the dashboard and the ledger read it as they are; the tool's arguments and result are not in it."""
+views, the dashboard and the ledger read it as they are; the tool's arguments and result are not in it.
+
+A refused or failed call carries the status and error kind a model request refused for the same reason
+gets, so its error class (gateway/error_classes.py) is the same on both sides: a guard stop is
+``agent_loop_stopped`` (class guard), a rate limit ``rate_limit`` with ``rate_limit_exceeded`` (class
+rate_limit), a tool-call budget ``budget_exceeded`` (class budget), an upstream's failure ``upstream``
+(class provider). The call's own outcome is kept in ``mcp.outcome``.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,19 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.errors import STATUS_BY_KIND, ErrorKind
 from gateway.mcp.caller import McpCaller
 
 API = "mcp"
+ERROR_BY_OUTCOME = {
+    "denied": ErrorKind.PERMISSION,
+    "guard_stopped": ErrorKind.AGENT_STOPPED,
+    "rate_limited": ErrorKind.RATE_LIMIT,
+    "budget_exceeded": ErrorKind.BUDGET,
+    "upstream_error": ErrorKind.UPSTREAM,
+    "too_large": ErrorKind.UPSTREAM,
+    "failed": ErrorKind.INTERNAL,  # cancelled or crashed
+}
 
 
 @dataclass(eq=False)
@@ -31,7 +48,7 @@ class ToolCall:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def record(self) -> dict[str, Any]:
-        failed = self.outcome not in ("ok", "tool_error")
+        error = ERROR_BY_OUTCOME.get(self.outcome)
         return {
             "id": self.id,
             "at": time.time(),
@@ -43,8 +60,8 @@ class ToolCall:
             "provider": self.server,
             "api": API,
             "stream": False,
-            "status": 403 if self.outcome in ("denied", "guard_stopped") else 502 if failed else 200,
-            "error": self.outcome if failed else None,
+            "status": STATUS_BY_KIND[error] if error is not None else 200,
+            "error": error.value if error is not None else None,
             "error_code": self.error_code,
             "source": "mcp",
             "tokens": {"input": 0, "cache_read": 0, "cache_write": 0, "output": 0},  # tools bill no tokens

@@ -23,9 +23,10 @@ from agent_runtime.guard import Action, Decision, make_tool_step
 from gateway.guard.reply import header_value
 from gateway.logs import log_failure
 from gateway.mcp import spans
-from gateway.mcp.caller import caller_of
+from gateway.mcp.caller import CURRENT_CALLER, caller_of
 from gateway.mcp.errors import AGENT_STOPPED, not_available, upstream_failed
 from gateway.mcp.guard import ToolGuard, ToolSession
+from gateway.mcp.limits import CallLimits
 from gateway.mcp.metrics import McpMetrics
 from gateway.mcp.naming import public_name, split_name
 from gateway.mcp.records import ToolCall
@@ -50,9 +51,13 @@ class Tools:
         requests: RequestLog,
         tracer: Tracer | None,
         max_bytes: int,
+        limits: CallLimits | None = None,
     ) -> None:
         self.upstreams, self.guard, self.metrics, self.requests = upstreams, guard, metrics, requests
-        self.tracer, self.max_bytes = tracer, max_bytes
+        self.tracer, self.max_bytes, self.limits = tracer, max_bytes, limits
+        # Each server's input schemas by upstream tool name, as last listed: the SDK's check of a call's
+        # Mcp-Param headers reads them here instead of running a whole listing (every upstream) per call.
+        self._schemas: dict[str, dict[str, dict[str, Any]]] = {}
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -60,17 +65,29 @@ class Tools:
         caller = caller_of(ctx)
         access = caller.policy.mcp
         servers = [u for u in self.upstreams.by_name.values() if access.server_allowed(u.name)]
-        listings = await asyncio.gather(*(u.list_tools() for u in servers), return_exceptions=True)
+        listings = await asyncio.gather(
+            *(u.list_tools(access.credentials.get(u.name)) for u in servers), return_exceptions=True
+        )
         tools: list[types.Tool] = []
         for upstream, listed in zip(servers, listings, strict=True):
             if isinstance(listed, BaseException):  # one server down hides its tools only
                 self.metrics.errors.labels("list").inc()
                 continue
+            self._schemas[upstream.name] = {tool.name: tool.input_schema for tool in listed}
             for tool in listed:
                 name = public_name(upstream.name, tool.name)
                 if access.tool_allowed(upstream.name, name):
                     tools.append(tool.model_copy(update={"name": name}))
         return types.ListToolsResult(tools=tools)
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema by public name, from its server's last listing. None: not listed yet, or
+        not a tool of this caller's (the SDK then skips the header check, as when its listing misses the
+        tool, and the call answers "Unknown tool": a refusal tells no more than before)."""
+        target, caller = split_name(name), CURRENT_CALLER.get()
+        if target is None or caller is None or not caller.policy.mcp.tool_allowed(target[0], name):
+            return None
+        return self._schemas.get(target[0], {}).get(target[1])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -96,13 +113,16 @@ class Tools:
 
     async def _call(self, call: ToolCall, arguments: dict[str, Any] | None) -> types.CallToolResult:
         upstream, tool = self._resolve(call)
+        if self.limits is not None:
+            await self.limits.admit(call)
         session = await self._session(call)
         if session is not None and (refusal := ToolGuard.refusal(session)) is not None:
             await self._acted(call, session, refusal)
             raise _stopped(refusal)
         call.upstream_tool, call.upstream_start = tool, time.perf_counter()
         try:
-            result = await upstream.call_tool(tool, arguments)
+            credential = call.caller.policy.mcp.credentials.get(upstream.name)
+            result = await upstream.call_tool(tool, arguments, credential)
         except UpstreamError as exc:
             call.outcome, call.error_code = "upstream_error", "upstream_unavailable"
             raise upstream_failed(str(exc)) from None

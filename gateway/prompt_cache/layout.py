@@ -74,7 +74,7 @@ def _parts(section: Section, index: int | None, owner: dict[str, Any], key: str)
         yield from (Block(section, index, part) for part in content if isinstance(part, dict))
 
 
-def _tool_blocks(body: dict[str, Any]) -> list[Block]:
+def tool_blocks(body: dict[str, Any]) -> list[Block]:
     return [Block("tools", None, tool) for tool in body.get("tools") or [] if isinstance(tool, dict)]
 
 
@@ -99,15 +99,27 @@ def _openai_message_blocks(index: int, message: dict[str, Any]) -> list[Block]:
     return []
 
 
+def system_blocks(body: dict[str, Any]) -> list[Block]:
+    """The blocks of Anthropic's `system` field."""
+    return list(_parts("system", None, body, "system"))
+
+
+def message_blocks(wire: str, index: int, message: Any) -> list[Block]:
+    """The blocks of the history's message at `index` (Anthropic: its content parts; OpenAI: see above)."""
+    if wire == "anthropic":
+        return list(_parts("messages", index, message, "content"))
+    return _openai_message_blocks(index, message) if isinstance(message, dict) else []
+
+
 def _anthropic_groups(body: dict[str, Any]) -> Iterator[list[Block]]:
-    yield _tool_blocks(body)
-    yield list(_parts("system", None, body, "system"))
+    yield tool_blocks(body)
+    yield system_blocks(body)
     for index, message in enumerate(body.get("messages") or []):
-        yield list(_parts("messages", index, message, "content"))
+        yield message_blocks("anthropic", index, message)
 
 
 def _openai_groups(body: dict[str, Any]) -> Iterator[list[Block]]:
-    yield _tool_blocks(body)
+    yield tool_blocks(body)
     messages = body.get("messages") or []
     # LiteLLM hoists every system message into Anthropic's `system`, ahead of the conversation.
     for hoisted in (True, False):

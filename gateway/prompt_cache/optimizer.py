@@ -10,25 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from gateway.config import ModelConfig
 from gateway.config.prompt_cache import PromptCacheConfig
-from gateway.history import HistoryView
+from gateway.history import HistoryView, MessageFacts
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
 from gateway.prompt_cache.canonical import canonical_tools_steps
-from gateway.prompt_cache.layout import Block, block_groups
+from gateway.prompt_cache.layout import block_groups
 from gateway.prompt_cache.min_tokens import min_cacheable_tokens
 from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_steps, serialize
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
 from gateway.prompt_cache.shapes import SHAPES, Shape
+from gateway.prompt_cache.survey import set_marks, survey_steps
 from gateway.prompt_cache.system_text import SystemPrompt
-from gateway.prompt_cache.tokens import PrefixTokens
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
 from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
+from gateway.prompt_cache.work import WorkingCopy, copy_steps
 
 KEY_FIELDS = ("prompt_cache_key", "prompt_cache_retention")
 STATIC_CAUSES = {"model_changed", "tools_changed", "system_changed"}
@@ -63,23 +62,6 @@ class Outcome:
         return f"{ours}; client={self.client_marks}"
 
 
-def _copy(body: dict[str, Any]) -> Steps[dict[str, Any]]:
-    """A deep copy at JSON speed: every change lands on it, the caller's body stays as it came. Long
-    lists (messages, tools, system parts) are copied CHUNK items at a time: one call on a 4 MB history
-    holds the interpreter for 30-50 ms."""
-    copied: dict[str, Any] = {}
-    for key, value in body.items():
-        if isinstance(value, list) and len(value) > CHUNK:
-            items: list[Any] = []
-            for start in range(0, len(value), CHUNK):
-                items += orjson.loads(orjson.dumps(value[start : start + CHUNK]))
-                yield
-            copied[key] = items
-        else:
-            copied[key] = orjson.loads(orjson.dumps(value))
-    return copied
-
-
 def _volatile_kinds(work: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
     """Kinds of volatile content in the system prompt and the tools."""
     kinds: set[str] = set()
@@ -104,67 +86,20 @@ def _take_volatile(body: dict[str, Any], shape: Shape, system: SystemPrompt) -> 
     return values
 
 
-def _shared(block: Block, found: PrefixBreak) -> bool:
-    """Whether the previous request held this block too (blocks come tools -> system -> messages)."""
-    if found.cause in ("first_request", "model_changed") or found.where == "tools":
-        return False
-    if found.where == "system":
-        return block.section == "tools"
-    return found.message_index is None or block.message is None or block.message < found.message_index
-
-
-@dataclass(slots=True)
-class _Survey:
-    """One pass over the blocks: what breakpoint planning needs from each (plain values, not blocks)."""
-
-    tokens: PrefixTokens
-    count: int = 0
-    client: dict[int, Any] = field(default_factory=dict)  # position -> the client's mark
-    markable: list[bool] = field(default_factory=list)
-    static_end: int | None = None
-    common: int = 0  # leading blocks the previous request shares with this one
-
-
-def _survey(body: dict[str, Any], wire: str, found: PrefixBreak, min_tokens: int) -> Steps[_Survey]:
-    survey = _Survey(PrefixTokens(min_tokens))
-    for group_index, group in enumerate(block_groups(body, wire)):
-        for block in group:
-            mark = block.mark
-            if mark is not None:
-                survey.client[survey.count] = mark
-            survey.markable.append(block.markable)
-            if block.section != "messages":
-                survey.static_end = survey.count
-            survey.common += _shared(block, found)
-            survey.tokens.add(block)
-            survey.count += 1
-        if group_index % CHUNK == CHUNK - 1:
-            yield
-    return survey
-
-
-def _set_marks(body: dict[str, Any], wire: str, marks: dict[int, dict[str, Any]]) -> Steps[None]:
-    """Put each mark on the block at its position (a second walk: the blocks were not kept)."""
-    position, last = 0, max(marks, default=-1)
-    for group_index, group in enumerate(block_groups(body, wire)):
-        if position > last:
-            return
-        for block in group:
-            if position in marks:
-                block.set_mark(marks[position])
-            position += 1
-        if group_index % CHUNK == CHUNK - 1:
-            yield
-
-
 def _place_marks(
-    outcome: Outcome, wire: str, route: ModelConfig, config: PromptCacheConfig, previous: SessionState
+    outcome: Outcome,
+    work: WorkingCopy,
+    wire: str,
+    route: ModelConfig,
+    config: PromptCacheConfig,
+    previous: SessionState,
+    facts: list[MessageFacts] | None,
 ) -> Steps[None]:
-    body = outcome.body
+    body = work.body
     skip = config.skip_unstable_prefix and outcome.state.static_changes >= 2
     # Token counts are only needed when marks will be planned.
     min_tokens = 0 if skip else config.min_tokens if config.min_tokens is not None else min_cacheable_tokens(route)
-    survey = yield from _survey(body, wire, outcome.prefix_break, min_tokens)
+    survey = yield from survey_steps(work, wire, outcome.prefix_break, min_tokens, facts)
     if not survey.count:
         return
     client = survey.client
@@ -198,7 +133,7 @@ def _place_marks(
             p.position: {"type": "ephemeral", "ttl": "1h"} if p.ttl == "1h" else {"type": "ephemeral"}
             for p in outcome.placements
         }
-        yield from _set_marks(body, wire, marks)
+        set_marks(work, wire, survey, marks)
     outcome.state.marks = sorted({*client, *(p.position for p in outcome.placements)})
 
 
@@ -221,9 +156,15 @@ def _session_keys(
         outcome.key_action = "set"
 
 
-def _strip_marks(body: dict[str, Any], wire: str) -> Steps[None]:
-    """LiteLLM turns marks into billed explicit caches on Gemini: never let that happen implicitly."""
+def _strip_marks(work: WorkingCopy, wire: str) -> Steps[None]:
+    """LiteLLM turns marks into billed explicit caches on Gemini: never let that happen implicitly (every
+    message is copied first: any may carry marks)."""
+    body = work.body
     body.pop("cache_control", None)
+    for index in range(len(work.messages)):
+        work.own(index)
+        if index % CHUNK == CHUNK - 1:
+            yield
     for index, group in enumerate(block_groups(body, wire)):
         for block in group:
             block.clear_mark()
@@ -263,23 +204,25 @@ def optimize_steps(
     shape = SHAPES[wire]
     # The facts of the caller's messages (already taken by earlier stages) hold for the copy's.
     facts = (yield from view.facts_steps(shape.messages(body))) if view is not None else None
-    work = yield from _copy(body)
+    copy = yield from copy_steps(body, shape)
+    work = copy.body
     style = cache_style(route, config)
     if config.canonical_tools and isinstance(work.get("tools"), list):
         work["tools"] = yield from canonical_tools_steps(work["tools"])
-    system = yield from shape.system_steps(work)
+    system = yield from shape.system_steps(work, copy.own)
     volatile = yield from _volatile_kinds(work, system)
     moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
     messages = shape.messages(work)
-    if moved or (facts is not None and len(facts) != len(messages)):  # a message changed: its facts differ
-        facts = None
+    digests = facts  # a relocation changed a message: its facts do not hold for the copy (its blocks' do)
+    if moved or (facts is not None and len(facts) != len(messages)):
+        digests = None
     tools, part = work.get("tools"), system.part()
-    record = yield from record_prefix_steps(route.name, tools, part, messages, previous.record, facts)
+    record = yield from record_prefix_steps(route.name, tools, part, messages, previous.record, digests)
     relocated = bool(moved)
     if relocated:
-        shape.append_note(work, relocation_note(moved))
+        shape.append_note(work, relocation_note(moved), copy.own)
     found = diagnose(previous.record, record) if session_key else PrefixBreak("no_session")
     static_changed = found.cause in STATIC_CAUSES or found.where in ("tools", "system")
     state = SessionState(
@@ -291,10 +234,10 @@ def optimize_steps(
     outcome = Outcome(work, style, found, state, volatile=volatile, relocated=relocated)
     if style is CacheStyle.ANTHROPIC and config.breakpoints:
         if shape.marks:
-            yield from _place_marks(outcome, wire, route, config, previous)
+            yield from _place_marks(outcome, copy, wire, route, config, previous, facts)
         else:  # the body has no field for marks (docs/prompt-cache.md, per wire)
             outcome.skipped = f"{wire}_wire"
     elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache and shape.marks:
-        yield from _strip_marks(work, wire)
+        yield from _strip_marks(copy, wire)
     _session_keys(outcome, shape, route, config, session_key)
     return outcome

@@ -64,13 +64,23 @@ def _totals_key(session_key: str) -> str:
     return f"{PREFIX}:totals:{session_key}"
 
 
+def state_read(line: str) -> Op:
+    """The read of `load_state` (a request declares it ahead: gateway/state/request.py)."""
+    return Op("get", _state_key(line))
+
+
+def state_write(line: str, state: SessionState, ttl_s: float) -> Op:
+    """The write of `save_state`, as an op (a request defers it: gateway/state/request.py)."""
+    return Op("set", _state_key(line), ttl_s=ttl_s, values=(state.to_bytes(),))
+
+
 async def load_state(store: StateStore, line: str) -> SessionState:
-    raw = await store.get(_state_key(line))
+    raw = (await store.batch([state_read(line)]))[0]
     return SessionState.from_bytes(raw) if raw else SessionState()
 
 
 async def save_state(store: StateStore, line: str, state: SessionState, ttl_s: float) -> None:
-    await store.set(_state_key(line), state.to_bytes(), ttl_s)
+    await store.batch([state_write(line, state, ttl_s)])
 
 
 async def add_totals(store: StateStore, session_key: str, step: CacheTotals, ttl_s: float) -> CacheTotals:

@@ -12,18 +12,23 @@ the place for the relocation note, and which cache controls its body can carry.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from gateway.pacing import CHUNK, Steps
 from gateway.prompt_cache.system_text import SYSTEM_ROLES, SystemPrompt
 
+# Gives the caller's own copy of the history's message at an index (the optimizer copies on write).
+Own = Callable[[int], Any]
 
-def _role_holders(messages: list[Any]) -> Steps[list[tuple[dict[str, Any], str]]]:
-    """The content of every system/developer message (a long history a chunk at a time)."""
+
+def _role_holders(messages: list[Any], own: Own) -> Steps[list[tuple[dict[str, Any], str]]]:
+    """The content of every system/developer message (a long history a chunk at a time), each message
+    taken through `own`: its text may be rewritten."""
     found: list[tuple[dict[str, Any], str]] = []
     for index, message in enumerate(messages):
         if isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
-            found.append((message, "content"))
+            found.append((own(index), "content"))
         if index % CHUNK == CHUNK - 1:
             yield
     return found
@@ -41,15 +46,17 @@ class Shape(ABC):
         return messages if isinstance(messages, list) else []
 
     @abstractmethod
-    def system_steps(self, body: dict[str, Any]) -> Steps[SystemPrompt]: ...
+    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
+        """Where the system prompt's text is; history messages that hold it are taken through `own`."""
 
     def ends_with_reply(self, body: dict[str, Any]) -> bool:
         """No note can follow the newest turn (an assistant prefill, or nothing at all)."""
         messages = self.messages(body)
         return not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") == self.reply_role
 
-    def append_note(self, body: dict[str, Any], note: str) -> None:
-        """Add `note` as the request's last block, after the newest (user or tool) turn."""
+    def append_note(self, body: dict[str, Any], note: str, own: Own) -> None:
+        """Add `note` as the request's last block, after the newest (user or tool) turn (a message it
+        changes is taken through `own`)."""
         body[self.history_field].append({"role": "user", "content": note})
 
 
@@ -57,8 +64,8 @@ class ChatShape(Shape):
     name = "openai"
     marks = cache_key = True
 
-    def system_steps(self, body: dict[str, Any]) -> Steps[SystemPrompt]:
-        holders = yield from _role_holders(self.messages(body))
+    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
+        holders = yield from _role_holders(self.messages(body), own)
         return SystemPrompt(holders)
 
 
@@ -66,12 +73,12 @@ class AnthropicShape(Shape):
     name = "anthropic"
     marks = True
 
-    def system_steps(self, body: dict[str, Any]) -> Steps[SystemPrompt]:
+    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
         yield from ()  # nothing to walk: a step generator like the others
         return SystemPrompt([(body, "system")], whole=True)
 
-    def append_note(self, body: dict[str, Any], note: str) -> None:
-        last = body["messages"][-1]
+    def append_note(self, body: dict[str, Any], note: str, own: Own) -> None:
+        last = own(len(body["messages"]) - 1)
         content = last.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
         last["content"] = [*blocks, {"type": "text", "text": note}]
@@ -84,18 +91,18 @@ class ResponsesShape(Shape):
     history_field = "input"
     cache_key = True
 
-    def system_steps(self, body: dict[str, Any]) -> Steps[SystemPrompt]:
-        holders = yield from _role_holders(self.messages(body))
+    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
+        holders = yield from _role_holders(self.messages(body), own)
         instructions = [(body, "instructions")] if isinstance(body.get("instructions"), str) else []
         return SystemPrompt([*instructions, *holders])
 
     def ends_with_reply(self, body: dict[str, Any]) -> bool:
         return not isinstance(body.get("input"), str) and super().ends_with_reply(body)
 
-    def append_note(self, body: dict[str, Any], note: str) -> None:
+    def append_note(self, body: dict[str, Any], note: str, own: Own) -> None:
         if isinstance(body.get("input"), str):  # a string input is one user message
             body["input"] = [{"role": "user", "content": body["input"]}]
-        super().append_note(body, note)
+        super().append_note(body, note, own)
 
 
 class GeminiShape(Shape):
@@ -105,7 +112,7 @@ class GeminiShape(Shape):
     history_field = "contents"
     reply_role = "model"
 
-    def system_steps(self, body: dict[str, Any]) -> Steps[SystemPrompt]:
+    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
         yield from ()  # nothing to walk: a step generator like the others
         system = body.get("systemInstruction")
         if isinstance(system, str):
@@ -113,9 +120,9 @@ class GeminiShape(Shape):
         parts = system.get("parts") if isinstance(system, dict) else None
         return SystemPrompt([(part, "text") for part in parts or [] if isinstance(part, dict) and "text" in part])
 
-    def append_note(self, body: dict[str, Any], note: str) -> None:
+    def append_note(self, body: dict[str, Any], note: str, own: Own) -> None:
         """A text part of the newest user content (a functionResponse turn takes text beside it)."""
-        last = body["contents"][-1]
+        last = own(len(body["contents"]) - 1)
         last["parts"] = [*(last.get("parts") or []), {"text": note}]
 
 

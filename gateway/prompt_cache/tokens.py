@@ -53,6 +53,15 @@ class PrefixTokens:
     bounded: bool = True
     _texts: list[str] = field(default_factory=list)  # the bounded blocks, encoded if the bound gives out
 
+    @property
+    def reached(self) -> bool:
+        """The prefix has reached `enough`: later blocks need no text (`add_reached`)."""
+        return self.total >= self.enough
+
+    def add_reached(self, count: int) -> None:
+        """`count` blocks after `enough` was reached (each prefix is only known to be at least that)."""
+        self.ends.extend([self.total] * count)
+
     def add(self, block: Block) -> None:
         if self.total < self.enough:
             text = block.text()

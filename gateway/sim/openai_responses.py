@@ -3,6 +3,10 @@
 The reply rules are the Chat Completions ones (directives in the last user message, replay, tool_choice,
 an answer to a function_call_output, else an echo); the cached prefix is the rendered request (tools,
 instructions, then every input item in order), as gateway/sim/openai_cache.py applies the rules.
+
+A directed call of a tool the request offers as a custom (freeform) tool, at the top level, in a
+namespace, or in an `additional_tools` input item (Codex's code mode: its `exec` tool runs JavaScript that
+calls the MCP tools), is a `custom_tool_call` whose input is the directive's `"input"` argument.
 """
 
 from __future__ import annotations
@@ -24,9 +28,13 @@ from gateway.sim.exchange import (
 )
 from gateway.sim.json_mode import responses_schema
 from gateway.sim.openai_exchange import OpenAIShape, begin, settle
-from gateway.sim.responses import Reply
+from gateway.sim.responses import Reply, ToolCall
 from gateway.sim.state import SimState
 from gateway.wire.responses import content_text, input_items, item_type, message_item, response_object
+
+CUSTOM_CALL = "custom_tool_call"
+CALLS = ("function_call", CUSTOM_CALL)
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def responses_turns(body: dict[str, Any]) -> list[list[Turn]]:
@@ -42,9 +50,9 @@ def responses_turns(body: dict[str, Any]) -> list[list[Turn]]:
             elif role == "assistant":
                 turn_kind = "assistant"
             grouped.append([Turn(turn_kind, content_text(item.get("content")))])
-        elif kind == "function_call":
+        elif kind in CALLS:
             grouped.append([Turn("assistant", "")])
-        elif kind == "function_call_output":
+        elif kind in OUTPUTS:
             output = item.get("output")
             text = output if isinstance(output, str) else content_text(output)
             grouped.append([Turn("tool", text, item.get("call_id"))])
@@ -72,8 +80,8 @@ def check_request(body: dict[str, Any]) -> None:
         raise invalid_request("Missing required parameter: 'model'.", param="model")
     if not isinstance(body.get("input"), str | list) or not body["input"]:
         raise invalid_request("Missing required parameter: 'input'.", param="input")
-    calls = {str(i.get("call_id")) for i in input_items(body) if item_type(i) == "function_call"}
-    answered = {str(i.get("call_id")) for i in input_items(body) if item_type(i) == "function_call_output"}
+    calls = {str(i.get("call_id")) for i in input_items(body) if item_type(i) in CALLS}
+    answered = {str(i.get("call_id")) for i in input_items(body) if item_type(i) in OUTPUTS}
     if unknown := sorted(answered - calls):
         raise invalid_request(f"No tool call found for function call output with call_id {unknown[0]}.", param="input")
     if missing := sorted(calls - answered):
@@ -90,22 +98,34 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
     return None
 
 
-def _output(reply: Reply) -> list[dict[str, Any]]:
+def _custom_tools(body: dict[str, Any]) -> set[str]:
+    """The names of the custom tools the request offers (in `tools`, namespaces, `additional_tools` items)."""
+    pending = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    pending += [t for i in input_items(body) if item_type(i) == "additional_tools" for t in i.get("tools") or []]
+    names: set[str] = set()
+    while pending:
+        tool = pending.pop()
+        if isinstance(tool, dict) and tool.get("type") == "custom":
+            names.add(str(tool.get("name")))
+        elif isinstance(tool, dict) and tool.get("type") == "namespace":
+            pending += tool.get("tools") or []
+    return names
+
+
+def _call_item(call: ToolCall, custom: set[str]) -> dict[str, Any]:
+    item = {"id": f"fc_{uuid.uuid4().hex[:24]}", "status": "completed", "call_id": call.id, "name": call.name}
+    if call.name in custom:
+        given = json.loads(call.arguments).get("input", "")
+        return {**item, "type": CUSTOM_CALL, "input": given if isinstance(given, str) else json.dumps(given)}
+    return {**item, "type": "function_call", "arguments": call.arguments}
+
+
+def _output(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
     items = (
         [message_item(reply.text, item_id=f"msg_{uuid.uuid4().hex[:24]}")] if reply.text or not reply.tool_calls else []
     )
-    items += [
-        {
-            "id": f"fc_{uuid.uuid4().hex[:24]}",
-            "type": "function_call",
-            "status": "completed",
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": call.arguments,
-        }
-        for call in reply.tool_calls
-    ]
-    return items
+    custom = _custom_tools(body) if reply.tool_calls else set()
+    return items + [_call_item(call, custom) for call in reply.tool_calls]
 
 
 def _usage(prompt_tokens: int, cached_tokens: int, produced: int) -> dict[str, Any]:
@@ -147,11 +167,16 @@ def _events(response: dict[str, Any], words: int) -> list[SseEvent]:
             events.append(event("response.output_text.done", **where, text=part["text"], logprobs=[]))
             events.append(event("response.content_part.done", **where, part=part))
         else:
-            opening_item = {**item, "arguments": "", "status": "in_progress"}
+            field, stream = (
+                ("input", "custom_tool_call_input")
+                if item["type"] == CUSTOM_CALL
+                else ("arguments", "function_call_arguments")
+            )
+            opening_item = {**item, field: "", "status": "in_progress"}
             events.append(event("response.output_item.added", output_index=index, item=opening_item))
             where = {"item_id": item["id"], "output_index": index}
-            events.append(event("response.function_call_arguments.delta", True, **where, delta=item["arguments"]))
-            events.append(event("response.function_call_arguments.done", **where, arguments=item["arguments"]))
+            events.append(event(f"response.{stream}.delta", True, **where, delta=item[field]))
+            events.append(event(f"response.{stream}.done", **where, **{field: item[field]}))
         events.append(event("response.output_item.done", output_index=index, item=item))
     final = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
     events.append(event(final, response=response))
@@ -179,7 +204,7 @@ async def responses(request: Request) -> Response:
     answer = settle(state, exchange, body.get("max_output_tokens"))
     usage = _usage(exchange.plan.prompt_tokens, exchange.plan.cached_tokens, answer.produced)
     status = "incomplete" if answer.reply.truncated else "completed"
-    output = _output(answer.reply)
+    output = _output(answer.reply, body)
     response = {**response_object(exchange.model, output, usage=usage, status=status), "id": f"resp_{uuid.uuid4().hex}"}
     for field in ("instructions", "tools", "tool_choice", "metadata", "store", "previous_response_id"):
         if field in body:

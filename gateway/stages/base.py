@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from gateway.context import RequestContext
+from gateway.state import Op
 
 
 class Stage:
@@ -13,7 +15,9 @@ class Stage:
     `on_request` runs before the upstream call, in pipeline order, and may answer by setting
     `ctx.reply`. `on_response` runs once the final response is known (streams: after the last event)
     and sees `ctx.response_body`. A stage that raises is skipped and counted (fail open) unless it
-    sets `fail_closed` — authentication does.
+    sets `fail_closed` — authentication does. `reads_ahead` names the state reads `on_request` will make
+    (gateway/state/request.py): asked of every later stage when the first stage that names some is
+    reached, so that they all travel in one round trip.
     """
 
     name: ClassVar[str] = "stage"
@@ -24,3 +28,6 @@ class Stage:
 
     async def on_response(self, ctx: RequestContext) -> None:
         return None
+
+    def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
+        return ()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,7 @@ from gateway.guard.activity import Activity
 from gateway.guard.caller import Agent, Callers
 from gateway.guard.chanting import ChantObserver, chant_cut
 from gateway.guard.metrics import GuardMetrics
-from gateway.guard.parsers import SessionParsers, history_tool_calls, tail_start, tail_steps
+from gateway.guard.parsers import SessionParsers, tail_start, tail_steps
 from gateway.guard.policy import PolicyCache, sessionless_policy
 from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, report, stop_reply
 from gateway.guard.state import (
@@ -60,8 +61,10 @@ from gateway.guard.state import (
 )
 from gateway.guard.terminate import take_termination, with_terminate_tool
 from gateway.guard.timeline import Turn, timed_steps
+from gateway.history.steps import parts_of
 from gateway.services import Services
 from gateway.stages.base import Stage
+from gateway.state import Op
 
 _STREAM_FIELDS = ("stream", "stream_options")
 _DEFAULT_PRESETS = ("", "default", "on")
@@ -143,6 +146,14 @@ class GuardStage(Stage):
         if ctx.reply is None:
             self._prepare_upstream(ctx, note)
 
+    def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
+        """The session's state `_open` reads (under the default preset: another one may read more)."""
+        config = ctx.policy.guard
+        if ctx.session_key is None or not config.enabled:
+            return ()
+        clock = self.policies.get(config, None).limits.max_wall_time_s is not None
+        return list(self.sessions.reads(session_prefix(ctx.tenant_label, ctx.session_id or ""), clock=clock).values())
+
     def _preset(self, ctx: RequestContext, config: GuardConfig) -> str | None:
         """The x-cachegate-guard-policy value, if the config lets clients choose it (else 400)."""
         value = (ctx.headers.get(POLICY_HEADER) or "").strip().lower()
@@ -176,6 +187,7 @@ class GuardStage(Stage):
                 tokens=limits.max_total_tokens is not None,
                 cost=limits.max_cost_usd is not None,
                 clock=limits.max_wall_time_s is not None,
+                store=ctx.state,
             )
         except Exception:  # any store failure: decide without the session's state
             self.metrics.errors.labels("state").inc()
@@ -257,11 +269,10 @@ class GuardStage(Stage):
         wire, keep = ctx.wire.guard_format, 2 * note.lookback + 4
         if ctx.session_key is None:
             parser = StepParser(wire)
-            parser.feed(messages[tail_start(messages, keep) :])
+            parser.feed(messages[tail_start(messages, keep) :], parts_of(ctx.history, wire))
             note.steps = parser.steps
             return
-        note.steps = self.parsers.steps(ctx.session_key, wire, messages, keep)
-        note.tool_calls = history_tool_calls(wire, messages)
+        note.steps, note.tool_calls = self.parsers.steps(ctx.session_key, wire, messages, keep, ctx.history)
 
     def _refusal(self, note: GuardNote) -> Decision | None:
         """The block of a blocked session whose request could not be judged (None: not blocked)."""

@@ -4,6 +4,7 @@ usage). Logic: gateway/prompt_cache/. Docs: docs/prompt-cache.md."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from gateway.context import RequestContext
 from gateway.pacing import Pacer, finish_paced
@@ -15,12 +16,14 @@ from gateway.prompt_cache.session import (
     add_totals,
     line_key,
     load_state,
-    save_state,
+    state_read,
+    state_write,
 )
 from gateway.prompt_cache.shapes import SHAPES
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.usage import format_usd
+from gateway.state import Op
 from gateway.usage import Cost, Price, Usage, route_price
 
 
@@ -39,19 +42,29 @@ class PromptCacheStage(Stage):
     def __init__(self, services: Services) -> None:
         self.metrics = prompt_cache_metrics(services)
 
+    def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
+        line = self._line(ctx)
+        return [state_read(line)] if line else []
+
+    def _line(self, ctx: RequestContext) -> str | None:
+        """The session line whose state the request reads (None: the stage does nothing or keeps no state)."""
+        config = ctx.policy.prompt_cache
+        if not config.enabled or ctx.route is None or ctx.wire.name not in SHAPES or ctx.session_key is None:
+            return None
+        return line_key(ctx.session_key, ctx.route.name)
+
     async def on_request(self, ctx: RequestContext) -> None:
         config = ctx.policy.prompt_cache
         if not config.enabled or ctx.route is None or ctx.wire.name not in SHAPES:
             return
         try:
-            store, session_key = ctx.services.store, ctx.session_key
-            line = line_key(session_key, ctx.route.name) if session_key else None
-            previous = await load_state(store, line) if line else SessionState()
+            session_key, line = ctx.session_key, self._line(ctx)
+            previous = await load_state(ctx.state, line) if line else SessionState()
             now, view = time.time(), ctx.history
             steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, now, view)
             outcome = await finish_paced(steps, Pacer())
-            if line:
-                await save_state(store, line, outcome.state, config.session_state_ttl_s)
+            if line:  # sent with the request's next state batch (its response's totals) or at its end
+                ctx.state.defer([state_write(line, outcome.state, config.session_state_ttl_s)])
         except Exception:
             # The pipeline fails open (the body was never touched) and counts the stage failure.
             self.metrics.failures.labels("request").inc()
@@ -125,7 +138,7 @@ class PromptCacheAccountingStage(Stage):
     async def _session(self, ctx: RequestContext, session_key: str, usage: Usage, cost: Cost, price: Price) -> None:
         step = CacheTotals()
         step.add(usage, cost, price)
-        session = await add_totals(ctx.services.store, session_key, step, ctx.policy.prompt_cache.session_state_ttl_s)
+        session = await add_totals(ctx.state, session_key, step, ctx.policy.prompt_cache.session_state_ttl_s)
         ctx.response_headers.update(
             {
                 "x-cachegate-session-cache-hit-ratio": _ratio(session.hit_ratio),

@@ -95,7 +95,7 @@ class ResponseCacheStage(Stage):
             return
         wire = ctx.wire.name
         controls = parse_controls(ctx.headers)
-        canonical = canonical_request(wire, ctx.body, ctx.headers)
+        canonical = canonical_request(wire, ctx.body, ctx.headers, ctx.history)
         scope = semantic_scope(wire, canonical)
         decision = decide(wire, ctx.body, scope, controls, policy)
         place = Place(ctx.tenant_label, decision.namespace, ctx.route.name)

@@ -48,15 +48,47 @@ ZERO_USAGE = {
 }
 
 
-def blocks(content: Any) -> list[dict[str, Any]]:
-    """Message content as a list of blocks (a plain string is one text block)."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
 # `system` messages are not in the API, yet some clients send them: the provider judges them, untouched.
 ROLES = {"user", "assistant", "system"}
+
+
+def _valid_message(message: Any) -> bool:
+    """`_check_message`'s rules, answered without spelling a path: formatting `messages.12.content.3` for
+    every field was most of a long history's validation. False: `_check_message` names what is wrong."""
+    if not isinstance(message, dict):
+        return False
+    role = message.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        return False
+    content = message.get("content")
+    return isinstance(content, str) or _valid_blocks(content)
+
+
+def _valid_blocks(content: Any) -> bool:
+    # map, not a generator: one per message cost as much as its checks
+    return isinstance(content, list) and all(map(_valid_block, content))
+
+
+def _valid_block(block: Any) -> bool:
+    """`_check_block`'s rules."""
+    if not isinstance(block, dict) or not isinstance(kind := block.get("type"), str):
+        return False
+    if kind == "text":
+        return isinstance(block.get("text"), str)
+    if kind == "thinking":
+        return isinstance(block.get("thinking"), str)
+    if kind in ("tool_use", "server_tool_use"):
+        return (
+            isinstance(block.get("id"), str)
+            and isinstance(block.get("name"), str)
+            and isinstance(block.get("input"), dict)
+        )
+    if kind == "tool_result":
+        if not isinstance(block.get("tool_use_id"), str):
+            return False
+        content = block.get("content")
+        return content is None or isinstance(content, str) or _valid_blocks(content)
+    return True
 
 
 def _check_message(index: int, message: Any) -> dict[str, Any]:
@@ -101,15 +133,25 @@ def _check_system(system: Any) -> None:
         _check_block(f"system.{position}", block)
 
 
+def _block_ids(content: Any, kind: str, field: str) -> set[str]:
+    """`field` of each `kind` block of a message's content (a string content has no such block)."""
+    if not isinstance(content, list):
+        return set()
+    return {str(b.get(field)) for b in content if isinstance(b, dict) and b.get("type") == kind}
+
+
 def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
     """Like the Anthropic API: tool_use ids must be answered by tool_result in the next user message."""
     pending: set[str] = set()
     for index, message in enumerate(messages):
-        content = blocks(message["content"])
-        if message["role"] == "system":  # not the API's; left to the provider
+        role = message["role"]
+        if role == "system":  # not the API's; left to the provider
             continue
-        if message["role"] == "user":
-            results = {str(b.get("tool_use_id")) for b in content if b.get("type") == "tool_result"}
+        if role == "user":
+            results = _block_ids(message["content"], "tool_result", "tool_use_id")
+            if results == pending:  # the usual case: every call answered, nothing else
+                pending = set()
+                continue
             if unknown := results - pending:
                 raise bad_request(
                     f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` blocks: "
@@ -129,7 +171,7 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
                     f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
                     f"immediately after: {sorted(pending)}."
                 )
-            pending = {str(b.get("id")) for b in content if b.get("type") == "tool_use"}
+            pending = _block_ids(message["content"], "tool_use", "id")
 
 
 class AnthropicMessages(WireFormat):
@@ -146,7 +188,10 @@ class AnthropicMessages(WireFormat):
         max_tokens = body.get("max_tokens")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise bad_request("max_tokens: Field required (a positive integer).", param="max_tokens")
-        messages = [_check_message(i, m) for i, m in enumerate(require_list(body, "messages"))]
+        messages = require_list(body, "messages")
+        for index, message in enumerate(messages):
+            if not _valid_message(message):
+                _check_message(index, message)
         check_sampling(body)
         _check_system(body.get("system"))
         optional_type(body, "metadata", (dict,), "an object")

@@ -26,6 +26,7 @@ from gateway.wire.sse import USAGE_EXTRA_KEY, SSEEvent, encode
 from gateway.wire.tools import with_tool
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+CONTENT_OPTIONAL_ROLES = {"assistant", "function"}
 
 # A stream chunk's envelope: the keys that say nothing beyond which stream it belongs to. A chunk with
 # usage, no choice that carries anything and nothing outside these keys is the usage chunk that
@@ -50,6 +51,50 @@ ERROR_TYPES: dict[ErrorKind, str] = {
 }
 
 
+def _valid_message(message: Any) -> bool:
+    """`_check_message`'s rules, answered without spelling a path: formatting `messages[12].tool_calls[0]`
+    for every field was most of a long history's validation. False: `_check_message` names what is wrong."""
+    if not isinstance(message, dict):
+        return False
+    role = message.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        return False
+    content = message.get("content")
+    if content is None:
+        if role not in CONTENT_OPTIONAL_ROLES:
+            return False
+    elif isinstance(content, list):
+        if not all(map(_valid_part, content)):  # map, not a generator: one per message cost as much as its checks
+            return False
+    elif not isinstance(content, str):
+        return False
+    if role == "tool":
+        return isinstance(message.get("tool_call_id"), str)
+    calls = message.get("tool_calls") if role == "assistant" else None
+    return calls is None or (isinstance(calls, list) and all(map(_valid_call, calls)))
+
+
+def _valid_part(part: Any) -> bool:
+    """`_check_part`'s rules."""
+    if not isinstance(part, dict) or not isinstance(kind := part.get("type"), str):
+        return False
+    return kind != "text" or isinstance(part.get("text"), str)
+
+
+def _valid_call(call: Any) -> bool:
+    """`_check_call`'s rules."""
+    if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+        return False
+    kind = call.get("type")
+    if kind is not None and not isinstance(kind, str):
+        return False
+    spec = call.get("custom" if kind == "custom" else "function")
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        return False
+    argument = spec.get("input" if kind == "custom" else "arguments")
+    return argument is None or isinstance(argument, str)
+
+
 def _check_message(index: int, message: Any) -> dict[str, Any]:
     where = f"messages[{index}]"
     if not isinstance(message, dict):
@@ -60,7 +105,7 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     content = message.get("content")
     if content is not None and not isinstance(content, str | list):
         raise bad_request(f"{where}.content must be a string or an array of parts.", param=where)
-    if content is None and role not in {"assistant", "function"}:
+    if content is None and role not in CONTENT_OPTIONAL_ROLES:
         raise bad_request(f"{where}.content is required for role '{role}'.", param=where)
     if isinstance(content, list):
         for position, part in enumerate(content):
@@ -143,7 +188,10 @@ class OpenAIChat(WireFormat):
     def validate(self, body: Any) -> None:
         body = require_object(body)
         require_str(body, "model")
-        messages = [_check_message(i, m) for i, m in enumerate(require_list(body, "messages"))]
+        messages = require_list(body, "messages")
+        for index, message in enumerate(messages):
+            if not _valid_message(message):
+                _check_message(index, message)
         check_sampling(body)
         optional_type(body, "max_tokens", (int,), "an integer")
         optional_type(body, "max_completion_tokens", (int,), "an integer")

@@ -41,10 +41,15 @@ async def iter_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[SSEEvent]:
     buffer = b""
     async for chunk in chunks:
         buffer += chunk.replace(b"\r\n", b"\n")
-        while (end := buffer.find(b"\n\n")) >= 0:
-            raw, buffer = buffer[: end + 2], buffer[end + 2 :]
+        # Events are cut from the read by offset, the rest kept once per read: slicing the rest off after
+        # each event copied a read of n events n times.
+        start, end = 0, buffer.find(b"\n\n")
+        while end >= 0:
+            raw, start = buffer[start : end + 2], end + 2
+            end = buffer.find(b"\n\n", start)
             if raw.strip() and not raw.startswith(b":"):
-                yield parse_event(raw, followed=b"\n\n" in buffer)
+                yield parse_event(raw, followed=end >= 0)
+        buffer = buffer[start:]
     if buffer.strip() and not buffer.startswith(b":"):
         yield parse_event(buffer + b"\n\n")
 

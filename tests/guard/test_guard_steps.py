@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from agent_runtime.guard import (
+    MessageParts,
     StepKind,
     StepParser,
     canonical_json,
     looks_like_error,
     make_text_step,
     make_tool_step,
+    message_parts,
     steps_from_anthropic_messages,
     steps_from_openai_messages,
 )
@@ -216,6 +218,44 @@ def test_parser_sync_feeds_only_new_messages_and_restarts_on_rewritten_history()
     assert parser.sync(rewritten) == steps_from_openai_messages(rewritten)
     with pytest.raises(ValueError):
         StepParser("gemini")
+
+
+def _turns(count: int) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for n in range(count):
+        history += [
+            {"role": "assistant", "content": f"step {n}", "tool_calls": [_call(f"c{n}", "read", {"n": n})]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": f"out {n}"},
+        ]
+    return history
+
+
+def test_parser_sync_reads_only_the_new_messages_and_a_resend_none() -> None:
+    read: list[Any] = []
+
+    def parts(message: Any) -> MessageParts:
+        read.append(message)
+        return message_parts("openai", message)
+
+    history, parser = _turns(6), StepParser("openai")
+    parser.sync(history[:11], parts=parts)
+    read.clear()
+    assert parser.sync(json.loads(json.dumps(history)), parts=parts) == steps_from_openai_messages(history)
+    assert read == history[11:]  # two messages appended: two messages parsed (the history is a fresh copy)
+    read.clear()
+    assert parser.sync(list(history), parts=parts) == steps_from_openai_messages(history) and not read
+
+
+def test_parser_sync_notices_an_edit_between_the_first_and_last_messages_it_was_fed() -> None:
+    history, parser = _turns(6), StepParser("openai")
+    parser.sync(history)
+    edited = [
+        *history[:4],
+        {"role": "tool", "tool_call_id": "c1", "content": "[cleared]"},
+        *history[5:],
+        *_turns(7)[-2:],
+    ]
+    assert parser.sync(edited) == steps_from_openai_messages(edited)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """A small MCP server for the tests: a file tool (read_file, under one root), a flaky tool that fails
-every other call, a tool that echoes the request headers it got, and one prompt. Serves Streamable HTTP
-(``python -m tests.mcp.tool_server PORT ROOT``) or stdio (``python -m tests.mcp.tool_server stdio ROOT``)."""
+every other call, a tool that echoes the request headers it got, one prompt, and the root's files as
+resources (and a template for them). Serves Streamable HTTP (``python -m tests.mcp.tool_server PORT
+ROOT``), stdio (``python -m tests.mcp.tool_server stdio ROOT``) or HTTP+SSE (``sse_app``, in tests)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import mcp_types as types
 import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
+from starlette.applications import Starlette
+from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 TOOLS = [
     types.Tool(
@@ -55,8 +60,31 @@ async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequ
     return types.GetPromptResult(messages=[message])
 
 
+NOTES_URI = "file:///notes.txt"
+TEMPLATE = types.ResourceTemplate(name="file", uri_template="file:///{path}", description="A file under the root")
+
+
 def build_server(root: Path) -> Server[Any]:
     calls = {"flaky": 0}
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[types.Resource(name="notes", uri=NOTES_URI, mime_type="text/plain")]
+        )
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[TEMPLATE])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        path = (root / params.uri.removeprefix("file:///")).resolve()
+        text = path.read_text() if path.is_relative_to(root.resolve()) and path.is_file() else ""
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=text)])
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -88,6 +116,27 @@ def build_server(root: Path) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+    )
+
+
+def sse_app(root: Path) -> Starlette:
+    """The server over the older HTTP+SSE transport: GET /sse, POST /messages/?session_id=..."""
+    server = build_server(root)
+    transport = SseServerTransport("/messages/")
+
+    class Stream:  # an ASGI endpoint (Starlette calls a plain function with a Request); no gateway import here
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            async with transport.connect_sse(scope, receive, send) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+    return Starlette(
+        routes=[
+            Route("/sse", Stream(), methods=["GET"]),
+            Mount("/messages/", app=transport.handle_post_message),
+        ]
     )
 
 
