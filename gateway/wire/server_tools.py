@@ -8,8 +8,9 @@ makes it call the model (and api_base and key) the tool names, in a loop, outsid
 So such a tool reaches only a route of the provider that defines it, which runs it with its own
 account; and a tool that names a model there must name one of the gateway's configured models, so a
 request cannot run a model the operator never chose (nor price it as the one it routed to). Anthropic's
-server-side `fallbacks` (beta) name models too: each must be a configured one, and `"default"` (a chain
-the provider picks) is refused; the reply is priced as the model that answered (usage/served.py).
+server-side `fallbacks` (beta) name models too: on its routes each must be a configured one, and
+`"default"` (a chain the provider picks) is refused; the reply is priced as the model that answered
+(usage/served.py).
 
 Gemini requests reach a Gemini route as they are (Google runs its own tools) and any other route
 converted to Chat Completions (wire/gemini_convert.py keeps only function declarations), checked as such.
@@ -31,8 +32,9 @@ CALLER_TOOL_TYPES: dict[str, frozenset[str | None]] = {
 # The provider whose public API defines each wire's other tool types.
 TOOL_PROVIDER = {"openai": "openai", "responses": "openai", "anthropic": "anthropic"}
 # Body fields outside `tools` that give the provider tools to run (Anthropic's MCP connector: URLs, tokens).
-TOOL_FIELDS: dict[str, tuple[str, ...]] = {"anthropic": ("mcp_servers", "fallbacks")}
-# Body fields listing models the provider may answer with in the requested model's place.
+TOOL_FIELDS: dict[str, tuple[str, ...]] = {"anthropic": ("mcp_servers",)}
+# Body fields listing models the provider may answer with in the requested model's place (on another
+# provider's route LiteLLM drops them: upstream/litellm_path.LITELLM_RESERVED).
 MODEL_CHAIN_FIELDS: dict[str, str] = {"anthropic": "fallbacks"}
 
 
@@ -57,7 +59,7 @@ def check_tools(wire: str, provider: str, body: Mapping[str, Any], configured_mo
         if body.get(field) and provider != own_provider:
             raise _refused(f"'{field}' runs only on {own_provider} models; this model is not.", field)
     chain_field = MODEL_CHAIN_FIELDS.get(wire)
-    if chain_field is not None and body.get(chain_field) is not None:
+    if chain_field is not None and body.get(chain_field) is not None and provider == own_provider:
         _check_model_chain(chain_field, body[chain_field], configured_models)
 
 

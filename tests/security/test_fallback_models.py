@@ -48,6 +48,36 @@ def reply(model: str) -> dict[str, Any]:
     }
 
 
+# An OpenAI Responses API reply as the API sends it (LiteLLM calls OpenAI's Responses API for an Anthropic
+# Messages request).
+OPENAI_REPLY = {
+    "id": "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+    "object": "response",
+    "created_at": 1741476542,
+    "status": "completed",
+    "model": "gpt-4o-2024-08-06",
+    "output": [
+        {
+            "type": "message",
+            "id": "msg_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hello.", "annotations": []}],
+        }
+    ],
+    "parallel_tool_calls": True,
+    "tool_choice": "auto",
+    "tools": [],
+    "usage": {
+        "input_tokens": 36,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 2,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 38,
+    },
+}
+
+
 def ask(gw: RunningGateway, model: str, fallbacks: Any) -> Any:
     return gw.anthropic().messages.with_raw_response.create(
         model=model,
@@ -63,9 +93,8 @@ def ask(gw: RunningGateway, model: str, fallbacks: Any) -> Any:
     [
         ("claude-sonnet-4-5", [{"model": "claude-opus-4-1"}, {"model": "claude-unconfigured-9"}], "unconfigured"),
         ("claude-sonnet-4-5", "default", "default"),
-        ("gpt-4o", [{"model": "claude-opus-4-1"}], "fallbacks"),
     ],
-    ids=["unconfigured", "providers-chain", "other-provider"],
+    ids=["unconfigured", "providers-chain"],
 )
 def test_fallbacks_name_only_configured_models(
     stub_gateway: tuple[RunningGateway, Stub], model: str, fallbacks: Any, named: str
@@ -89,3 +118,12 @@ def test_a_reply_is_billed_as_the_model_that_answered(stub_gateway: tuple[Runnin
     fell_back = ask(gw, "claude-sonnet-4-5", chain)
     assert float(asked.headers["x-cachegate-cost-usd"]) == pytest.approx(SONNET["input"] + SONNET["output"])
     assert float(fell_back.headers["x-cachegate-cost-usd"]) == pytest.approx(OPUS["input"] + OPUS["output"])
+
+
+def test_another_providers_route_never_gets_the_chain(stub_gateway: tuple[RunningGateway, Stub]) -> None:
+    """An Anthropic request routed to an OpenAI model: the chain means nothing there and is left out."""
+    gw, stub = stub_gateway
+    stub.answer = Recorded(body=OPENAI_REPLY)
+    asked = ask(gw, "gpt-4o", [{"model": "claude-unconfigured-9"}])
+    assert asked.status_code == 200
+    assert "fallbacks" not in stub.requests[-1]

@@ -62,7 +62,8 @@ HOSTILE_FIELDS: dict[str, Callable[[str, str], Any]] = {
 }
 # LiteLLM-reserved names that are also public fields of a wire: they must not reach LiteLLM raw either.
 LITELLM_OVERLAPS: dict[str, Callable[[str, str], Any]] = {
-    "fallbacks": lambda url, model: [{"model": "openai/gpt-4o-mini", "api_base": url}],
+    # A configured model (an unconfigured one is refused: test_fallback_models.py) with an address of ours.
+    "fallbacks": lambda url, model: [{"model": model, "api_base": url}],
 }
 LEAKS = (PROVIDER_KEY, TRAP_REPLY, MOCKED, "sk-attacker-chosen")
 
