@@ -170,7 +170,7 @@ def plot_history(rows: list[dict[str, Any]], path: Path) -> None:
             sizes = [b["mean_body_kb"] for b in row["buckets"]]
             axis.plot(sizes, [b["cpu_ms_per_request"] for b in row["buckets"]], "o-", label=row["target"])
         axis.set_title(f"{workload}, {rate:.0f} req/s", fontsize=10)
-        axis.set_xlabel("mean request body, KB (one point per tenth of the sessions' turns)")
+        axis.set_xlabel(f"mean request body, KB (the sessions' turns in {len(row['buckets'])} parts)")
         axis.set_ylabel("server CPU per request, ms")
         axis.set_ylim(bottom=0)
         axis.legend(fontsize=7)
