@@ -12,8 +12,8 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from gateway.mcp.caller import McpCaller
-from gateway.mcp.errors import upstream_failed
-from gateway.mcp.upstream import Credential, Upstream, Upstreams
+from gateway.mcp.errors import not_available, upstream_failed
+from gateway.mcp.upstream import Credential, Upstream, UpstreamError, Upstreams
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -31,6 +31,25 @@ async def gather(
         *(fetch(u, access.credentials.get(u.name)) for u in servers), return_exceptions=True
     )
     return [(u, listed) for u, listed in zip(servers, listings, strict=True) if not isinstance(listed, BaseException)]
+
+
+async def ask_one(
+    upstreams: Upstreams,
+    caller: McpCaller,
+    target: tuple[str, str] | None,
+    fetch: Callable[[Upstream, str, Credential | None], Awaitable[R]],
+    missing: tuple[str, str],
+) -> tuple[Upstream, R]:
+    """The answer of the server `target` names (server, name there), asked with the caller's credential;
+    `missing` (kind, name shown) is the error when the key may not use it or there is none."""
+    access = caller.policy.mcp
+    upstream = upstreams.get(target[0]) if target is not None else None
+    if target is None or upstream is None or not access.server_allowed(upstream.name):
+        raise not_available(*missing)
+    try:
+        return upstream, await fetch(upstream, target[1], access.credentials.get(upstream.name))
+    except UpstreamError as exc:
+        raise upstream_failed(str(exc)) from None
 
 
 def bounded(result: R, max_bytes: int) -> R:

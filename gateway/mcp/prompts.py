@@ -11,10 +11,9 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from gateway.mcp.caller import caller_of
-from gateway.mcp.errors import not_available, upstream_failed
-from gateway.mcp.listing import bounded, gather
+from gateway.mcp.listing import ask_one, bounded, gather
 from gateway.mcp.naming import public_name, split_name
-from gateway.mcp.upstream import Upstream, UpstreamError, Upstreams
+from gateway.mcp.upstream import Upstream, Upstreams
 
 
 class Prompts:
@@ -35,13 +34,11 @@ class Prompts:
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        access = caller_of(ctx).policy.mcp
-        target = split_name(params.name)
-        upstream = self.upstreams.get(target[0]) if target is not None else None
-        if target is None or upstream is None or not access.server_allowed(upstream.name):
-            raise not_available("prompt", params.name)
-        try:
-            result = await upstream.get_prompt(target[1], params.arguments, access.credentials.get(upstream.name))
-        except UpstreamError as exc:
-            raise upstream_failed(str(exc)) from None
+        _, result = await ask_one(
+            self.upstreams,
+            caller_of(ctx),
+            split_name(params.name),
+            lambda upstream, name, credential: upstream.get_prompt(name, params.arguments, credential),
+            ("prompt", params.name),
+        )
         return bounded(result, self.max_bytes)

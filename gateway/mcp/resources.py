@@ -17,10 +17,9 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from gateway.mcp.caller import caller_of
-from gateway.mcp.errors import not_available, upstream_failed
-from gateway.mcp.listing import bounded, gather
+from gateway.mcp.listing import ask_one, bounded, gather
 from gateway.mcp.naming import public_name
-from gateway.mcp.upstream import Upstream, UpstreamError, Upstreams
+from gateway.mcp.upstream import Upstream, Upstreams
 
 SCHEME = "cachegate://"
 
@@ -73,14 +72,8 @@ class Resources:
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        access = caller_of(ctx).policy.mcp
-        target = split_uri(params.uri)
-        upstream = self.upstreams.get(target[0]) if target is not None else None
-        if target is None or upstream is None or not access.server_allowed(upstream.name):
-            raise not_available("resource", params.uri)
-        try:
-            result = await upstream.read_resource(target[1], access.credentials.get(upstream.name))
-        except UpstreamError as exc:
-            raise upstream_failed(str(exc)) from None
+        upstream, result = await ask_one(
+            self.upstreams, caller_of(ctx), split_uri(params.uri), Upstream.read_resource, ("resource", params.uri)
+        )
         contents = [c.model_copy(update={"uri": public_uri(upstream.name, c.uri)}) for c in result.contents]
         return bounded(result.model_copy(update={"contents": contents}), self.max_bytes)
