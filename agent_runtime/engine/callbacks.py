@@ -18,7 +18,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from agent_runtime.constants import PUSH_TRIGGER
 from agent_runtime.core.protocol import CONFIG_KEY_STREAM_MESSAGES_V2, CONFIG_KEY_TASK_ID, NS_SEP
@@ -35,13 +35,32 @@ if TYPE_CHECKING:
     )
 
     from agent_runtime.callbacks import GraphCallbackManager, GraphLifecycleStatus
-    from agent_runtime.core.types import TracePolicy
+    from agent_runtime.core.types import Interrupt, TracePolicy
     from agent_runtime.engine.algo import Task
-    from agent_runtime.engine.loop import Event, Run
+    from agent_runtime.engine.stream_event import Event
 
 logger = logging.getLogger(__name__)
 
 CALLBACK_MODES = frozenset({"messages", "tools"})  # stream modes fed by LangChain callback handlers
+
+
+class TracedRun(Protocol):
+    """What the callbacks read of their run (engine/loop.py's Run): its input and stream, where it is
+    (step, checkpoint, namespace), how it paused, and its nodes' config."""
+
+    input: Any
+    modes: frozenset[str]
+    subgraphs: bool
+    stream_version: str
+    step: int
+    checkpoint_id: str
+    ns: str
+    status: str
+    interrupts: list[Interrupt]
+
+    def forward(self, event: Event) -> None: ...
+
+    def node_config(self, task: Task) -> dict[str, Any]: ...
 
 
 def wanted(config: dict[str, Any], modes: frozenset[str], ambient: dict[str, Any] | None) -> bool:
@@ -111,9 +130,8 @@ def _split_tracers(manager: _Manager) -> tuple[_Manager, _Manager]:
     return real, tracers
 
 
-def _namespace(run: Run) -> tuple[str, ...]:
-    ns: str = getattr(run, "ns", "")  # set with a checkpointer
-    return tuple(ns.split(NS_SEP)) if ns else ()
+def _namespace(run: TracedRun) -> tuple[str, ...]:
+    return tuple(run.ns.split(NS_SEP)) if run.ns else ()
 
 
 class RunCallbacks:
@@ -147,7 +165,7 @@ class RunCallbacks:
         manager.handlers = [h for h in manager.handlers if not unwanted(h)]
         manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not unwanted(h)]
 
-    def _add_stream_handlers(self, run: Run) -> None:
+    def _add_stream_handlers(self, run: TracedRun) -> None:
         """The handlers of the "messages" / "tools" modes, feeding `run`'s stream (from any thread)."""
         modes, subgraphs = run.modes, run.subgraphs
 
@@ -179,7 +197,7 @@ class RunCallbacks:
         return bool(self.handlers) or any(_StreamingCallbackHandler in type(h).__mro__ for h in self.manager.handlers)
 
     # -- the graph's chain run ------------------------------------------------------------------------
-    def start(self, run: Run) -> None:
+    def start(self, run: TracedRun) -> None:
         if not CALLBACK_MODES.isdisjoint(run.modes):
             self._add_stream_handlers(run)
         self.run_manager = self.manager.on_chain_start(
@@ -192,7 +210,7 @@ class RunCallbacks:
             manager = lifecycle.GraphCallbackManager.configure(self.manager, run_id=self.run_manager.run_id)
             self.lifecycle = manager if manager.handlers else None
 
-    async def resumed(self, run: Run) -> None:
+    async def resumed(self, run: TracedRun) -> None:
         """A run resumed its thread: the lifecycle handlers' `on_resume`."""
         if self.lifecycle is not None:
             from agent_runtime.callbacks import GraphResumeEvent
@@ -200,7 +218,7 @@ class RunCallbacks:
             event = GraphResumeEvent(self.lifecycle.run_id, "pending", run.checkpoint_id, _namespace(run))
             await self.lifecycle.aon_resume(event)
 
-    async def paused(self, run: Run) -> None:
+    async def paused(self, run: TracedRun) -> None:
         """The run paused on interrupts (or a breakpoint): the lifecycle handlers' `on_interrupt`."""
         if self.lifecycle is not None:
             from agent_runtime.callbacks import GraphInterruptEvent
@@ -224,7 +242,7 @@ class RunCallbacks:
             self.run_manager.on_chain_error(exc)
 
     # -- a task's chain run -----------------------------------------------------------------------------
-    def task_config(self, run: Run, task: Task, callbacks: Any) -> dict[str, Any]:
+    def task_config(self, run: TracedRun, task: Task, callbacks: Any) -> dict[str, Any]:
         """The config a task's code runs with (and a node's `config` parameter receives)."""
         ns = f"{task.name}:{task.id}"
         task_ns = f"{self.ns}{NS_SEP}{ns}" if self.ns else ns
@@ -242,7 +260,7 @@ class RunCallbacks:
         configurable = {**config["configurable"], "checkpoint_ns": task_ns, CONFIG_KEY_TASK_ID: task.id}
         return {**config, "metadata": metadata, "tags": self.tags, "callbacks": callbacks, "configurable": configurable}
 
-    def task_started(self, run: Run, task: Task, input: Any) -> tuple[CallbackManagerForChainRun, dict[str, Any]]:
+    def task_started(self, run: TracedRun, task: Task, input: Any) -> tuple[CallbackManagerForChainRun, dict[str, Any]]:
         """A node's chain run (a child of the graph's, tagged with the step), and its code's config."""
         assert self.run_manager is not None
         step_manager = self.run_manager.get_child(f"graph:step:{run.step}")

@@ -16,19 +16,21 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_runtime.constants import RESUME, RETURN
 from agent_runtime.core.types import RetryPolicy
 from agent_runtime.engine import context, events
 from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.engine.callbacks import ambient, chain_ended, with_ambient
-from agent_runtime.engine.loop import Run
 from agent_runtime.engine.retries import retry_delay, wait_before_retry
 from agent_runtime.engine.sync import run_sync
 from agent_runtime.engine.task_status import restore_task
 from agent_runtime.engine.tasks import call_sync
 from agent_runtime.errors import GraphDrained, GraphInterrupt, GuardStopped
+
+if TYPE_CHECKING:
+    from agent_runtime.engine.run_view import RunView
 
 Future = concurrent.futures.Future[Any] | asyncio.Future[Any]
 
@@ -81,7 +83,7 @@ def _done(value: Any, is_async: bool) -> Future:
     return future
 
 
-def _run_in_pool(run: Run, call: Task, spec: CallSpec, caller_config: dict[str, Any] | None) -> Any:
+def _run_in_pool(run: RunView, call: Task, spec: CallSpec, caller_config: dict[str, Any] | None) -> Any:
     # on the pool thread's reusable loop
     return run_sync(_run_call(run, call, spec, in_pool=True, caller_config=caller_config))
 
@@ -162,7 +164,7 @@ async def call_settled_async(
 
 
 async def _run_call(
-    run: Run, call: Task, spec: CallSpec, in_pool: bool, caller_config: dict[str, Any] | None = None
+    run: RunView, call: Task, spec: CallSpec, in_pool: bool, caller_config: dict[str, Any] | None = None
 ) -> Any:
     """Run a call to completion (retrying per its policy), saving its outcome as the step's
     pending write; an interrupt or a failure is saved too and raised to the caller's future."""
@@ -207,6 +209,6 @@ async def _run_call(
         return result
 
 
-def _commit(run: Run, call: Task) -> None:
+def _commit(run: RunView, call: Task) -> None:
     with run.lock:
         run.commit(call)

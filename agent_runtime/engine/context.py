@@ -4,36 +4,17 @@ from __future__ import annotations
 
 import hashlib
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_runtime.channels import MISSING
 from agent_runtime.constants import INTERRUPT
 from agent_runtime.core.types import Interrupt
 from agent_runtime.engine.algo import Task
+from agent_runtime.engine.node_usage import StepAction
 from agent_runtime.errors import GraphInterrupt, mark_invalid_resume
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
-
-
-@dataclass(slots=True)
-class ResumeSource:
-    """Resume values given to a run (`Command(resume=...)`), shared by the tasks of the step."""
-
-    value: Any = MISSING
-    by_id: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class StepAction:
-    """A normalised action a node reports for loop detection (e.g. a tool call and its result)."""
-
-    tool: str
-    args: Any
-    result: Any
-    error: bool = False
-    text: str | None = None
+    from agent_runtime.engine.run_view import RunView
 
 
 class TaskScratch:
@@ -57,7 +38,7 @@ class TaskScratch:
         "writes",
     )
 
-    def __init__(self, task: Task, run: Run, is_async: bool) -> None:
+    def __init__(self, task: Task, run: RunView, is_async: bool) -> None:
         self.task = task
         self.run = run
         self.guard = run.guard  # the run's GuardSession, or None
@@ -173,7 +154,7 @@ def pending_nudge() -> str | None:
     """The guard's nudge for the model (a possible loop was detected), once; None otherwise.
     An agent node appends it to the conversation before its next LLM call."""
     scratch = current()
-    return None if scratch.guard is None else scratch.guard.take_nudge()  # type: ignore[no-any-return]
+    return None if scratch.guard is None else scratch.guard.take_nudge()
 
 
 def in_grace_step() -> bool:

@@ -14,7 +14,7 @@ from agent_runtime.engine.algo import PUSH, Task
 from agent_runtime.errors import NodeError
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 CONFIG_KEY_NODE_ERROR = "__pregel_node_error"  # LangGraph's key: the NodeError in a handler's config
 
@@ -28,7 +28,7 @@ class HandlerTask(Task):
     node_error: NodeError
 
 
-def handler_task(run: Run, failed: Task, error: BaseException) -> HandlerTask | None:
+def handler_task(run: RunView, failed: Task, error: BaseException) -> HandlerTask | None:
     """The handler task of `failed`; None when its node has no handler (a handler has none)."""
     name = run.spec.error_handlers.get(failed.name)
     if name is None:

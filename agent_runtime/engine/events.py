@@ -16,7 +16,7 @@ from agent_runtime.engine.payloads import task_payload, task_result, user_metada
 from agent_runtime.engine.subgraphs import subgraph_state, with_checkpoint_map
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 CACHED = {"cached": True}  # marks the update of a task restored from the saved writes on a resume
 # the stream mode of each kind of "debug" event: "debug" wraps the payloads of "checkpoints" and "tasks"
@@ -27,7 +27,7 @@ REPORT_MODE = "report"  # ours: the run's diagnostics as they happen, and its Ru
 STREAM_MODES = frozenset({"values", "updates", "debug", "custom", "checkpoints", "tasks", REPORT_MODE, *CALLBACK_MODES})
 
 
-def debug(run: Run, kind: str, step: int, payload: Any) -> None:
+def debug(run: RunView, kind: str, step: int, payload: Any) -> None:
     """A "checkpoint", "task" or "task_result" payload on its own stream mode and, wrapped, on "debug"
     (as LangGraph); our own kinds ("diagnostic", "run_report"), wrapped the same way, on our own
     "report" mode only (LangGraph's "debug" has no such events)."""
@@ -49,7 +49,7 @@ def with_interrupts(output: Any, interrupts: Any) -> dict[str, Any]:
     return {**output, INTERRUPT: interrupts} if isinstance(output, dict) else {INTERRUPT: interrupts}
 
 
-def tasks_started(run: Run, tasks: list[Task]) -> None:
+def tasks_started(run: RunView, tasks: list[Task]) -> None:
     """The "task" events of a step's tasks, before they run."""
     metadata = user_metadata(run.config)
     for task in tasks:
@@ -58,14 +58,14 @@ def tasks_started(run: Run, tasks: list[Task]) -> None:
             run._debug("task", task_payload(task.id, task.name, shown, task.triggers, metadata))
 
 
-def call_started(run: Run, call: Task) -> None:
+def call_started(run: RunView, call: Task) -> None:
     """The "task" event of a task call (functional API), also of one restored on a resume (as LangGraph)."""
     payload = task_payload(call.id, call.name, call.input, (PUSH_TRIGGER,), user_metadata(run.config))
     with run.events_lock:  # (from a pool thread too)
         run._debug("task", payload)
 
 
-def call_finished(run: Run, call: Task, result: Any) -> None:
+def call_finished(run: RunView, call: Task, result: Any) -> None:
     """The "task_result" event of a task call that ran: its return value, or its error."""
     payload: dict[str, Any] = {
         "id": call.id,
@@ -78,7 +78,7 @@ def call_finished(run: Run, call: Task, result: Any) -> None:
         run._debug("task_result", payload)
 
 
-def task_finished(run: Run, task: Task) -> None:
+def task_finished(run: RunView, task: Task) -> None:
     """A task finished, paused or failed: its events, at once (LangGraph streams them as tasks end)."""
     if task.hidden:
         return
@@ -93,7 +93,7 @@ def task_finished(run: Run, task: Task) -> None:
         run._debug("task_result", _task_result_payload(run, task))
 
 
-def _task_result_payload(run: Run, task: Task) -> dict[str, Any]:
+def _task_result_payload(run: RunView, task: Task) -> dict[str, Any]:
     return {
         "id": task.id,
         "name": task.name,
@@ -103,7 +103,7 @@ def _task_result_payload(run: Run, task: Task) -> dict[str, Any]:
     }
 
 
-def tasks_restored(run: Run, tasks: list[Task]) -> None:
+def tasks_restored(run: RunView, tasks: list[Task]) -> None:
     """On a resume, the updates of the tasks that had finished are shown again, marked as cached."""
     if "updates" not in run.modes:
         return
@@ -113,13 +113,13 @@ def tasks_restored(run: Run, tasks: list[Task]) -> None:
             run._emit("updates", {task.name: run.task_update(task, keys), "__metadata__": CACHED})
 
 
-def checkpoint_saved(run: Run, metadata: dict[str, Any], parent: dict[str, Any]) -> None:
+def checkpoint_saved(run: RunView, metadata: dict[str, Any], parent: dict[str, Any]) -> None:
     """The "debug" checkpoint event of a checkpoint just saved: its state and the tasks it runs next."""
     tasks = prepare_tasks(run.spec, run.state, run.step + 1, run.checkpoint_id, run.updated)
     _checkpoint_event(run, metadata, parent["configurable"].get("checkpoint_id"), [_next_task(run, t) for t in tasks])
 
 
-def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
+def checkpoint_loaded(run: RunView, saved: CheckpointTuple) -> None:
     """A resumed run starts with the event of the checkpoint it resumes, with what its tasks saved
     (LangGraph streams the checkpoint at the start of every step)."""
     by_task: dict[str, dict[str, Any]] = {}
@@ -134,11 +134,13 @@ def checkpoint_loaded(run: Run, saved: CheckpointTuple) -> None:
     _checkpoint_event(run, saved.metadata, parent["configurable"]["checkpoint_id"] if parent else None, entries)
 
 
-def _next_task(run: Run, task: Task) -> dict[str, Any]:
+def _next_task(run: RunView, task: Task) -> dict[str, Any]:
     return {"id": task.id, "name": task.name, "interrupts": (), "state": subgraph_state(run.config, task)}
 
 
-def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None, tasks: list[dict[str, Any]]) -> None:
+def _checkpoint_event(
+    run: RunView, metadata: dict[str, Any], parent_id: str | None, tasks: list[dict[str, Any]]
+) -> None:
     config = checkpoint_config(run.thread_id, run.ns, run.checkpoint_id)
     parent = checkpoint_config(run.thread_id, run.ns, parent_id) if parent_id else None
     payload = {
@@ -152,7 +154,7 @@ def _checkpoint_event(run: Run, metadata: dict[str, Any], parent_id: str | None,
     debug(run, "checkpoint", metadata["step"], payload)
 
 
-def paused(run: Run) -> None:
+def paused(run: RunView) -> None:
     """The end of a paused run, as LangGraph's: after an interrupt, the state with the finished
     siblings' writes applied (not saved); a pause without interrupts (a breakpoint) reported last.
     A subgraph's pause is reported by the graph streamed (the root), as LangGraph does."""

@@ -21,11 +21,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_runtime.core.types import StopReason
 from agent_runtime.engine.algo import PUSH, Task
-from agent_runtime.engine.context import TaskScratch
+from agent_runtime.engine.node_usage import NodeUsage
 from agent_runtime.guard import (
     Action,
     GuardLimits,
@@ -41,7 +41,7 @@ from agent_runtime.guard import (
 from agent_runtime.guard import StopReason as GuardReason
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.report import RunReport
 
 _REASONS = {
     GuardReason.GOAL: StopReason.GOAL,
@@ -54,6 +54,16 @@ _REASONS = {
     GuardReason.FAILURE: StopReason.ERROR,
     GuardReason.ABORTED: StopReason.ABORTED,
 }
+
+
+class GuardedRun(Protocol):
+    """What a guard session reads and sets of its run (engine/loop.py's Run): the step, the report it
+    adds to, and the stop it decides (`status` "guard", a grace step)."""
+
+    step: int
+    status: str
+    grace: bool
+    report: RunReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +101,7 @@ class GuardRails:
         thresholds = self.thresholds if self.loop_detection else _NO_DETECTORS
         return GuardPolicy(thresholds=thresholds, limits=limits, rungs=self.escalation)
 
-    def session(self, run: Run) -> GuardSession:
+    def session(self, run: GuardedRun) -> GuardSession:
         return GuardSession(self, run)
 
 
@@ -108,7 +118,7 @@ _NO_DETECTORS = GuardThresholds(
 class GuardSession:
     """The guard state of one run."""
 
-    def __init__(self, rails: GuardRails, run: Run) -> None:
+    def __init__(self, rails: GuardRails, run: GuardedRun) -> None:
         self.rails = rails
         self.run = run
         self.guard = LoopGuard(rails.policy())
@@ -170,7 +180,7 @@ class GuardSession:
         nudge, self.nudge = self.nudge, None
         return nudge
 
-    def after_step(self, tasks: Sequence[Task], scratches: Sequence[TaskScratch], before: dict[str, Any]) -> None:
+    def after_step(self, tasks: Sequence[Task], scratches: Sequence[NodeUsage], before: dict[str, Any]) -> None:
         """At the barrier: account usage, feed the detectors, decide."""
         if all(t.hidden for t in tasks):
             return  # the hidden input step is not a step of the agent
@@ -195,7 +205,7 @@ class GuardSession:
         True = the run must stop instead of making the call."""
         return self.run.status == "guard" or self.before_step(())
 
-    def after_call(self, call: Task, scratch: TaskScratch, result: Any) -> None:
+    def after_call(self, call: Task, scratch: NodeUsage, result: Any) -> None:
         """A finished task call: its recorded actions, or (call, arguments -> result) as one step."""
         if scratch.actions:
             self.records_actions = True
@@ -204,7 +214,7 @@ class GuardSession:
             steps = [make_tool_step(call.name, {"args": canonical_json(call.input)}, _as_text(result), is_error=False)]
         self._conclude(steps or [])
 
-    def _observe(self, scratch: TaskScratch | None) -> list[Step] | None:
+    def _observe(self, scratch: NodeUsage | None) -> list[Step] | None:
         """Account a task's usage; its recorded actions as steps, None if it recorded none."""
         if scratch is None:
             return None

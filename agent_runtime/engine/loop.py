@@ -31,18 +31,19 @@ from agent_runtime.engine.lineage import Lineage
 from agent_runtime.engine.replay import ReplayBound
 from agent_runtime.engine.report import RunReport
 from agent_runtime.engine.resume import restore_step
-from agent_runtime.engine.runner import StepRun, Waker
+from agent_runtime.engine.resume_source import ResumeSource
+from agent_runtime.engine.runner import StepRun
 from agent_runtime.engine.spec import Branch, EngineGraph, config_namespace
 from agent_runtime.engine.start import start
+from agent_runtime.engine.stream_event import Event
 from agent_runtime.engine.task_status import CONTROL_WRITES
+from agent_runtime.engine.waker import Waker
 from agent_runtime.errors import GraphDrained, GraphRecursionError
 
 if TYPE_CHECKING:
     from agent_runtime.engine.callbacks import RunCallbacks
     from agent_runtime.engine.control import RunControl
     from agent_runtime.engine.guard_rails import GuardRails, GuardSession
-
-Event = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload): see engine/events.py
 
 
 class Run:
@@ -53,7 +54,7 @@ class Run:
 
     def __init__(
         self,
-        graph: EngineGraph,
+        graph: EngineGraph[Run],
         input: Any,
         config: dict[str, Any],
         *,
@@ -90,7 +91,7 @@ class Run:
         self.task_events = not events.TASK_MODES.isdisjoint(modes)
         self.checkpoint_events = not events.CHECKPOINT_MODES.isdisjoint(modes)
         self.report = RunReport()
-        self.resume_source = context.ResumeSource()
+        self.resume_source = ResumeSource()
         self.grace = False
         self.control: RunControl | None = None  # set by bind_runtime
         # the event loop is the runtime's own (invoke, stream), not the caller's (ainvoke, astream): a

@@ -13,13 +13,13 @@ from agent_runtime.engine.error_handlers import handler_task
 from agent_runtime.engine.task_status import restore_task
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 SavedWrites = dict[str, list[tuple[str, Any]]]  # task id -> its saved (channel, value) writes
 
 
 def restore_step(
-    run: Run, tasks: list[Task], pending: Sequence[tuple[str, str, Any]], handlers: bool = True
+    run: RunView, tasks: list[Task], pending: Sequence[tuple[str, str, Any]], handlers: bool = True
 ) -> SavedWrites:
     """Restore the step's `tasks` from the `pending` writes of its checkpoint (with `handlers`, the
     error handlers of failed tasks join `tasks`); the saved writes by task id, where the step's task

@@ -14,7 +14,7 @@ from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import UnknownInterruptError
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 STRICT_RESUME = "__pregel_strict_resume"
 _INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
@@ -54,7 +54,7 @@ def check_resume(resume: Any, pending: Collection[str], strict: bool) -> None:
         raise RuntimeError(AMBIGUOUS)
 
 
-def set_resume(run: Run, resume: Any) -> None:
+def set_resume(run: RunView, resume: Any) -> None:
     """Hand `Command(resume=...)` to the resumed step's tasks (checked first, see `check_resume`)."""
     pending = {i.id for i in pending_interrupts(run._pending_writes)}
     check_resume(resume, pending, _strict(run))
@@ -64,7 +64,7 @@ def set_resume(run: Run, resume: Any) -> None:
         run.resume_source.value = resume
 
 
-def _strict(run: Run) -> bool:
+def _strict(run: RunView) -> bool:
     """Strict mode applies to the graph resumed (not its subgraphs) at the thread's latest checkpoint
     (a resume of an earlier one re-runs tasks that may ask again what they were answered)."""
     configurable = run.config.get("configurable", {})

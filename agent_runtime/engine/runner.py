@@ -7,7 +7,6 @@ with TimeoutError, cancelling them."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,44 +16,15 @@ from agent_runtime.errors import is_invalid_resume
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.context import TaskScratch
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 PER_TASK_MODES = frozenset({"updates", "debug", "tasks"})
-
-
-class Waker:
-    """Wakes the step of a run streaming as it goes when an event arrives (from any thread: a graph
-    invoked inside a sync node runs on a pool thread). A plain future, awaited by the step's wait
-    itself: the event reaches the reader two loop iterations after it was written (an Event would
-    take three), so a task call's update goes out before its async caller's next call starts (as
-    LangGraph's)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.thread = threading.get_ident()
-        self.future: asyncio.Future[None] | None = None
-
-    def wake(self) -> None:
-        if threading.get_ident() == self.thread:
-            self._set()
-        else:
-            self.loop.call_soon_threadsafe(self._set)
-
-    def _set(self) -> None:
-        future = self.future
-        if future is not None and not future.done():
-            future.set_result(None)
-
-    def arm(self) -> asyncio.Future[None]:
-        """A new future for the next wait (an event written before it is seen by `StepRun.advance`)."""
-        self.future = self.loop.create_future()
-        return self.future
 
 
 class StepRun:
     """The unfinished tasks of one superstep: `advance()` until `finished`, then `close()`."""
 
-    def __init__(self, run: Run, tasks: list[Task]) -> None:
+    def __init__(self, run: RunView, tasks: list[Task]) -> None:
         self.run = run
         self.tasks = tasks
         self.todo = [t for t in tasks if not t.done]

@@ -25,7 +25,7 @@ from agent_runtime.engine.control import RunControl
 from agent_runtime.engine.timeouts import new_scope, progress, run_timed
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 ContextT = TypeVar("ContextT")
 
@@ -157,7 +157,7 @@ def with_runtime(
     return {**(config or {}), "configurable": configurable}
 
 
-def bind_runtime(run: Run) -> None:
+def bind_runtime(run: RunView) -> None:
     """Give the run a Runtime whose stream writer feeds its `"custom"` stream, and a RunControl (the
     caller's, or a new one). A subgraph's run has its own writer (its chunks reach the parent's stream
     only with `subgraphs=True`, as LangGraph's) and its parent's control."""
@@ -185,7 +185,7 @@ class _Attempts:
         self.first_time = time.time()
 
 
-_ATTEMPTS: weakref.WeakKeyDictionary[Run, dict[str, _Attempts]] = weakref.WeakKeyDictionary()
+_ATTEMPTS: weakref.WeakKeyDictionary[RunView, dict[str, _Attempts]] = weakref.WeakKeyDictionary()
 
 
 def _attempt(scratch: task_context.TaskScratch) -> _Attempts:

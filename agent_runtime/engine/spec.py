@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agent_runtime.channels import BaseChannel
 from agent_runtime.constants import CONF, CONFIG_KEY_CHECKPOINT_NS
@@ -14,8 +14,8 @@ from agent_runtime.core.types import END, START, RetryPolicy, TimeoutPolicy, Tra
 
 if TYPE_CHECKING:
     from agent_runtime.checkpoint.base import BaseCheckpointer
-    from agent_runtime.engine.loop import Run
     from agent_runtime.engine.report import RunReport
+    from agent_runtime.engine.subgraph_run import SubgraphRun
 
 
 def config_namespace(config: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -98,7 +98,11 @@ class SyncPlacement:
             self.fast_runs += 1
 
 
-class EngineGraph(Protocol):
+# the runs a graph makes (engine/loop.py's Run, or a subclass) and takes back for their result
+RunT = TypeVar("RunT", bound="SubgraphRun")
+
+
+class EngineGraph(Protocol[RunT]):
     """A compiled graph as the engine runs it, as the root graph or as a node's subgraph
     (agent_runtime.pregel.compiled.CompiledGraph): its topology, breakpoints and persistence."""
 
@@ -126,7 +130,7 @@ class EngineGraph(Protocol):
 
     def shape_output(self, output: Any) -> Any: ...
 
-    def result_of(self, run: Run) -> Any: ...
+    def result_of(self, run: RunT) -> Any: ...
 
     def _new_run(
         self,
@@ -136,7 +140,7 @@ class EngineGraph(Protocol):
         durability: str | None,
         guard_rails: None,
         checkpointer: BaseCheckpointer | None = None,
-    ) -> Run: ...
+    ) -> RunT: ...
 
 
 @dataclass(slots=True)
@@ -149,8 +153,8 @@ class NodeSpec:
     retry: tuple[RetryPolicy, ...] = ()
     timeout: TimeoutPolicy | None = None  # of each attempt (async nodes only)
     defer: bool = False
-    subgraph: EngineGraph | None = None
-    invoked_graph: EngineGraph | None = None  # a graph the node's function invokes (graph/introspect.py)
+    subgraph: EngineGraph[Any] | None = None
+    invoked_graph: EngineGraph[Any] | None = None  # a graph the node's function invokes (graph/introspect.py)
     is_async: bool = False
     takes_config: bool = False
     destinations: tuple[str, ...] | None = ()  # Command goto targets; None = unknown

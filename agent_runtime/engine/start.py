@@ -17,10 +17,10 @@ from agent_runtime.engine.tasks import route, state_updates
 from agent_runtime.errors import EmptyInputError
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 
-def start(run: Run, has_checkpoint: bool) -> None:
+def start(run: RunView, has_checkpoint: bool) -> None:
     """Take the run's input: a new input, or None / a Command resuming the thread's checkpoint."""
     value = run.input
     answers = isinstance(value, Command) and value.resume is not None
@@ -39,7 +39,7 @@ def start(run: Run, has_checkpoint: bool) -> None:
     _fresh_input(run, value, has_checkpoint)
 
 
-def _time_travels(run: Run, command: Command | None) -> bool:
+def _time_travels(run: RunView, command: Command | None) -> bool:
     """A run from a named checkpoint that does not answer an interrupt replays that step (as
     LangGraph): saved answers and finished tasks' writes are dropped, so its tasks run again and
     their interrupts are asked again."""
@@ -51,7 +51,7 @@ def _time_travels(run: Run, command: Command | None) -> bool:
     return True
 
 
-def _resume(run: Run, command: Command | None) -> None:
+def _resume(run: RunView, command: Command | None) -> None:
     state = run.state
     replay = _time_travels(run, command)
     # the replay starts a branch of its own (a "fork" checkpoint, whose id gives its tasks new ids),
@@ -83,7 +83,7 @@ def _resume(run: Run, command: Command | None) -> None:
         run._emit("values", run.output())
 
 
-def _fresh_input(run: Run, value: Any, has_checkpoint: bool) -> None:
+def _fresh_input(run: RunView, value: Any, has_checkpoint: bool) -> None:
     writes = run.input_writes(value)
     discarded: list[Task] = []
     if has_checkpoint:

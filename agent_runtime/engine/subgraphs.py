@@ -21,24 +21,26 @@ from agent_runtime.core.protocol import CONFIG_KEY_RUNTIME, CONFIG_KEY_TASK_ID
 from agent_runtime.core.types import Command
 from agent_runtime.engine.algo import task_namespace
 from agent_runtime.engine.callbacks import CALLBACK_MODES
-from agent_runtime.engine.spec import EngineGraph
+from agent_runtime.engine.spec import EngineGraph, RunT
 from agent_runtime.engine.task_status import pending_interrupts
 from agent_runtime.errors import GraphDrained, GraphInterrupt
 
 if TYPE_CHECKING:
     from agent_runtime.engine.algo import Task
     from agent_runtime.engine.control import RunControl
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 
-def inherits(run: Run, subgraph: EngineGraph) -> bool:
+def inherits(run: RunView, subgraph: EngineGraph[Any]) -> bool:
     """A subgraph runs on the parent's thread when the parent has a checkpointer (as LangGraph, whose
     parent lends its checkpointer even to a subgraph compiled with one of its own), unless compiled
     with `checkpointer=False`."""
     return run.checkpointer is not None and subgraph.persistence != "off"
 
 
-def subgraph_namespace(configurable: Mapping[str, Any], task: Task, subgraph: EngineGraph, call_index: int = 0) -> str:
+def subgraph_namespace(
+    configurable: Mapping[str, Any], task: Task, subgraph: EngineGraph[Any], call_index: int = 0
+) -> str:
     """Where the subgraph `task` runs keeps its checkpoints: the task's namespace (plus `|<n>` for the
     n-th graph after the first that the task's function invokes), without the task ids for a stateful
     subgraph (one history per thread, as LangGraph's `checkpointer=True`)."""
@@ -61,7 +63,12 @@ def subgraph_state(config: dict[str, Any], task: Task) -> dict[str, Any] | None:
 
 
 async def run_subgraph(
-    run: Run, task: Task, subgraph: EngineGraph, arg: Any, call_index: int = 0, control: RunControl | None = None
+    run: RunView,
+    task: Task,
+    subgraph: EngineGraph[RunT],
+    arg: Any,
+    call_index: int = 0,
+    control: RunControl | None = None,
 ) -> dict[str, Any]:
     """The subgraph's output state (the task's update); raises GraphInterrupt when it paused (a subgraph
     with a checkpointer of its own under a parent without one returns its interrupts as its output).
@@ -112,7 +119,7 @@ async def run_subgraph(
 
 
 def _starting_point(
-    run: Run, task: Task, checkpointer: BaseCheckpointer, config: dict[str, Any], arg: Any
+    run: RunView, task: Task, checkpointer: BaseCheckpointer, config: dict[str, Any], arg: Any
 ) -> tuple[Any, Any]:
     """(input, checkpoint to start from: MISSING for the latest) of a subgraph on the parent's thread.
     The first run of a subgraph in a time-travelling run starts from its checkpoint the config's
@@ -146,7 +153,7 @@ def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any]) -> dic
     return {**config, "configurable": {**configurable, "checkpoint_map": checkpoint_map}}
 
 
-def _resume_command(run: Run, saved: CheckpointTuple) -> Command | None:
+def _resume_command(run: RunView, saved: CheckpointTuple) -> Command | None:
     """What the paused subgraph is resumed with: only the answers to its own interrupts (its siblings
     get theirs), or the run's single answer; None goes on past a breakpoint or asks again."""
     source = run.resume_source

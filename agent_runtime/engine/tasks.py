@@ -34,7 +34,7 @@ from agent_runtime.errors import (
 )
 
 if TYPE_CHECKING:
-    from agent_runtime.engine.loop import Run
+    from agent_runtime.engine.run_view import RunView
 
 Writes = list[tuple[str, Any]]
 
@@ -53,7 +53,7 @@ def call_sync(
         context.leave(token)
 
 
-async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: Any, inline: bool) -> Any:
+async def call_traced(run: RunView, task: Task, scratch: context.TaskScratch, arg: Any, inline: bool) -> Any:
     """Call a node as a child chain run of the run's callbacks, its code with the task's config as
     LangChain's ambient config (so the chat models and tools it calls report to the run's handlers)."""
     node = task.node
@@ -79,7 +79,7 @@ async def call_traced(run: Run, task: Task, scratch: context.TaskScratch, arg: A
 
 
 async def call_node(
-    run: Run, task: Task, scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...], inline: bool
+    run: RunView, task: Task, scratch: context.TaskScratch, fn: Callable[..., Any], args: tuple[Any, ...], inline: bool
 ) -> Any:
     """One attempt of the node's function `fn` (its own, or wrapped): an async one on this loop under
     the task's timeout, a sync one inline or on the pool."""
@@ -103,7 +103,7 @@ async def call_node(
     return await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
 
 
-async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScratch:
+async def execute(run: RunView, task: Task, inline: bool = False) -> context.TaskScratch:
     """Run `task` to completion (its writes are set) or to an interrupt (task.interrupts is set);
     commit the outcome at once. The hot path of every superstep: one coroutine and, per attempt, one
     call_node."""
@@ -167,7 +167,7 @@ async def execute(run: Run, task: Task, inline: bool = False) -> context.TaskScr
         return scratch
 
 
-async def _failed(run: Run, task: Task, error: Exception, inline: bool) -> context.TaskScratch:
+async def _failed(run: RunView, task: Task, error: Exception, inline: bool) -> context.TaskScratch:
     """A task that failed for good: saved as failed; its error handler, if it has one, runs now as a
     task of this step (the failed task writes nothing), otherwise the error fails the step."""
     task.error = error
@@ -220,7 +220,7 @@ def _update_payload(schema: StateSchema, update: Any, task: Task) -> tuple[Write
     return state_updates(schema, update, task)
 
 
-def route(run: Run, source: str, results: Any, path_map: Mapping[Hashable, str] | None = None) -> Writes:
+def route(run: RunView, source: str, results: Any, path_map: Mapping[Hashable, str] | None = None) -> Writes:
     """Trigger writes for goto / branch results: a name, a list of names, Sends, or a mix."""
     items = results if isinstance(results, list | tuple) else [results]
     writes: Writes = []
@@ -244,7 +244,7 @@ def route(run: Run, source: str, results: Any, path_map: Mapping[Hashable, str] 
     return writes
 
 
-def _base_writes(run: Run, task: Task, result: Any) -> tuple[Writes, Writes]:
+def _base_writes(run: RunView, task: Task, result: Any) -> tuple[Writes, Writes]:
     """(all writes but the conditional edges', the state updates alone)."""
     node = task.node
     assert node is not None
@@ -260,14 +260,14 @@ def _base_writes(run: Run, task: Task, result: Any) -> tuple[Writes, Writes]:
     return writes, updates
 
 
-def _finish_writes(run: Run, writes: Writes) -> Writes:
+def _finish_writes(run: RunView, writes: Writes) -> Writes:
     if run.grace:
         # the grace step may only finish: routing to further work is dropped
         return [(c, v) for c, v in writes if c in run.spec.schema.keys]
     return writes
 
 
-def node_writes(run: Run, task: Task, result: Any) -> Writes:
+def node_writes(run: RunView, task: Task, result: Any) -> Writes:
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]
         state = run.local_state(updates, result, branch)
@@ -276,7 +276,7 @@ def node_writes(run: Run, task: Task, result: Any) -> Writes:
     return _finish_writes(run, writes)
 
 
-async def node_writes_async(run: Run, task: Task, result: Any) -> Writes:
+async def node_writes_async(run: RunView, task: Task, result: Any) -> Writes:
     """Same as `node_writes`, for nodes with at least one async path function."""
     writes, updates = _base_writes(run, task, result)
     for branch in task.node.branches:  # type: ignore[union-attr]

@@ -53,28 +53,6 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ),
 ]
 
-# Type-only imports (under TYPE_CHECKING) the cycle check does not count: the engine's helpers name the
-# Run (engine/loop.py) their functions take, and the loop calls them. Each must still exist; the list
-# only shrinks.
-RUN_TYPE_IMPORTS = {
-    (f"agent_runtime.engine.{helper}", "agent_runtime.engine.loop")
-    for helper in (
-        "callbacks",
-        "context",
-        "error_handlers",
-        "events",
-        "guard_rails",
-        "resume",
-        "resume_values",
-        "runner",
-        "runtime",
-        "spec",
-        "start",
-        "subgraphs",
-        "tasks",
-    )
-}
-
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT.parent).with_suffix("").parts
@@ -85,20 +63,11 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in ROOT.rglob("*.py")}
 
 
-def _type_checking_nodes(tree: ast.Module) -> set[int]:
-    found: set[int] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            found.update(id(inner) for inner in ast.walk(node))
-    return found
-
-
-def imported(name: str, path: Path, known: dict[str, Path]) -> dict[str, bool]:
-    """The package's modules that `name` imports anywhere in its source -> whether only for typing."""
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that `name` imports anywhere in its source."""
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text())
-    typing_only = _type_checking_nodes(tree)
-    found: dict[str, bool] = {}
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
@@ -115,11 +84,11 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> dict[str, bool]:
             continue
         for target in candidates:
             if target in known and target != name:
-                found[target] = found.get(target, True) and id(node) in typing_only
+                found.add(target)
     return found
 
 
-def import_graph() -> dict[str, dict[str, bool]]:
+def import_graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imported(name, path, known) for name, path in known.items()}
 
@@ -198,21 +167,17 @@ def test_imports_go_only_downward() -> None:
 
 
 def test_no_import_cycle() -> None:
-    graph = import_graph()
-    counted = {
-        source: {target for target in targets if (source, target) not in RUN_TYPE_IMPORTS}
-        for source, targets in graph.items()
-    }
-    assert cycles(counted) == []
+    assert cycles(import_graph()) == []
 
 
-def test_the_uncounted_imports_are_type_only_and_still_there() -> None:
-    graph = import_graph()
-    assert sorted(edge for edge in RUN_TYPE_IMPORTS if graph.get(edge[0], {}).get(edge[1]) is not True) == []
-
-
-def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
-    """The checks can fail: a cycle through a type-only import and an import from a lower layer up."""
+def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path: Path) -> None:
+    """The checks can fail: a cycle, one closed by an import under TYPE_CHECKING (the engine's helpers
+    once named the loop's Run so), and an import from a lower layer up."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert cycles(graph) == [["a", "b", "c"]]
+    loop, helper = tmp_path / "loop.py", tmp_path / "helper.py"
+    loop.write_text("from pkg.helper import work\n")
+    helper.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg.loop import Run\n")
+    known = {"pkg.loop": loop, "pkg.helper": helper}
+    assert cycles({name: imported(name, path, known) for name, path in known.items()}) == [["pkg.helper", "pkg.loop"]]
     assert layer_of("agent_runtime.core.types") < layer_of("agent_runtime.engine.loop") < layer_of(PACKAGE)
