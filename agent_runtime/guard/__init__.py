@@ -35,6 +35,7 @@ from .policy import (
     nudge_message,
     stop_message,
 )
+from .repeats import CallRepeats
 from .session import LoopGuard
 from .steps import (
     Step,
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "LIMIT_REASONS",
     "Action",
+    "CallRepeats",
     "ChantDetector",
     "Decision",
     "Detection",

@@ -74,7 +74,7 @@ class ChantDetector:
         self._text = ""  # tracked prose, self._base is the stream offset of its first character
         self._base = 0
         self._next = 0  # next window start (relative to self._base) to examine
-        self._seen: dict[str, list[int]] = {}
+        self._seen: dict[str, int | list[int]] = {}  # window -> where it starts (a list once it repeats)
 
     def feed(self, delta: str) -> Detection | None:
         """Add the next piece of streamed text; returns a detection once the stream chants."""
@@ -120,13 +120,18 @@ class ChantDetector:
             self._base = end - len(text)
         self._text += text
         text, size, seen = self._text, self.chunk_size, self._seen
-        # The hot loop (one pass per streamed character): a new window is only remembered.
+        seen_at = seen.get
+        # The hot loop (one pass per streamed character): a new window is only remembered, by its position
+        # alone (most windows never repeat: no list for them).
         for position in range(self._next, len(text) - size + 1):
             chunk = text[position : position + size]
-            positions = seen.get(chunk)
+            positions = seen_at(chunk)
             if positions is None:
-                seen[chunk] = [position]
-            elif self._repeats(chunk, positions, position):
+                seen[chunk] = position
+                continue
+            if isinstance(positions, int):
+                positions = seen[chunk] = [positions]
+            if self._repeats(chunk, positions, position):
                 break
         self._next = max(self._next, len(text) - size + 1)
         if len(text) > 2 * self._keep:
@@ -157,8 +162,12 @@ class ChantDetector:
         self._text = self._text[cut:]
         self._base += cut
         self._next -= cut
-        trimmed: dict[str, list[int]] = {}
+        trimmed: dict[str, int | list[int]] = {}
         for chunk, positions in self._seen.items():
+            if isinstance(positions, int):
+                if positions >= cut:
+                    trimmed[chunk] = positions - cut
+                continue
             kept = [p - cut for p in positions if p >= cut]
             if kept:
                 trimmed[chunk] = kept

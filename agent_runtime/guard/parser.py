@@ -74,6 +74,15 @@ class StepParser:
         return len(self._fed)
 
     @property
+    def final_count(self) -> int:
+        """Steps before the newest assistant turn: complete, they never change."""
+        return len(self._final)
+
+    def final_since(self, start: int) -> list[Step]:
+        """The final steps from ``start`` on."""
+        return self._final[start:]
+
+    @property
     def steps(self) -> list[Step]:
         """All steps so far (a new list)."""
         return self._final + [entry.step() for entry in self._entries[len(self._final) :]]

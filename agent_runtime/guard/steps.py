@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -267,13 +267,26 @@ _VOLATILE_VALUE = re.compile(
 )
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|us|µs|ns|s|secs?|seconds?)\b")
-# A part of every match of each mask above, under the same flags, found at a fraction of the cost (a label's
-# last letter then its separator; a UUID's middle; a digit then a unit's first letter): most outputs hold
-# none of them and skip that mask's scan.
-_MASKS = (
-    (re.compile(r"[dekn]\s*[:=]", re.IGNORECASE), _VOLATILE_VALUE, r"\1#"),
-    (re.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.IGNORECASE), _UUID, "#uuid"),
-    (re.compile(r"\d\s?[mnsuµ]"), _DURATION, "#s"),
+# A part of every match of each mask above, under the same flags, found at a fraction of the cost: most
+# outputs hold none of them and skip that mask's scan.
+_LABEL_END = re.compile(r"(?:id|time|elapsed|duration|taken|took)\s*[:=]")  # a label's last word, lowercase
+_LABEL_LETTER = re.compile(r"[dekn]\s*[:=]", re.IGNORECASE)  # its last letter, in any text
+_UUID_HINT = re.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.IGNORECASE)  # a UUID's middle
+_DURATION_HINT = re.compile(r"\d\s?(?:[mnuµ]?s|secs?|seconds?|milliseconds?)\b")  # a digit, then a unit
+
+
+def _has_label(text: str) -> bool:
+    # ASCII text lowercased matches as IGNORECASE would, and the words scan faster than the letters
+    # (other text may fold to them under IGNORECASE: the Kelvin sign of `toK`).
+    if text.isascii():
+        return _LABEL_END.search(text.lower()) is not None
+    return _LABEL_LETTER.search(text) is not None
+
+
+_MASKS: tuple[tuple[Callable[[str], object], re.Pattern[str], str], ...] = (
+    (_has_label, _VOLATILE_VALUE, r"\1#"),
+    (_UUID_HINT.search, _UUID, "#uuid"),
+    (_DURATION_HINT.search, _DURATION, "#s"),
 )
 
 
@@ -281,7 +294,7 @@ def stable_result_text(text: str) -> str:
     """The result with its run-to-run noise masked (see ``_VOLATILE_VALUE``), for hashing only. Labelled
     values are found inside JSON-escaped text too (a tool's output wrapped as {"output": "...\\n..."})."""
     for hint, mask, replacement in _MASKS:
-        if hint.search(text):
+        if hint(text):
             text = mask.sub(replacement, text)
     return text
 
@@ -296,7 +309,9 @@ _NONCE = re.compile(r"\b(?:[0-9a-f]{16,}|\d{9,})\b", re.IGNORECASE)
 
 def stable_args_text(text: str) -> str:
     """Canonical argument text with whitespace runs collapsed and nonces masked, for hashing only."""
-    text = _NONCE.sub("#", _UUID.sub("#", text))
+    if _UUID_HINT.search(text):
+        text = _UUID.sub("#", text)
+    text = _NONCE.sub("#", text)
     return _SPACE.sub(" ", text).replace('" ', '"').replace(' "', '"')
 
 
@@ -317,8 +332,17 @@ _WAIT_ARGS = re.compile(
 )
 
 
+_WAIT_WORDS = ("sleep", "watch", "wait", "delay", "interval")  # one is in every match of _WAIT_ARGS
+
+
 def waits(tool: str, args_text: str) -> bool:
-    return bool(_WAIT_TOOL.search(tool)) or bool(_WAIT_ARGS.search(args_text))
+    if _WAIT_TOOL.search(tool):
+        return True
+    # ASCII text: the words, lowercased, decide at a fraction of the scan's cost (other text may fold to
+    # them under IGNORECASE: the `ſ` of `ſleep`).
+    if args_text.isascii() and not any(word in args_text.lower() for word in _WAIT_WORDS):
+        return False
+    return bool(_WAIT_ARGS.search(args_text))
 
 
 # A call that changes something: a tool named for writing (Claude Code's Edit / Write, Codex's

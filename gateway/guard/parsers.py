@@ -14,6 +14,10 @@ history edited there, cut, branched or compacted by the client is parsed again f
 before the tail cannot change the steps that decide (steps from an assistant message on depend only on
 the messages from there) and is not looked for.
 
+Each entry also derives, once per step as steps become final, what every request needs of them: their
+call keys counted (``CallRepeats``: a request whose newest call repeats nothing skips the detectors and
+the tail) and the admin view's encoding of the last ``STEPS_SHOWN`` of them.
+
 Work and memory stay bounded whatever a caller sends: a parser never holds more than ``3 * keep``
 messages (when a request would take it past that, it restarts from the request's tail, which decides
 the same), finding the tail walks back at most ``keep`` messages more, and the cache is bounded by
@@ -22,18 +26,21 @@ entries and by the bytes the parsers hold on to, per tenant and in total (gatewa
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from agent_runtime.guard import Step, StepKind, StepParser
+from agent_runtime.guard import CallRepeats, Step, StepKind, StepParser
 from gateway.bounded import Caps, TenantLRU
 from gateway.config.guard import GuardConfig, GuardMemoryConfig
+from gateway.guard.state import STEPS_SHOWN, step_view
 from gateway.history import HistoryView
 from gateway.history.steps import parts_of
 from gateway.metrics import GatewayMetrics
 
 Message = Mapping[str, Any]
+StepView = bytes  # a step as the admin view shows it (``step_view``)
 
 
 def tail_start(messages: Sequence[Message], keep: int) -> int:
@@ -77,6 +84,35 @@ class _Parsed:
     offset: int  # index of the first message fed to the parser
     tool_calls: int  # in the history up to the last message fed (``history_tool_calls``)
     bytes: int = 0  # JSON bytes of the messages fed (what the entry keeps alive)
+    repeats: CallRepeats = field(default_factory=CallRepeats)  # the parser's final steps, counted
+    # The admin view of the last final steps (``step_view``), each encoded once.
+    shown: deque[StepView] = field(default_factory=lambda: deque(maxlen=STEPS_SHOWN))
+    shown_upto: int = 0  # final steps the view has seen
+
+    def catch_up(self) -> None:
+        """Count and encode the steps that became final since the last request (only those)."""
+        final = self.parser.final_count
+        if final > self.repeats.fed:
+            self.repeats.feed(self.parser.final_since(self.repeats.fed))
+        if final > self.shown_upto:
+            self.shown.extend(map(step_view, self.parser.final_since(max(self.shown_upto, final - STEPS_SHOWN))))
+            self.shown_upto = final
+
+
+@dataclass(frozen=True, eq=False)
+class SessionSteps:
+    """A session's steps as parsed for one request."""
+
+    steps: list[Step]
+    tool_calls: int  # in the whole history
+    final: int  # steps[:final] are complete; the later ones (the newest turn) may still change
+    shown: tuple[bytes, ...]  # ``step_view`` of the last of steps[:final]
+    # steps[:final] counted (``CallRepeats.quiet``): valid until the session's next request is parsed
+    repeats: CallRepeats
+
+    def view_steps(self) -> list[bytes]:
+        """``step_view`` of the last STEPS_SHOWN steps."""
+        return [*self.shown, *map(step_view, self.steps[self.final :])][-STEPS_SHOWN:]
 
 
 def memory_caps(config: GuardMemoryConfig, max_sessions: int) -> Caps:
@@ -123,6 +159,13 @@ class SessionParsers:
     ) -> tuple[list[Step], int]:
         """The steps of (at least the last ``keep`` messages of) ``messages``, and the tool calls of the
         whole history. ``view``: the request's history view (its messages' facts)."""
+        parsed = self.parse(session, fmt, messages, keep, view)
+        return parsed.steps, parsed.tool_calls
+
+    def parse(
+        self, session: str, fmt: str, messages: Sequence[Message], keep: int, view: HistoryView | None = None
+    ) -> SessionSteps:
+        """``steps``, with the counts and views kept alongside (work: the new messages and steps only)."""
         view = view or HistoryView()
         parsed = self._parsed.get(session)
         start = tail_start(messages, keep)
@@ -138,7 +181,9 @@ class SessionParsers:
         parsed.tool_calls += history_tool_calls(fmt, new)
         parsed.bytes += sum(view.facts(message).size for message in new)
         self._parsed.put(session, session.split(":", 1)[0], parsed, parsed.bytes)
-        return parsed.parser.steps, parsed.tool_calls
+        parsed.catch_up()
+        final = parsed.parser.final_count
+        return SessionSteps(parsed.parser.steps, parsed.tool_calls, final, tuple(parsed.shown), parsed.repeats)
 
     def forget(self, session: str) -> None:
         self._parsed.pop(session)

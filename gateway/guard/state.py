@@ -120,7 +120,10 @@ class Snapshot:
     cost_usd: float
     elapsed_s: float
     nudge: str | None
-    turns: list[Turn]
+    turn_records: list[bytes]  # the session's recorded turns, decoded only when needed (``turns``)
+
+    def turns(self) -> list[Turn]:
+        return decode(self.turn_records)
 
 
 @dataclass(eq=False)
@@ -170,7 +173,7 @@ class GuardSessions:
             cost_usd=used_cost or 0.0,
             elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
             nudge=nudge.decode() if nudge else None,
-            turns=decode(turns),
+            turn_records=turns,
         )
 
     async def request_key(self, prefix: str, fingerprint: str) -> str:
@@ -213,20 +216,10 @@ class GuardSessions:
         )
 
     @staticmethod
-    def steps_view(position: int, tool_calls: int, steps: list[Step]) -> bytes:
-        """The last steps (and the session's tool calls so far) for the admin view."""
-        shown = [
-            {
-                "kind": st.kind.value,
-                "summary": st.summary,
-                "tool": st.tool,
-                "args": st.args_hash,
-                "result": st.result_hash,
-                "error": st.is_error,
-            }
-            for st in steps[-STEPS_SHOWN:]
-        ]
-        return orjson.dumps({"position": position, "tool_calls": tool_calls, "steps": shown})
+    def steps_view(position: int, tool_calls: int, shown: list[bytes]) -> bytes:
+        """The last steps (``step_view`` each) and the session's tool calls so far, for the admin view."""
+        steps = orjson.Fragment(b"[" + b",".join(shown[-STEPS_SHOWN:]) + b"]")
+        return orjson.dumps({"position": position, "tool_calls": tool_calls, "steps": steps})
 
     async def set_status(self, prefix: str, status: StopReason, reason: str) -> None:
         item = orjson.dumps({"status": status.name, "reason": reason, "at": time.time()})
@@ -280,6 +273,23 @@ class GuardSessions:
     async def reset(self, prefix: str) -> None:
         replays = [key async for key in self.store.scan(prefix + REPLAY)]
         await self.store.delete(*(prefix + name for name in FIELDS), *replays)
+
+
+def step_view(step: Step) -> bytes:
+    """One step as the admin view shows it (encoded once per step: gateway/guard/parsers.py)."""
+    shown = {
+        "kind": step.kind.value,
+        "summary": step.summary,
+        "tool": step.tool,
+        "args": step.args_hash,
+        "result": step.result_hash,
+        "error": step.is_error,
+    }
+    try:
+        return orjson.dumps(shown)
+    except orjson.JSONEncodeError:  # a lone surrogate in a tool name or text (JSON escapes can carry one)
+        valid = {k: v.encode("utf-8", "replace").decode() if isinstance(v, str) else v for k, v in shown.items()}
+        return orjson.dumps(valid)
 
 
 def decision_record(decision: Decision, position: int, source: str) -> dict[str, Any]:

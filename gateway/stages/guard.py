@@ -47,7 +47,7 @@ from gateway.guard.activity import Activity
 from gateway.guard.caller import Agent, Callers
 from gateway.guard.chanting import ChantObserver, chant_cut
 from gateway.guard.metrics import GuardMetrics
-from gateway.guard.parsers import SessionParsers, tail_start, tail_steps
+from gateway.guard.parsers import SessionParsers, SessionSteps, tail_start, tail_steps
 from gateway.guard.policy import PolicyCache, sessionless_policy
 from gateway.guard.reply import HEADER, POLICY_HEADER, blocked, header_value, report, stop_reply
 from gateway.guard.state import (
@@ -80,6 +80,8 @@ class GuardNote:
     position: int  # this request in the strike history: the session's request number (else messages)
     steps: list[Step] = field(default_factory=list)
     tool_calls: int = 0  # in the history
+    parsed: SessionSteps | None = None  # the session's steps as its parser keeps them (session requests)
+    quiet: bool = False  # no detector can trip on the steps (``CallRepeats.quiet``)
     strikes: list[Strike] = field(default_factory=list)
     keys: dict[str, int] = field(default_factory=dict)  # request key -> position of its strike
     key: str | None = None  # this request's key, once the guard acted on it
@@ -252,18 +254,26 @@ class GuardStage(Stage):
             await self._act(ctx, note, refusal, snapshot)  # a blocked session stays blocked
             return
         counters = _counters(snapshot, note.tool_calls) if snapshot is not None else SessionCounters()
-        tail = tail_steps(note.steps, note.lookback)
-        if snapshot is not None:
-            tail = timed_steps(tail, note.tool_calls, snapshot.turns, note.arrived, note.config.wait_gap_s)
-        if note.prefix is None:  # no stored strikes: the rung comes from the history's earlier requests
-            decision = evaluate_history(tail, counters, note.policy, position=note.position)
+        if note.quiet and check_limits(counters, note.policy.limits) is None:
+            # What evaluate would decide with no detection, without reading the tail (most requests).
+            decision = escalate(None, note.strikes, note.position, note.policy)
         else:
-            decision = evaluate(tail, counters, note.policy, note.strikes, position=note.position)
+            decision = self._evaluate(note, snapshot, counters)
         if decision.action is not Action.CONTINUE and note.key is None and await self._key(ctx, note):
             decision = escalate(decision.detection, note.strikes, note.position, note.policy)
         if decision.action not in (Action.STOP, Action.BLOCK):  # only a resent stop gets here blocked
             decision = self._refusal(note) or decision
         await self._act(ctx, note, decision, snapshot)
+
+    @staticmethod
+    def _evaluate(note: GuardNote, snapshot: Snapshot | None, counters: SessionCounters) -> Decision:
+        """Every detector and limit on the tail of the steps (timed by the session's recorded turns)."""
+        tail = tail_steps(note.steps, note.lookback)
+        if snapshot is not None:
+            tail = timed_steps(tail, note.tool_calls, snapshot.turns(), note.arrived, note.config.wait_gap_s)
+        if note.prefix is None:  # no stored strikes: the rung comes from the history's earlier requests
+            return evaluate_history(tail, counters, note.policy, position=note.position)
+        return evaluate(tail, counters, note.policy, note.strikes, position=note.position)
 
     def _parse(self, ctx: RequestContext, note: GuardNote, messages: list[Any]) -> None:
         wire, keep = ctx.wire.guard_format, 2 * note.lookback + 4
@@ -272,7 +282,9 @@ class GuardStage(Stage):
             parser.feed(messages[tail_start(messages, keep) :], parts_of(ctx.history, wire))
             note.steps = parser.steps
             return
-        note.steps, note.tool_calls = self.parsers.steps(ctx.session_key, wire, messages, keep, ctx.history)
+        note.parsed = parsed = self.parsers.parse(ctx.session_key, wire, messages, keep, ctx.history)
+        note.steps, note.tool_calls = parsed.steps, parsed.tool_calls
+        note.quiet = parsed.repeats.quiet(parsed.steps, note.policy.thresholds, note.policy.limits)
 
     def _refusal(self, note: GuardNote) -> Decision | None:
         """The block of a blocked session whose request could not be judged (None: not blocked)."""
@@ -391,7 +403,9 @@ class GuardStage(Stage):
                 note.prefix,
                 tokens,
                 ctx.cost.usd if ctx.cost is not None else 0.0,
-                self.sessions.steps_view(note.position, note.tool_calls + made, note.steps),
+                self.sessions.steps_view(
+                    note.position, note.tool_calls + made, note.parsed.view_steps() if note.parsed else []
+                ),
                 Turn(note.tool_calls, made, note.arrived, time.time()),
             )
 
