@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.config import ModelConfig, PolicyConfig, TenantConfig
 from gateway.history import HistoryView
+from gateway.history.view import RawHistory
 from gateway.state.request import RequestStore
 from gateway.usage import Cost, Usage
 from gateway.wire import WireFormat
@@ -50,6 +51,7 @@ class RequestContext:
     headers: Mapping[str, str]
     services: Services
     read_body: Callable[[], Awaitable[Any]] | None = None  # the raw JSON body, read after authentication
+    raw_history: RawHistory | None = None  # the body's bytes and the history parsed from them
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     tenant: TenantConfig | None = None
     key: KeyIdentity | None = None  # the caller's key (id, limits), set with the tenant by the auth stage
@@ -79,7 +81,8 @@ class RequestContext:
     def history(self) -> HistoryView:
         """Per-message facts of this request's history, shared by the stages (gateway/history/)."""
         if self._history is None:
-            self._history = HistoryView()
+            session = (self.tenant_label, self.session_id) if self.session_id else None
+            self._history = HistoryView(raw=self.raw_history, session=session)
         return self._history
 
     @property

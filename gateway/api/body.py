@@ -44,6 +44,11 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
 
 
 async def read_json(request: Request, limit: int) -> Any:
+    return await parse_json(await read_bytes(request, limit))
+
+
+async def read_bytes(request: Request, limit: int) -> bytes:
+    """The body's bytes, refused past `limit`."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise GatewayError(ErrorKind.TOO_LARGE, f"Request body exceeds the {limit}-byte limit.")
@@ -53,7 +58,11 @@ async def read_json(request: Request, limit: int) -> Any:
         if size > limit:
             raise GatewayError(ErrorKind.TOO_LARGE, f"Request body exceeds the {limit}-byte limit.")
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def parse_json(raw: bytes) -> Any:
+    """The JSON value of a body, refused when empty, invalid or nested past MAX_JSON_DEPTH."""
     if not raw:
         raise bad_request("Request body is empty; expected a JSON object.")
     try:

@@ -16,7 +16,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.api import endpoints
-from gateway.api.body import read_json
+from gateway.api.body import read_bytes
 from gateway.api.drain import ClientEnd, DrainLimits, Drains, drains_of
 from gateway.api.errors import error_response
 from gateway.api.gemini import PREFIXES as GEMINI_PREFIXES
@@ -169,7 +169,7 @@ async def proxy(
         headers=request.headers,
         services=services,
         policy=services.settings.policy,  # the global policy until routing picks the request's own
-        read_body=lambda: read_json(request, services.settings.max_body_bytes),
+        read_body=lambda: read_bytes(request, services.settings.max_body_bytes),
         path_model=path_model,
         path_stream=path_stream,
         query_key=query_key,

@@ -4,47 +4,109 @@ Stages ask for the facts of the messages they hold (`facts_steps`). A message ob
 up by this request is answered from the view without serializing it again; the view keeps a reference
 to each message it answered for, so an id is never reused while the request lives. Stages must not
 change a message in place after asking for its facts (none does: compaction builds new messages, the
-prompt cache copies a message before changing it).
+prompt cache copies a message before changing it), nor the body's messages before (`RawHistory`).
+
+A request of a session whose raw body is known (`RawHistory`) gets the facts of the messages it repeats
+from the session's previous body (gateway/history/prefix.py) instead of serializing and hashing them.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from gateway.history.facts import FactMemo, MessageFacts, memo
+from gateway.history.prefix import SessionBodies
 from gateway.pacing import CHUNK, Steps
+
+RAW_MESSAGES_MAX = 4 * CHUNK  # beyond, a first body's lookups would hold the loop: the paced path
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RawHistory:
+    """A request body's bytes and the history parsed from them (`messages`: the parsed objects, taken
+    when parsed: nothing changes them in place)."""
+
+    raw: bytes
+    field: str
+    messages: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, raw: bytes, body: Any, field: str) -> RawHistory | None:
+        messages = body.get(field) if type(body) is dict else None
+        return cls(raw, field, tuple(messages)) if type(messages) is list else None
+
+
+bodies = SessionBodies()  # one per process, like the memo
 
 
 class HistoryView:
-    def __init__(self, facts: FactMemo = memo) -> None:
+    def __init__(
+        self,
+        facts: FactMemo = memo,
+        raw: RawHistory | None = None,
+        session: tuple[str, str] | None = None,
+        known: SessionBodies = bodies,
+    ) -> None:
+        """`raw`: the body's history and bytes, used with the previous body of `session` (tenant, id)."""
         self._memo = facts
+        self._raw = raw if session is not None else None
+        self._session, self._bodies = session or ("", ""), known
         self._seen: dict[int, tuple[Any, MessageFacts]] = {}
         # The last history asked for as a whole: (its messages then, their facts). Stages that keep the
         # body's history (most requests) get the list again without a lookup a message.
         self._last: tuple[tuple[Any, ...], list[MessageFacts]] | None = None
 
     def facts(self, message: Any) -> MessageFacts:
+        return self._lookup(message)[1]
+
+    def _lookup(self, message: Any) -> tuple[bytes, MessageFacts]:
+        """The message's facts, and its serialization when this call made it (else b"")."""
         seen = self._seen.get(id(message))
         if seen is not None and seen[0] is message:
-            return seen[1]
-        found = self._memo.facts(orjson.dumps(message))
+            return b"", seen[1]
+        data = orjson.dumps(message)
+        found = self._memo.facts(data)
         self._seen[id(message)] = (message, found)
-        return found
+        return data, found
+
+    def _serialized(self, message: Any) -> tuple[bytes, MessageFacts]:
+        data, found = self._lookup(message)
+        return (data or orjson.dumps(message)), found
 
     def facts_steps(self, messages: Sequence[Any]) -> Steps[list[MessageFacts]]:
         """The facts of every message, as steps (pausing every CHUNK messages: gateway/pacing.py)."""
         held = tuple(messages)
         last = self._last
         # The same objects, by identity (equal content could still differ in key order or 1 vs 1.0).
-        if last is not None and len(last[0]) == len(held) and all(map(operator.is_, last[0], held)):
+        if last is not None and _same(last[0], held):
             return list(last[1])
-        found: list[MessageFacts] = []
-        for start in range(0, len(messages), CHUNK):
-            found.extend(self.facts(message) for message in messages[start : start + CHUNK])
-            yield
+        found = self._from_raw(held)
+        if found is None:
+            found = []
+            for start in range(0, len(messages), CHUNK):
+                found.extend(self.facts(message) for message in messages[start : start + CHUNK])
+                yield
         self._last = (held, found)
         return list(found)
+
+    def _from_raw(self, held: tuple[Any, ...]) -> list[MessageFacts] | None:
+        """The facts through the session's previous body, when `held` is the body's own history."""
+        raw = self._raw
+        if raw is None or len(held) > RAW_MESSAGES_MAX or not _same(raw.messages, held):
+            return None
+        self._raw = None  # once: a second history is another list
+        tenant, session = self._session
+        found = self._bodies.facts(tenant, session, raw.field, raw.raw, held, self._serialized)
+        if found is not None:
+            for message, facts in zip(held, found, strict=True):
+                self._seen[id(message)] = (message, facts)
+        return found
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))

@@ -20,7 +20,7 @@ from gateway.response_cache.entry import CorruptEntry, Entry, decode_entry, enco
 from gateway.response_cache.keys import place_of, purge_prefix
 from gateway.response_cache.local_index import LocalIndex, index_caps
 from gateway.response_cache.metrics import ResponseCacheMetrics
-from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, RedisBackend
+from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, Queued, RedisBackend
 from gateway.response_cache.sync import IndexSync, RedisIndexSync
 from gateway.semantic.embedder import Embedder, EmbeddingOverloaded, EmbeddingTimeout
 from gateway.semantic.verifier import verify
@@ -85,7 +85,9 @@ class ResponseCache:
     # -- reads ------------------------------------------------------------------------------------------
 
     async def _read(self, key: str) -> Entry | None:
-        raw = await self.backend.get(key)
+        return await self._decode(key, await self.backend.get(key))
+
+    async def _decode(self, key: str, raw: bytes | None) -> Entry | None:
         if raw is None:
             return None
         try:
@@ -97,7 +99,11 @@ class ResponseCache:
             return None
 
     async def find_exact(self, key: str, max_age_s: float | None) -> Entry | None:
-        entry = await self._read(key)
+        return await self.exact_entry(key, await self.backend.get(key), max_age_s)
+
+    async def exact_entry(self, key: str, raw: bytes | None, max_age_s: float | None) -> Entry | None:
+        """The entry `raw` (the value stored under `key`, read elsewhere) when it may answer."""
+        entry = await self._decode(key, raw)
         if entry is None or entry.expired() or (max_age_s is not None and entry.age_s() > max_age_s):
             return None
         return entry
@@ -182,18 +188,20 @@ class ResponseCache:
 
     # -- writes -----------------------------------------------------------------------------------------
 
-    async def put(self, entry: Entry) -> None:
+    async def put(self, entry: Entry, also: Queued | None = None) -> bool:
+        """Store the entry (False: it expired already; `also`: EntryBackend.put)."""
         ttl = entry.expires - time.time()
         if ttl <= 0:
-            return
+            return False
         stored = entry if self.backend.shared or entry.vector is None else replace(entry, vector=None)
-        evicted = await self.backend.put(entry.key, encode_entry(stored), ttl)
+        evicted = await self.backend.put(entry.key, encode_entry(stored), ttl, also)
         for key in evicted:
             self.index.remove(key)
         self.metrics.evictions.inc(len(evicted))
         if entry.vector is not None and entry.scope is not None:
             self.index.add(entry.key, entry.scope, entry.vector, entry.expires)
             await self.sync.publish_add(entry.key, entry.scope, entry.vector, entry.expires)
+        return True
 
     def put_later(self, entry: Entry, prompt: str) -> None:
         """Store a semantic entry once its prompt is embedded, off the response path."""

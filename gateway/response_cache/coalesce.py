@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,15 @@ MAX_LEASE_S = 300.0
 FIRST_POLL_S, MAX_POLL_S = 0.01, 0.25
 # Compare-and-delete: a leader whose lease expired must not delete the next leader's lock.
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# A lookup and a lead in one round trip, atomically (so no answer can be stored between the two): the
+# entry (KEYS[1]) if there is one, else the lock (KEYS[2], the same hash slot: keys.py) taken with the
+# token ARGV[1] for ARGV[2] ms if free. Returns {1, entry}, {0, 1} (led) or {0, 0} (another leads).
+FIND_OR_LEAD = """
+local found = redis.call('get', KEYS[1])
+if found then return {1, found} end
+if redis.call('set', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0, 1} end
+return {0, 0}
+"""
 
 
 def lease_s(route: ModelConfig) -> float:
@@ -59,18 +68,33 @@ class FlightLock:
     """The cross-replica half: one Redis key per flight, owned by the leader's token."""
 
     def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker) -> None:
-        self.client, self.prefix, self.breaker = client, f"{prefix}{META_ROOT}flight:", breaker
+        self.client, self.entries, self.breaker = client, prefix, breaker
+        self.prefix = f"{prefix}{META_ROOT}flight:"  # + the entry's key: its hash tag puts both on one slot
+        self._find_or_lead = client.register_script(FIND_OR_LEAD)
 
     async def acquire(self, key: str, lease: float) -> str | None:
         token = secrets.token_hex(16)
         won = await self.breaker.call(lambda: self.client.set(self.prefix + key, token, nx=True, px=_ms(lease)))
         return token if won else None
 
+    async def find_or_acquire(self, key: str, lease: float) -> tuple[bytes | None, str | None]:
+        """The entry stored under `key` (no lock taken), else the lock's token when this call took it."""
+        token = secrets.token_hex(16)
+        keys = (self.entries + key, self.prefix + key)
+        found, value = await self.breaker.call(lambda: self._find_or_lead(keys=keys, args=[token, _ms(lease)]))
+        if int(found):
+            return bytes(value), None
+        return None, token if int(value) else None
+
     async def held(self, key: str) -> bool:
         return bool(await self.breaker.call(lambda: self.client.exists(self.prefix + key)))
 
     async def release(self, key: str, token: str) -> None:
         await self.breaker.call(lambda: self.client.eval(RELEASE, 1, self.prefix + key, token))  # type: ignore[misc]
+
+    def queue_release(self, pipe: Any, key: str, token: str) -> None:
+        """The release as one command of another round trip's pipeline (the entry's write: same slot)."""
+        pipe.eval(RELEASE, 1, self.prefix + key, token)
 
 
 def _ms(seconds: float) -> int:
@@ -97,6 +121,18 @@ class Flight:
             with contextlib.suppress(CacheUnavailable):  # the lease ends it
                 await lock.release(self.key, token)
 
+    def release_with(self) -> Callable[[Any], None] | None:
+        """What queues the cross-replica lock's release on the pipeline that stores the flight's answer, so
+        one round trip does both (the lock is then released, and `release` only wakes this replica's
+        followers: call `released_remotely` once the pipeline ran); None when no lock is held."""
+        lock, token = self.coalescer.lock, self.token
+        if lock is None or token is None or self.done.is_set():
+            return None
+        return lambda pipe: lock.queue_release(pipe, self.key, token)
+
+    def released_remotely(self) -> None:
+        self.token = None
+
     def end_with(self, task: asyncio.Task[object] | None) -> None:
         """Release when the leader's request task ends, whatever the outcome."""
         if task is None:
@@ -121,6 +157,32 @@ class Coalescer:
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def following(self, key: str) -> bool:
+        """Whether an identical request leads a flight on this replica (then `join` follows it)."""
+        return key in self.flights
+
+    async def find_or_lead(self, key: str, lease: float) -> tuple[bytes | None, Flight | None]:
+        """`join` and the lookup before it in one round trip (cross-replica only, with no flight on this
+        replica: see `following`): the stored value of `key` (no flight led; decode it, and `join` when it
+        is unusable), else the flight this request leads (release it or bind it to its task), else
+        (None, None) once the other replica's flight ended: then read the cache."""
+        assert self.lock is not None and key not in self.flights
+        flight = Flight(self, key)
+        self.flights[key] = flight  # before any await: the next identical request on this replica follows
+        try:
+            found, flight.token = await self.lock.find_or_acquire(key, lease)
+        except BaseException:
+            await flight.release()
+            raise
+        if found is not None or flight.token is None:
+            try:
+                if found is None:  # another replica leads: wait for it (this replica's followers too)
+                    await self._poll(key, lease)
+            finally:
+                await flight.release()
+            return found, None
+        return None, flight
 
     async def join(self, key: str, lease: float) -> Flight | None:
         """Lead the flight for `key` (the caller must release it, or bind it to its task), or wait for

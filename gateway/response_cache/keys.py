@@ -192,7 +192,10 @@ def semantic_scope(wire: str, canonical: CanonicalRequest) -> SemanticScope | No
     )
 
 
-# -- storage layout: rc:{tenant}:{namespace}:{model}:{tier}:{hash}, segments percent-encoded ---------------
+# -- storage layout: rc:{tenant}:{namespace}:{model}:{tier}:{{hash}}, segments percent-encoded -------------
+# The hash sits in braces, a Redis Cluster hash tag (percent-encoding leaves no other brace in a key): an
+# entry and the keys that go with it (its flight lock: gateway/response_cache/coalesce.py) share a slot,
+# so one script reads the one and takes the other, while entries spread over every slot.
 
 EXACT_TIER, SEMANTIC_TIER = "x", "s"
 
@@ -206,7 +209,7 @@ class Place:
     model: str
 
     def key(self, tier: str, hashed: str) -> str:
-        return f"{self.prefix()}{tier}:{hashed}"
+        return f"{self.prefix()}{tier}:{{{hashed}}}"
 
     def prefix(self) -> str:
         return "rc:" + "".join(quote(part, safe="") + ":" for part in (self.tenant, self.namespace, self.model))

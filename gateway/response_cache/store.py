@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from gateway.state.redis import glob_escape
 
 T = TypeVar("T")
+Queued = Callable[[Any], None]  # queues commands on a Redis pipeline
 KEY_ROOT = "rc:"  # entry keys; bookkeeping keys live under META_ROOT so prefix scans skip them
 META_ROOT = "rcmeta:"
 MGET_CHUNK = 500
@@ -40,8 +41,9 @@ class EntryBackend(ABC):
     async def get_many(self, keys: list[str]) -> list[bytes | None]: ...
 
     @abstractmethod
-    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
-        """Store a value; returns the keys evicted to stay within the size bound."""
+    async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
+        """Store a value; returns the keys evicted to stay within the size bound. `also` queues more
+        commands on the write's pipeline (Redis: the same round trip, after the write)."""
 
     @abstractmethod
     async def delete(self, keys: list[str]) -> int: ...
@@ -73,7 +75,7 @@ class MemoryBackend(EntryBackend):
     async def get_many(self, keys: list[str]) -> list[bytes | None]:
         return [self._live(k) for k in keys]
 
-    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
+    async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         self._data.pop(key, None)
         self._data[key] = (value, time.monotonic() + ttl_s)
         evicted = []
@@ -139,13 +141,15 @@ class RedisBackend(EntryBackend):
                 pipe.get(key)
             return list(await pipe.execute())
 
-    async def put(self, key: str, value: bytes, ttl_s: float) -> list[str]:
+    async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
             async with self.client.pipeline(transaction=False) as pipe:
                 pipe.set(self._k(key), value, px=max(int(ttl_s * 1000), 1))
                 pipe.zadd(self.order_key, {key: time.time()})
                 pipe.zcard(self.order_key)
-                size = int((await pipe.execute())[-1])
+                if also is not None:
+                    also(pipe)
+                size = int((await pipe.execute())[2])
             if size <= self.max_entries:
                 return []
             popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)

@@ -20,7 +20,7 @@ import orjson
 from gateway.config.response_cache import JudgeConfig, ResponseCacheConfig
 from gateway.context import Reply, RequestContext
 from gateway.response_cache.cache import Hit, Judge, ResponseCache
-from gateway.response_cache.coalesce import Coalescer, lease_s
+from gateway.response_cache.coalesce import Coalescer, Flight, lease_s
 from gateway.response_cache.controls import Controls, parse_controls
 from gateway.response_cache.eligibility import Decision, decide, storable
 from gateway.response_cache.entry import Entry
@@ -60,6 +60,8 @@ class Pending:
     scope: SemanticScope | None
     scope_id: str
     vector: np.ndarray | None = field(default=None, repr=False)
+    flight: Flight | None = None  # the flight this request leads, taken with its lookup
+    followed: bool = False  # its lookup waited for another replica's identical request in flight
 
     @property
     def semantic_key(self) -> str:
@@ -124,11 +126,42 @@ class ResponseCacheStage(Stage):
         elif decision.exact and decision.store and policy.coalesce:
             await self._coalesce(ctx, pending)
 
+    async def _find_exact(self, ctx: RequestContext, pending: Pending, *, lead: bool) -> Entry | None:
+        """The exact tier's entry. `lead`: a miss leads a flight (`_coalesce`), taken with the lookup in one
+        atomic round trip where the lock is in Redis and no identical request of this replica is in
+        flight: then this request leads (`pending.flight`) or, when another replica's identical request
+        does, it waited for that (`pending.followed`: read the cache again)."""
+        decision, key = pending.decision, pending.exact_key
+        if not lead or ctx.route is None or not self._leads_in_one_trip(key):
+            return await self.cache.find_exact(key, decision.max_age_s)
+        found, flight = await self.coalescer.find_or_lead(key, lease_s(ctx.route))
+        if flight is not None:
+            pending.flight = flight
+            flight.end_with(asyncio.current_task())
+        pending.followed = found is None and flight is None
+        # Found but unusable (corrupt, too old): a miss, led by `_coalesce` as when the lock comes apart.
+        return await self.cache.exact_entry(key, found, decision.max_age_s)
+
+    def _leads_in_one_trip(self, key: str) -> bool:
+        return self.coalescer.lock is not None and not self.coalescer.following(key)
+
     async def _coalesce(self, ctx: RequestContext, pending: Pending) -> None:
         """Wait for an identical request in flight (gateway/response_cache/coalesce.py) instead of calling
         upstream too; lead the flight when there is none."""
         assert ctx.route is not None
-        flight = await self.coalescer.join(pending.exact_key, lease_s(ctx.route))
+        if pending.flight is None and not pending.followed and self._leads_in_one_trip(pending.exact_key):
+            try:  # lead and read again in one round trip
+                entry = await self._find_exact(ctx, pending, lead=True)
+            except CacheUnavailable:
+                entry = None
+            if entry is not None:
+                self._coalesced(ctx, entry)
+                return
+        if pending.flight is not None:
+            return
+        flight = None
+        if not pending.followed:  # the lock apart (on this replica only, or after an unusable entry)
+            flight = await self.coalescer.join(pending.exact_key, lease_s(ctx.route))
         if flight is not None:
             flight.end_with(asyncio.current_task())
         try:  # led: an identical request may have stored its answer between our lookup and our lead
@@ -141,6 +174,9 @@ class ResponseCacheStage(Stage):
             return
         if flight is not None:
             await flight.release()
+        self._coalesced(ctx, entry)
+
+    def _coalesced(self, ctx: RequestContext, entry: Entry) -> None:
         self.coalescer.metrics.coalesced.inc()
         self._serve(ctx, "coalesced", Hit(entry, 1.0))
 
@@ -170,13 +206,14 @@ class ResponseCacheStage(Stage):
         self, ctx: RequestContext, pending: Pending, policy: ResponseCacheConfig
     ) -> tuple[str, Hit] | None:
         decision, metrics = pending.decision, self.metrics
+        semantic = decision.semantic and pending.scope is not None
         if decision.exact:
-            entry = await self.cache.find_exact(pending.exact_key, decision.max_age_s)
+            entry = await self._find_exact(ctx, pending, lead=decision.store and policy.coalesce and not semantic)
             if entry is not None:
                 metrics.hits.labels("exact").inc()
                 return "exact", Hit(entry, 1.0)
             metrics.misses.labels("exact").inc()
-        if not decision.semantic or pending.scope is None:
+        if not semantic or pending.scope is None:
             metrics.skips.labels("semantic", decision.semantic_skip or "disabled").inc()
             return None
         pending.vector = await self.cache.embed(pending.scope.prompt, policy.embed_timeout_s)
@@ -223,7 +260,10 @@ class ResponseCacheStage(Stage):
         )
         try:
             if decision.exact:
-                await self.cache.put(base)
+                flight = pending.flight
+                release = flight.release_with() if flight is not None else None
+                if await self.cache.put(base, release) and flight is not None and release is not None:
+                    flight.released_remotely()  # its followers on this replica wake when the request ends
                 self.metrics.stores.labels("exact").inc()
             if decision.semantic and pending.scope is not None:
                 entry = replace(

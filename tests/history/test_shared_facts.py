@@ -15,9 +15,10 @@ from gateway.prompt_cache.prefix import record_prefix_steps
 from gateway.traces import assistant_turns, read_sessions
 from tests.gateway_harness import running_gateway
 
-# Compaction counts a request's tokens once its bytes could pass a threshold: a small window makes
-# these requests counted (~1,000 tokens of a 16,000 window: nothing to compact, nothing rewritten).
-WINDOW = 16_000
+# Compaction counts a request's tokens once their bound (known counts, else bytes) could pass a threshold:
+# a small window makes these requests counted (~3,500 tokens, ~9 KB, of an 8,000 window: compacted from
+# 4,000, summarized from 6,400: nothing to compact, nothing rewritten).
+WINDOW = 8_000
 ROUTE = {"name": "counted", "provider": "openai", "model": "gpt-4o-mini", "api_base": "embedded-sim"}
 
 
