@@ -65,6 +65,11 @@ class McpConfig(BaseModel):
     max_result_bytes: int = Field(
         default=1024 * 1024, gt=0, description="Largest tool result passed back (JSON bytes); larger: an error"
     )
+    fast_path: bool = Field(
+        default=True,
+        description="Serve stateless tools/call and tools/list POSTs without the MCP SDK's HTTP entry "
+        "(gateway/mcp/fast.py); the same checks and answers. False: every request through the SDK",
+    )
 
     @field_validator("servers")
     @classmethod

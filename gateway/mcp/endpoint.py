@@ -1,8 +1,9 @@
 """The MCP endpoint (/mcp, Streamable HTTP; /mcp/sse and /mcp/messages/, the older HTTP+SSE transport,
 gateway/mcp/sse.py): authenticates the caller with its cachegate key, then hands the request to the MCP
 SDK's transport, whose server lists and calls the upstreams' tools (gateway/mcp/tools.py), and passes
-their prompts and resources through (prompts.py, resources.py). Mounted only when ``mcp.servers`` is
-configured.
+their prompts and resources through (prompts.py, resources.py); tool listings and calls the SDK would
+answer with one JSON body take a shorter way to the same handlers (gateway/mcp/fast.py, unless
+``mcp.fast_path`` is off). Mounted only when ``mcp.servers`` is configured.
 
 The caller's key is checked on every HTTP request (a session id proves nothing; a session's requests
 are accepted only with the key that opened it) and goes no further; the authenticated caller travels to
@@ -23,6 +24,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from gateway.mcp.caller import CURRENT_CALLER, Callers
+from gateway.mcp.fast import FastPath
 from gateway.mcp.guard import ToolGuard
 from gateway.mcp.held import Held
 from gateway.mcp.limits import CallLimits
@@ -68,6 +70,7 @@ class McpEndpoint:
         self.manager = StreamableHTTPSessionManager(
             app=server, json_response=True, max_request_body_size=settings.max_body_bytes
         )
+        self.fast = FastPath(self.manager, metrics) if settings.mcp.fast_path else None
         self.sse = SseEndpoint(server, self.callers, settings.max_body_bytes)
         self._running: Held[None] = Held(self.manager.run, "mcp-sessions")
 
@@ -78,8 +81,14 @@ class McpEndpoint:
             return
         await self._running.get()  # the session manager's task group, started by the first request
         token = CURRENT_CALLER.set(caller)
+        scope = with_caller(scope, caller)
         try:
-            await self.manager.handle_request(with_caller(scope, caller), receive, send)
+            if self.fast is not None:
+                left = await self.fast.handle(scope, receive, send)
+                if left is None:
+                    return
+                receive, send = left, self.fast.watch(scope, send)
+            await self.manager.handle_request(scope, receive, send)
         finally:
             CURRENT_CALLER.reset(token)
 
@@ -102,10 +111,9 @@ def mount_mcp(app: FastAPI, services: Services) -> None:
         return
     endpoint = McpEndpoint(services)
     services.extras["mcp"] = endpoint
-    app.router.routes.extend(
-        [
-            Route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False),
-            Route(STREAM_PATH, AsgiRoute(endpoint.sse.stream), methods=["GET"], include_in_schema=False),
-            Route(MESSAGES_PATH, AsgiRoute(endpoint.sse.message), methods=["POST"], include_in_schema=False),
-        ]
-    )
+    # First in the router: a tool call is matched at once, not after every other route (~0.1 ms a call).
+    app.router.routes[:0] = [
+        Route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False),
+        Route(STREAM_PATH, AsgiRoute(endpoint.sse.stream), methods=["GET"], include_in_schema=False),
+        Route(MESSAGES_PATH, AsgiRoute(endpoint.sse.message), methods=["POST"], include_in_schema=False),
+    ]

@@ -26,6 +26,16 @@ class McpMetrics:
             "cachegate_mcp_guard_decisions", "Guard decisions on tool calls that acted: warn, nudge, stop, block",
             ["action", "reason", "detector"], registry=r,
         )  # fmt: skip
+        self.requests = Counter(
+            "cachegate_mcp_fast_path_requests",
+            "POSTs to /mcp of a stateless tools/call or tools/list, by path: fast (gateway/mcp/fast.py) or sdk",
+            ["path"], registry=r,
+        )  # fmt: skip
+        self.upstream_calls = Counter(
+            "cachegate_mcp_upstream_calls",
+            "Tool calls answered by an upstream, by server and client: direct (one JSON-RPC POST) or sdk",
+            ["server", "client"], registry=r,
+        )  # fmt: skip
         self.errors = Counter(
             "cachegate_mcp_errors", "MCP endpoint degradations: guard state, tool listing", ["kind"], registry=r
         )

@@ -44,6 +44,7 @@ class ToolCall:
     upstream_tool: str = ""  # the tool's own name at its server
     upstream_start: float | None = None  # perf_counter when the call went upstream, if it did
     upstream_s: float = 0.0
+    upstream_client: str = ""  # which client made the upstream call: direct or sdk (gateway/mcp/direct.py)
     started: float = field(default_factory=time.perf_counter)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -77,5 +78,10 @@ class ToolCall:
             "upstream_ms": round(self.upstream_s * 1000, 2),
             "ttft_ms": None,
             "total_ms": round((time.perf_counter() - self.started) * 1000, 2),
-            "mcp": {"server": self.server, "outcome": self.outcome, "result_bytes": self.result_bytes},
+            "mcp": {
+                "server": self.server,
+                "outcome": self.outcome,
+                "result_bytes": self.result_bytes,
+                "upstream_client": self.upstream_client or None,
+            },
         }

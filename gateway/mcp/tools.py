@@ -23,7 +23,7 @@ from agent_runtime.guard import Action, Decision, make_tool_step
 from gateway.guard.reply import header_value
 from gateway.logs import log_failure
 from gateway.mcp import spans
-from gateway.mcp.caller import CURRENT_CALLER, caller_of
+from gateway.mcp.caller import CURRENT_CALLER, McpCaller, caller_of
 from gateway.mcp.errors import AGENT_STOPPED, not_available, upstream_failed
 from gateway.mcp.guard import ToolGuard, ToolSession
 from gateway.mcp.limits import CallLimits
@@ -92,9 +92,13 @@ class Tools:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        call = ToolCall(caller_of(ctx), params.name)
+        return await self.call(caller_of(ctx), params.name, params.arguments)
+
+    async def call(self, caller: McpCaller, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """One tool call of an authenticated caller, from start to record (MCPError: the call's refusal)."""
+        call = ToolCall(caller, name)
         try:
-            return await self._call(call, params.arguments)
+            return await self._call(call, arguments)
         finally:
             self.metrics.tool_calls.labels(call.server, call.outcome).inc()
             self.metrics.tool_seconds.labels(call.server).observe(time.perf_counter() - call.started)
@@ -122,7 +126,8 @@ class Tools:
         call.upstream_tool, call.upstream_start = tool, time.perf_counter()
         try:
             credential = call.caller.policy.mcp.credentials.get(upstream.name)
-            result = await upstream.call_tool(tool, arguments, credential)
+            result, call.upstream_client = await upstream.call_tool(tool, arguments, credential)
+            self.metrics.upstream_calls.labels(upstream.name, call.upstream_client).inc()
         except UpstreamError as exc:
             call.outcome, call.error_code = "upstream_error", "upstream_unavailable"
             raise upstream_failed(str(exc)) from None

@@ -3,7 +3,8 @@ gateway starts), built on the official MCP SDK's client.
 
 One connection per server and credential, opened on first use and shared by every caller with that
 credential (the SDK multiplexes concurrent requests over it), held by a task of its own
-(gateway/mcp/held.py); a connection that failed is opened again on the next call. Only what the
+(gateway/mcp/held.py); a connection that failed is opened again on the next call. A Streamable HTTP
+server's listed tools are then called with one POST of their own (gateway/mcp/direct.py). Only what the
 operator configured reaches an upstream: its URL or command, and the headers named in ``headers_env``
 or, for a tenant or key with its own, in ``policy.mcp.credentials`` (read from the environment). Nothing
 of the caller's request but the method's name and arguments goes upstream: never its key or headers.
@@ -28,12 +29,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from gateway.config.mcp import McpServerConfig
+from gateway.mcp.direct import DirectFailed, DirectHttp, plain_tools, stateless
 from gateway.mcp.held import OPEN_TIMEOUT_S, Held, NotOpen
 
 MAX_PAGES = 20  # a listing is read page by page; an upstream paging forever is cut here
 MAX_CONNECTIONS = 64  # per server, one per credential: past it the oldest connection is closed
 SSE_READ_TIMEOUT_S = 300.0  # an SSE stream silent this long (no event, no ping) counts as broken
 Credential = Mapping[str, str]  # header -> the environment variable holding its value
+ConnectionKey = tuple[tuple[str, str], ...]
+DIRECT, SDK = "direct", "sdk"  # which client made a tool call (gateway/mcp/direct.py)
 
 
 class UpstreamError(Exception):
@@ -72,23 +76,30 @@ class Upstream:
 
     def __init__(self, config: McpServerConfig) -> None:
         self.config = config
-        self._clients: dict[tuple[tuple[str, str], ...], Held[Client]] = {}
+        self._clients: dict[ConnectionKey, Held[Client]] = {}
         self._own = tuple(sorted(config.headers_env.items()))  # the server's own credential's connection
         self._evicted: set[asyncio.Task[None]] = set()
+        self._direct = DirectHttp(config.url, config.timeout_s) if config.transport == "http" and config.url else None
+        self._plain: dict[ConnectionKey, frozenset[str]] = {}  # each connection's directly callable tools
 
     @property
     def name(self) -> str:
         return self.config.name
 
-    def _held(self, credential: Credential | None) -> Held[Client]:
+    def _key(self, credential: Credential | None) -> ConnectionKey:
         """The connection made with `credential` (None: the server's own headers_env). A stdio server has
         one process: its environment is the operator's config, whatever the caller's credential."""
         chosen = None if self.config.transport == "stdio" else credential
-        key = self._own if chosen is None else tuple(sorted(chosen.items()))
+        return self._own if chosen is None else tuple(sorted(chosen.items()))
+
+    def _held(self, credential: Credential | None) -> Held[Client]:
+        key = self._key(credential)
         held = self._clients.get(key)
         if held is None:
             if len(self._clients) >= MAX_CONNECTIONS:  # credentials of keys long gone: close the oldest
-                oldest = self._clients.pop(next(iter(self._clients)))
+                oldest_key = next(iter(self._clients))
+                oldest = self._clients.pop(oldest_key)
+                self._plain.pop(oldest_key, None)
                 task = asyncio.create_task(oldest.aclose())
                 self._evicted.add(task)
                 task.add_done_callback(self._evicted.discard)
@@ -99,6 +110,8 @@ class Upstream:
 
     async def list_tools(self, credential: Credential | None = None) -> list[types.Tool]:
         tools: list[types.Tool] = await self._pages(Client.list_tools, "tools", credential)
+        if self._direct is not None:
+            self._plain[self._key(credential)] = plain_tools(tools)
         return tools
 
     async def list_prompts(self, credential: Credential | None = None) -> list[types.Prompt]:
@@ -140,12 +153,22 @@ class Upstream:
 
     async def call_tool(
         self, tool: str, arguments: dict[str, Any] | None, credential: Credential | None = None
-    ) -> types.CallToolResult:
-        timeout = self.config.timeout_s
-        result: types.CallToolResult = await self._call(
-            lambda c: c.call_tool(tool, arguments, read_timeout_seconds=timeout), credential
-        )
-        return result
+    ) -> tuple[types.CallToolResult, str]:
+        """The tool's result, and which client called it (DIRECT or SDK)."""
+        timeout, direct = self.config.timeout_s, self._direct
+        path = SDK
+
+        async def call(client: Client) -> types.CallToolResult:
+            nonlocal path
+            version = client.protocol_version
+            if direct is not None and stateless(version) and tool in self._plain.get(self._key(credential), ()):
+                path = DIRECT
+                headers = _headers(dict(self._key(credential)))
+                return await direct.call_tool(version, tool, arguments, headers)
+            result: types.CallToolResult = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return result
+
+        return await self._call(call, credential), path
 
     async def _call(self, request: Callable[[Client], Awaitable[Any]], credential: Credential | None = None) -> Any:
         held = self._held(credential)
@@ -161,10 +184,13 @@ class Upstream:
             raise UpstreamError(f"MCP server {self.name!r} did not answer in {self.config.timeout_s:g} s") from None
         except Exception as exc:  # the connection broke: the next call opens a new one
             held.drop(client)
-            raise UpstreamError(f"MCP server {self.name!r} did not answer ({type(exc).__name__})") from None
+            what = str(exc) if isinstance(exc, DirectFailed) else type(exc).__name__
+            raise UpstreamError(f"MCP server {self.name!r} did not answer ({what})") from None
 
     async def aclose(self) -> None:
         await asyncio.gather(*(held.aclose() for held in self._clients.values()), *self._evicted)
+        if self._direct is not None:
+            await self._direct.aclose()
 
 
 class Upstreams:

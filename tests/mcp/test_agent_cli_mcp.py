@@ -121,9 +121,12 @@ def test_the_cli_calls_a_tool_through_the_gateway(
     cli: Cli, configure: Configure, call: str, cli_gw: RunningGateway, tmp_path: Path
 ) -> None:
     before = metric(cli_gw, "cachegate_mcp_tool_calls_total", 'outcome="ok",server="files"')
+    fast = metric(cli_gw, "cachegate_mcp_fast_path_requests_total", 'path="fast"')
     run = run_with_mcp(cli, configure, cli_gw, f"Read the notes. [[sim:tool {call}]]", tmp_path)
     assert run.returncode == 0, report(run)
     assert metric(cli_gw, "cachegate_mcp_tool_calls_total", 'outcome="ok",server="files"') == before + 1, report(run)
+    # Its listing and its call on its session took the fast path (gateway/mcp/fast.py)
+    assert metric(cli_gw, "cachegate_mcp_fast_path_requests_total", 'path="fast"') >= fast + 2, report(run)
     assert model_saw(cli_gw, NOTES)  # the tool's result, in the CLI's next model request
     assert any(r["model"] == "files__read_file" and r["tenant"] == "dev" for r in tool_records(cli_gw))
 
