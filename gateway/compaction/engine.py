@@ -8,8 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from gateway.compaction.bounds import counts_or_bounds, surely_small
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
 from gateway.compaction.layout import Layout, Message, digest
@@ -27,7 +26,7 @@ from gateway.compaction.summarizer import (
     write_summary,
 )
 from gateway.compaction.thresholds import Thresholds, context_window
-from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, counter_for
+from gateway.compaction.tokens import TokenCounter, counter_for
 from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
@@ -46,7 +45,7 @@ class Outcome:
     summary_cost_usd: float = 0.0
     summary_call: Written | None = None  # the summary written this turn: its usage is charged
     invalidated: int = 0  # tokens of the previous prefix this turn's changes took out of the cache
-    counted: bool = True  # False: surely under every threshold, so its tokens were not counted
+    counted: bool = True  # False: its bound shows it under every threshold, its tokens were not all counted
 
     @property
     def action(self) -> str:
@@ -89,7 +88,7 @@ class Run:
         self.counter: TokenCounter = counter_for(self.route.provider, self.route.model)
         self.thresholds = Thresholds.of(config, context_window(self.route, config.default_context_window))
         store = ctx.services.store
-        self.memo = Memo(store, config.state_ttl_s)
+        self.memo = Memo(ctx.state, config.state_ttl_s)  # the record is read ahead (CompactionStage.reads_ahead)
         self.originals = Originals(store, config.state_ttl_s)
         self.head = self.layout.head_length(self.messages, config.pin_first_user)
         self.pacer = Pacer()
@@ -113,24 +112,41 @@ class Run:
         return await tool_results(self.layout, self.messages, self.facts, self.history.start, self.pacer)
 
     async def execute(self) -> Outcome:
-        if self._surely_small():
+        # The facts are shared with the other stages (taken once per request): the bounds read them.
+        self.facts = await finish_paced(self.ctx.history.facts_steps(self.messages), self.pacer)
+        t = self.thresholds
+        if await finish_paced(
+            surely_small(self.layout, self.body, self.facts, min(t.compact_trigger, t.shrink_at)), self.pacer
+        ):
             # Nothing recorded and nothing to do: counting its tokens would only fill two headers, and
             # it is most of this stage's CPU on typical traffic.
-            return Outcome(0, 0, self.thresholds.window, counted=False)
+            return Outcome(0, 0, t.window, counted=False)
         session = self.session()
         record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
-        self.facts = await finish_paced(self.ctx.history.facts_steps(self.messages), self.pacer)
-        counts = await self.counter.count_messages(self.messages, self.pacer, self.facts)
+        known = await finish_paced(counts_or_bounds(self.counter, self.layout, self.messages, self.facts), self.pacer)
+        counts, exact = known.tokens, known.exact
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
-        results = await self._tool_results()
-        shrunk = await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
+        # Under the trigger only recorded or very large results are acted on: most requests have neither.
+        results = await self._tool_results() if record.compacted or known.largest >= t.shrink_at else None
+        shrunk = (
+            await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
+            if results is not None
+            else []
+        )
         tokens = self.tokens()
-        outcome = Outcome(self.fixed + sum(counts), tokens, self.thresholds.window)
+        if not exact and tokens > min(t.compact_trigger, t.window):
+            # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
+            counts = await self.counter.count_messages(self.messages, self.pacer, self.facts)
+            self.history.settle(counts)
+            tokens, exact = self.tokens(), True
+        # Not exact: the bound shows it under every threshold, nothing to decide from a count.
+        outcome = Outcome(self.fixed + sum(counts), tokens, t.window, counted=exact)
         chosen: list[Candidate] = []
         if tokens > self.thresholds.compact_trigger:
+            results = results if results is not None else await self._tool_results()
             candidates = await self.compactor.candidates(self.history, results, self.pacer)
             if self._must_summarize(tokens, sum(c.saving for c in candidates)):
                 changed |= await self._summarize(record, outcome)
@@ -145,7 +161,7 @@ class Run:
                 self.tenant, result.handle, "tool_result", result.content, tool=result.tool, tool_call_id=result.call_id
             )
         if new or changed:
-            present = await self._handles(results)
+            present = await self._handles(results if results is not None else await self._tool_results())
             record.compacted = ({c.result.handle for c in new} | record.compacted) & present
             await self.memo.save(session, record)
         outcome.compacted = len(new)
@@ -160,13 +176,6 @@ class Run:
             handles.update(facts.handle for _, facts in results.found[first : first + CHUNK])
             await self.pacer.tick()
         return handles
-
-    def _surely_small(self) -> bool:
-        """Byte-level BPE never makes more tokens than bytes: a request whose bytes are under every
-        threshold can have nothing recorded or to do (spares the store read for most traffic)."""
-        data = orjson.dumps(self.body)
-        bound = len(data) + MESSAGE_OVERHEAD * len(self.messages) + IMAGE_TOKENS * data.count(b'"type":"image')
-        return bound < min(self.thresholds.compact_trigger, self.thresholds.shrink_at)
 
     def _must_summarize(self, tokens: int, full_saving: int) -> bool:
         """Over the summarization trigger, and compaction cannot get clearly under it: compacting

@@ -1,9 +1,9 @@
 """The history as it will be sent: the head, an optional summary, then the rest with some tool results
 replaced by references. Rendering copies only the messages it changes.
 
-Token counts come from per-message counts taken once per request (``TokenCounter.each_message``) and
-kept as prefix sums, so every span query is O(1) however long the history: one request may hold
-100,000 messages, and the engine asks for spans many times.
+Token counts come from per-message counts taken once per request (or their bounds, until a decision
+needs them exact: compaction/bounds.py) and kept as prefix sums, so every span query is O(1) however
+long the history: one request may hold 100,000 messages, and the engine asks for spans many times.
 """
 
 from __future__ import annotations
@@ -40,6 +40,15 @@ class History:
         message = self.layout.with_contents(self.messages[result.message], contents)
         self._rendered[result.message] = message
         self._sent_counts[result.message] = await self.counter.message_off_loop(message)
+        self._sums = None
+
+    def settle(self, counts: list[int]) -> None:
+        """Exact counts of the raw messages in place of the bounds it was made with (replaced messages
+        keep the counts of what replaced them)."""
+        self._sent_counts = [
+            sent if index in self._rendered else count
+            for index, (sent, count) in enumerate(zip(self._sent_counts, counts, strict=True))
+        ]
         self._sums = None
 
     def is_replaced(self, message: int, block: int | None) -> bool:

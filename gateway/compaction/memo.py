@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from gateway.state import StateStore
+from gateway.state import Op, StateStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +49,26 @@ class SessionRecord:
         )
 
 
+def record_read(session: str) -> Op:
+    """The read of `Memo.record` (a request declares it ahead: gateway/state/request.py)."""
+    return Op("get", _record_key(session))
+
+
+def _record_key(session: str) -> str:
+    return f"cg:cmp:rec:{session}"
+
+
 class Memo:
     def __init__(self, store: StateStore, ttl_s: float) -> None:
         self.store = store
         self.ttl_s = ttl_s
 
     async def record(self, session: str) -> SessionRecord:
-        raw = await self.store.get(f"cg:cmp:rec:{session}")
+        raw = await self.store.get(_record_key(session))
         return SessionRecord.loads(raw) if raw else SessionRecord()
 
     async def save(self, session: str, record: SessionRecord) -> None:
-        await self.store.set(f"cg:cmp:rec:{session}", record.dumps(), self.ttl_s)
+        await self.store.set(_record_key(session), record.dumps(), self.ttl_s)
 
     async def summary(self, tenant: str, range_digest: str) -> Summary | None:
         """A summary already written for this exact range (another turn, replica or forked session)."""

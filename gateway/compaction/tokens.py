@@ -52,6 +52,7 @@ def _encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+@lru_cache(maxsize=256)  # looked up on every request (tiktoken matches the model's name by prefixes)
 def encoding_name(provider: str, model: str) -> str:
     if provider in ("openai", "azure"):
         try:
@@ -80,6 +81,23 @@ def _collect(value: Any, texts: list[str]) -> int:
         if key in value:
             texts.append(orjson.dumps(value[key]).decode())
     return images
+
+
+def image_blocks(value: Any) -> int:
+    """Blocks anywhere in `value` typed as an image: at least as many as `_collect` counts in it."""
+    if isinstance(value, list):
+        return sum(image_blocks(item) for item in value)
+    if not isinstance(value, dict):
+        return 0
+    kind = value.get("type")
+    own = 1 if isinstance(kind, str) and kind in IMAGE_TYPES else 0
+    return own + sum(image_blocks(item) for item in value.values())
+
+
+def message_bound(size: int, images: int) -> int:
+    """More tokens than a message can count, from its JSON bytes and image blocks: byte-level BPE never
+    makes more tokens than bytes, and the text counted is a part of the JSON (images count flat)."""
+    return size + MESSAGE_OVERHEAD + IMAGE_TOKENS * images
 
 
 class TokenCounter:

@@ -7,9 +7,11 @@ Request: replay the session's record, compact old tool results, summarize only w
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
 from gateway.compaction.layouts import LAYOUTS
+from gateway.compaction.memo import record_read
 from gateway.compaction.reference import RETRIEVAL_TOOL
 from gateway.compaction.retrieval import answer_retrievals, with_tool
 from gateway.compaction.summarizer import Written
@@ -20,6 +22,7 @@ from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.guard import GuardNote
 from gateway.stages.usage import charge_side_call, format_usd
+from gateway.state import Op
 
 log = logging.getLogger("cachegate.compaction")
 TOOL_NOTE = "compaction_retrieval_tool"
@@ -34,10 +37,18 @@ class CompactionStage(Stage):
         for route in services.settings.models:  # loading an encoding takes ~0.1 s: not on a request
             counter_for(route.provider, route.model)
 
+    def _on(self, ctx: RequestContext) -> bool:
+        return ctx.policy.compaction.enabled and ctx.route is not None and ctx.wire.name in LAYOUTS
+
+    def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
+        """The session's record, in the request's first state round trip (clients without a session id:
+        the run names their session from the history, and reads it then)."""
+        return [record_read(ctx.session_key)] if self._on(ctx) and ctx.session_key else []
+
     async def on_request(self, ctx: RequestContext) -> None:
-        config = ctx.policy.compaction
-        if not config.enabled or ctx.route is None or ctx.wire.name not in LAYOUTS:
+        if not self._on(ctx):
             return
+        config = ctx.policy.compaction
         original = ctx.body
         # Streams are relayed as they come: the gateway could not answer the tool there.
         offered = config.retrieval_tool and not ctx.stream and bool(original.get("tools"))
