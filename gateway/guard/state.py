@@ -205,15 +205,14 @@ class GuardSessions:
             Op("incr_float", prefix + "cost", cost_usd, self.ttl_s),
         ]
 
-    async def answered(self, prefix: str, tokens: int, cost_usd: float, view: bytes, turn: Turn) -> None:
-        """After an answer, in one round trip: the session's usage, its steps view and the turn."""
-        await self.store.batch(
-            [
-                *self._usage(prefix, tokens, cost_usd),
-                Op("set", prefix + "steps", ttl_s=self.ttl_s, values=(view,)),
-                Op("push", prefix + "turns", ttl_s=self.ttl_s, values=(turn.encode(),), max_len=TURNS_KEPT),
-            ]
-        )
+    def answered(self, prefix: str, tokens: int, cost_usd: float, view: bytes, turn: Turn) -> list[Op]:
+        """After an answer: the writes of the session's usage, its steps view and the turn (nobody waits
+        for them: the stage defers them to the request's next round trip)."""
+        return [
+            *self._usage(prefix, tokens, cost_usd),
+            Op("set", prefix + "steps", ttl_s=self.ttl_s, values=(view,)),
+            Op("push", prefix + "turns", ttl_s=self.ttl_s, values=(turn.encode(),), max_len=TURNS_KEPT),
+        ]
 
     @staticmethod
     def steps_view(position: int, tool_calls: int, shown: list[bytes]) -> bytes:

@@ -15,16 +15,16 @@ from gateway.config.prompt_cache import PromptCacheConfig
 from gateway.history import HistoryView, MessageFacts
 from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
-from gateway.prompt_cache.canonical import canonical_tools_steps
 from gateway.prompt_cache.layout import block_groups
 from gateway.prompt_cache.min_tokens import min_cacheable_tokens
-from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_steps, serialize
+from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_steps
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
 from gateway.prompt_cache.shapes import SHAPES, Shape
 from gateway.prompt_cache.survey import set_marks, survey_steps
 from gateway.prompt_cache.system_text import SystemPrompt
+from gateway.prompt_cache.tools_part import ToolsPart, tools_part_steps
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
 from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
 from gateway.prompt_cache.work import WorkingCopy, copy_steps
@@ -62,13 +62,11 @@ class Outcome:
         return f"{ours}; client={self.client_marks}"
 
 
-def _volatile_kinds(work: dict[str, Any], system: SystemPrompt) -> Steps[list[str]]:
+def _volatile_kinds(tools: ToolsPart, system: SystemPrompt) -> Steps[list[str]]:
     """Kinds of volatile content in the system prompt and the tools."""
-    kinds: set[str] = set()
+    kinds: set[str] = set(tools.kinds)
     for text_field in system.fields():
         kinds |= {span.kind for span in (yield from spans_steps(text_field.text))}
-    if work.get("tools"):
-        kinds |= {span.kind for span in (yield from spans_steps(serialize(work["tools"]).decode()))}
     return sorted(kinds)
 
 
@@ -207,10 +205,11 @@ def optimize_steps(
     copy = yield from copy_steps(body, shape)
     work = copy.body
     style = cache_style(route, config)
-    if config.canonical_tools and isinstance(work.get("tools"), list):
-        work["tools"] = yield from canonical_tools_steps(work["tools"])
+    sent_tools, tools_part = yield from tools_part_steps(work.get("tools"), config.canonical_tools)
+    if "tools" in work:
+        work["tools"] = sent_tools
     system = yield from shape.system_steps(work, copy.own)
-    volatile = yield from _volatile_kinds(work, system)
+    volatile = yield from _volatile_kinds(tools_part, system)
     moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
@@ -219,7 +218,9 @@ def optimize_steps(
     if moved or (facts is not None and len(facts) != len(messages)):
         digests = None
     tools, part = work.get("tools"), system.part()
-    record = yield from record_prefix_steps(route.name, tools, part, messages, previous.record, digests)
+    record = yield from record_prefix_steps(
+        route.name, tools, part, messages, previous.record, digests, tools_hash=tools_part.hash
+    )
     relocated = bool(moved)
     if relocated:
         shape.append_note(work, relocation_note(moved), copy.own)

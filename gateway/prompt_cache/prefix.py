@@ -9,7 +9,7 @@ Work is bounded for long histories (up to 100,000 messages): the messages' diges
 strings (DIGEST_SIZE bytes a message), so the record stores and loads in a few C calls and the first
 differing message is found by comparing byte ranges; a message whose plain digest equals the previous
 request's at the same position takes its masked digest from there (only new or changed messages are
-masked: the regex is the costly part), and the per-message loop is a step generator the stage runs paced.
+masked: the regex is the costly part), and the loop over them is a step generator the stage runs paced.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from itertools import compress, repeat
+from operator import attrgetter, is_, itemgetter
+from typing import Any, cast
 
 import orjson
 
@@ -75,7 +77,11 @@ class PartHash:
 
     @classmethod
     def of_steps(cls, part: Any) -> Steps[PartHash]:
-        data = serialize(part)
+        return (yield from cls.of_data_steps(serialize(part)))
+
+    @classmethod
+    def of_data_steps(cls, data: bytes) -> Steps[PartHash]:
+        """The hash of a part already serialized (`serialize`)."""
         masked = yield from masked_steps(data)
         return cls(digest(data), masked.hex())
 
@@ -115,35 +121,38 @@ class PrefixRecord:
         return cls(str(data["model"]), PartHash(*data["tools"]), PartHash(*data["system"]), plain, masked)
 
 
+_PROMPT_CACHE = attrgetter("prompt_cache")
+
+
 def _message_digests(
     messages: list[Any], previous: PrefixRecord | None, facts: list[MessageFacts] | None
 ) -> Steps[tuple[bytes, bytes]]:
     """(plain, masked) digests of every message. `facts` (the messages' shared facts, gateway/history/)
-    keep them per message content: a message any earlier request carried is not serialized again. Else
+    keep them per message content: a message any earlier request carried is not serialized again, and
+    its digests are joined with the others' in C (no pass of Python per message of the history). Else
     a message equal to the previous request's at the same position reuses its masked digest."""
     before_plain, before_masked = (previous.plain, previous.masked) if previous else (b"", b"")
-    plain, masked = bytearray(), bytearray()
-    for index, message in enumerate(messages):
-        known = facts[index] if facts is not None else None
-        if known is not None and known.prompt_cache is not None:
-            current, hidden = known.prompt_cache
+    known: list[tuple[bytes, bytes] | None] = (
+        list(map(_PROMPT_CACHE, facts)) if facts is not None else [None] * len(messages)
+    )
+    missing = list(compress(range(len(known)), map(is_, known, repeat(None))))  # in C, as the joins below
+    for number, index in enumerate(missing):
+        data = serialize(messages[index])
+        current = raw_digest(data)
+        start = index * DIGEST_SIZE
+        if before_plain[start : start + DIGEST_SIZE] == current:
+            hidden = before_masked[start : start + DIGEST_SIZE]
+        elif len(data) <= WINDOW:
+            hidden = _masked_short(data)
         else:
-            data = serialize(message)
-            current = raw_digest(data)
-            start = index * DIGEST_SIZE
-            if before_plain[start : start + DIGEST_SIZE] == current:
-                hidden = before_masked[start : start + DIGEST_SIZE]
-            elif len(data) <= WINDOW:
-                hidden = _masked_short(data)
-            else:
-                hidden = yield from masked_steps(data)
-            if known is not None:
-                known.prompt_cache = (current, hidden)
-        plain += current
-        masked += hidden
-        if index % CHUNK == CHUNK - 1:
+            hidden = yield from masked_steps(data)
+        known[index] = (current, hidden)
+        if facts is not None:
+            facts[index].prompt_cache = (current, hidden)
+        if number % CHUNK == CHUNK - 1:
             yield
-    return bytes(plain), bytes(masked)
+    pairs = cast(list[tuple[bytes, bytes]], known)
+    return b"".join(map(itemgetter(0), pairs)), b"".join(map(itemgetter(1), pairs))
 
 
 def record_prefix_steps(
@@ -153,10 +162,13 @@ def record_prefix_steps(
     messages: list[Any],
     previous: PrefixRecord | None = None,
     facts: list[MessageFacts] | None = None,
+    *,
+    tools_hash: PartHash | None = None,
 ) -> Steps[PrefixRecord]:
-    """The request's prefix record; `previous` (the session's last record) and `facts` (the facts of
-    `messages`, in order) only save work."""
-    tools_hash = yield from PartHash.of_steps(tools)
+    """The request's prefix record; `previous` (the session's last record), `facts` (the facts of
+    `messages`, in order) and `tools_hash` (the hash of `tools`, known) only save work."""
+    if tools_hash is None:
+        tools_hash = yield from PartHash.of_steps(tools)
     system_hash = yield from PartHash.of_steps(system)
     plain, masked = yield from _message_digests(messages, previous, facts)
     return PrefixRecord(model, tools_hash, system_hash, plain, masked)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from itertools import compress, repeat
+from operator import is_, methodcaller
 from typing import Any
 
 from gateway.pacing import CHUNK, Steps
@@ -22,14 +24,22 @@ from gateway.prompt_cache.system_text import SYSTEM_ROLES, SystemPrompt
 Own = Callable[[int], Any]
 
 
+def _system_indexes(messages: list[Any]) -> list[int]:
+    """The positions of the system/developer messages: in C when every message is a dict (as parsed
+    JSON is), not a pass of Python over the whole history on every request."""
+    if all(map(is_, map(type, messages), repeat(dict))):
+        roles = map(methodcaller("get", "role"), messages)
+        return list(compress(range(len(messages)), map(SYSTEM_ROLES.__contains__, roles)))
+    return [index for index, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
+
+
 def _role_holders(messages: list[Any], own: Own) -> Steps[list[tuple[dict[str, Any], str]]]:
-    """The content of every system/developer message (a long history a chunk at a time), each message
-    taken through `own`: its text may be rewritten."""
+    """The content of every system/developer message, each message taken through `own`: its text may
+    be rewritten."""
     found: list[tuple[dict[str, Any], str]] = []
-    for index, message in enumerate(messages):
-        if isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
-            found.append((own(index), "content"))
-        if index % CHUNK == CHUNK - 1:
+    for number, index in enumerate(_system_indexes(messages)):
+        found.append((own(index), "content"))
+        if number % CHUNK == CHUNK - 1:
             yield
     return found
 

@@ -5,16 +5,20 @@ client marked it, whether it may carry a mark, whether it is part of the static 
 previous request held it, and the prefix's tokens up to it (only until the cache minimum is reached).
 What a message's blocks say depends only on its content: it is derived once per content and kept in the
 message's shared facts (gateway/history/), so a request that repeats the previous one plus a new turn
-builds blocks for the new turn (and for messages it changed) only; past the cache minimum, a message
-already seen costs a few list operations. Placing a mark finds its block by position (the survey keeps
-where each unit starts) and copies the message it lands on first (gateway/prompt_cache/work.py).
+builds blocks for the new turn (and for messages it changed) only; past the cache minimum, the messages
+already seen are added a chunk at a time by list operations that run in C (`add_known_run`: a long history
+costs ~0.1 us a message rather than a pass of Python per message). Placing a mark finds its block by
+position (the survey keeps where each unit starts) and copies the message it lands on first
+(gateway/prompt_cache/work.py).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from itertools import accumulate, chain, compress, repeat
+from operator import attrgetter, lt, ne
+from typing import Any, cast
 
 from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Steps
@@ -24,7 +28,10 @@ from gateway.prompt_cache.system_text import SYSTEM_ROLES
 from gateway.prompt_cache.tokens import PrefixTokens
 from gateway.prompt_cache.work import WorkingCopy
 
-Unit = tuple[Literal["tools", "system", "message"], int]  # a group of blocks: the tools, the system, a message
+# A group of blocks: the tools, the system, or the message at that index (plain ints: a history's worth
+# of units costs no allocations the garbage collector tracks).
+Unit = int
+TOOLS, SYSTEM = -2, -1
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -78,17 +85,30 @@ class Survey:
             self.tokens.add(block)
             self.count += 1
 
-    def add_known(self, known: MessageBlocks, shared: bool) -> None:
-        """A message's blocks from its facts, once the prefix has reached the cache minimum."""
-        for offset, mark in known.marks:
-            self.client[self.count + offset] = mark
-        count = len(known.markable)
-        self.markable.extend(known.markable)
-        if known.system:
-            self.static_end = self.count + count - 1
-        self.common += count if shared else 0
-        self.tokens.add_reached(count)
-        self.count += count
+    def add_known_run(self, units: list[Unit], known: list[MessageBlocks], found: PrefixBreak) -> None:
+        """Messages' blocks from their facts (`known[i]`: of `units[i]`, a message), once the prefix has
+        reached the cache minimum: what adding each in turn would add, in bulk."""
+        counts = list(map(len, map(_MARKABLE, known)))
+        starts = list(accumulate(counts, initial=self.count))
+        for blocks, start in compress(zip(known, starts, strict=False), map(_MARKS, known)):
+            for offset, mark in blocks.marks:
+                self.client[start + offset] = mark
+        for blocks, start in compress(zip(known, starts, strict=False), map(_SYSTEM, known)):
+            self.static_end = start + len(blocks.markable) - 1
+        self.markable.extend(chain.from_iterable(map(_MARKABLE, known)))
+        added = starts[-1] - self.count
+        if found.message_index is None or found.where == "system":  # every message or none shared
+            self.common += added if _shared("messages", 0, found) else 0
+        else:
+            self.common += sum(compress(counts, map(lt, units, repeat(found.message_index))))
+        self.tokens.add_reached(added)
+        self.units.extend(compress(units, counts))
+        self.starts.extend(compress(starts, counts))
+        self.count = starts[-1]
+
+
+_MARKABLE, _MARKS, _SYSTEM = attrgetter("markable"), attrgetter("marks"), attrgetter("system")
+_PROMPT_BLOCKS = attrgetter("prompt_blocks")
 
 
 def _shared(section: str, message: int | None, found: PrefixBreak) -> bool:
@@ -103,9 +123,9 @@ def _shared(section: str, message: int | None, found: PrefixBreak) -> bool:
 
 def _units(wire: str, work: WorkingCopy, known: list[MessageBlocks | None]) -> list[Unit]:
     """The units in the provider's order (OpenAI: LiteLLM hoists system messages ahead of the rest)."""
-    messages: list[Unit] = [("message", index) for index in range(len(work.messages))]
+    messages = range(len(work.messages))
     if wire == "anthropic":
-        return [("tools", 0), ("system", 0), *messages]
+        return [TOOLS, SYSTEM, *messages]
 
     def is_system(index: int) -> bool:
         found = known[index] if index < len(known) else None
@@ -115,17 +135,16 @@ def _units(wire: str, work: WorkingCopy, known: list[MessageBlocks | None]) -> l
         return isinstance(message, dict) and message.get("role") in SYSTEM_ROLES
 
     hoisted = [is_system(index) for index in range(len(work.messages))]
-    return [("tools", 0), *(u for u in messages if hoisted[u[1]]), *(u for u in messages if not hoisted[u[1]])]
+    return [TOOLS, *(u for u in messages if hoisted[u]), *(u for u in messages if not hoisted[u])]
 
 
 def unit_blocks(work: WorkingCopy, wire: str, unit: Unit, *, own: bool = False) -> list[Block]:
     """The blocks of a unit in the working copy (`own`: of the caller's message copied first)."""
-    kind, index = unit
-    if kind == "tools":
+    if unit == TOOLS:
         return tool_blocks(work.body)
-    if kind == "system":
+    if unit == SYSTEM:
         return system_blocks(work.body)
-    return message_blocks(wire, index, work.own(index) if own else work.messages[index])
+    return message_blocks(wire, unit, work.own(unit) if own else work.messages[unit])
 
 
 def survey_steps(
@@ -136,29 +155,58 @@ def survey_steps(
     survey = Survey(PrefixTokens(min_tokens))
     known: list[MessageBlocks | None] = []
     if facts is not None:
-        for index, message_facts in enumerate(facts[: len(work.messages)]):
-            owned = index in work.owned  # the copy may differ: its facts are not the caller message's
-            known.append(None if owned else blocks_facts(wire, index, work.messages[index], message_facts))
-            if index % CHUNK == CHUNK - 1:
+        layout, facts = _layout(wire), facts[: len(work.messages)]
+        known = list(map(_PROMPT_BLOCKS, facts))  # derived by an earlier request: the history's messages
+        layouts = map(getattr, known, repeat("layout"), repeat(None))  # None: none derived yet
+        derive = list(compress(range(len(known)), map(ne, layouts, repeat(layout))))
+        owned = work.owned  # the copy may differ: its facts are not the caller message's
+        for number, index in enumerate(index for index in derive if index not in owned):
+            known[index] = blocks_facts(wire, index, work.messages[index], facts[index])
+            if number % CHUNK == CHUNK - 1:
                 yield
-    for number, unit in enumerate(_units(wire, work, known)):
-        kind, index = unit
+        for index in owned:
+            if index < len(known):
+                known[index] = None
+    units = _units(wire, work, known)
+    unit_known = _unit_known(wire, units, known, len(work.messages))
+    number = 0
+    while number < len(units):
+        if survey.tokens.reached and unit_known[number] is not None:
+            end = _known_end(unit_known, number, min(number + CHUNK, len(units)))
+            survey.add_known_run(units[number:end], cast(list[MessageBlocks], unit_known[number:end]), found)
+            number = end
+            yield
+            continue
+        unit = units[number]
         start = survey.count
-        message = index if kind == "message" else None
-        found_blocks = known[index] if message is not None and index < len(known) else None
-        if found_blocks is not None and survey.tokens.reached:
-            section = "system" if found_blocks.system else "messages"
-            survey.add_known(found_blocks, _shared(section, message, found))
-        else:
-            blocks = unit_blocks(work, wire, unit)
-            section = blocks[0].section if blocks else "messages"
-            survey.add_blocks(blocks, _shared(section, message, found))
+        message = unit if unit >= 0 else None
+        blocks = unit_blocks(work, wire, unit)
+        section = blocks[0].section if blocks else "messages"
+        survey.add_blocks(blocks, _shared(section, message, found))
         if survey.count > start:
             survey.units.append(unit)
             survey.starts.append(start)
-        if number % CHUNK == CHUNK - 1:
+        number += 1
+        if number % CHUNK == 0:
             yield
     return survey
+
+
+def _unit_known(
+    wire: str, units: list[Unit], known: list[MessageBlocks | None], messages: int
+) -> list[MessageBlocks | None]:
+    """Each unit's block facts (None: the tools, the system, a message without them)."""
+    if wire == "anthropic":  # the tools, the system, then the messages in order
+        return [None, None, *known, *repeat(None, messages - len(known))]
+    return [known[unit] if 0 <= unit < len(known) else None for unit in units]
+
+
+def _known_end(unit_known: list[MessageBlocks | None], start: int, stop: int) -> int:
+    """The end of the run of units with block facts from `start` (at most `stop`)."""
+    try:
+        return unit_known.index(None, start, stop)
+    except ValueError:
+        return stop
 
 
 def set_marks(work: WorkingCopy, wire: str, survey: Survey, marks: dict[int, dict[str, Any]]) -> None:

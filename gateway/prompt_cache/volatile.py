@@ -6,6 +6,10 @@ prompt), so texts longer than WINDOW are scanned a window at a time (step genera
 pacing.py), each window reading up to OVERLAP characters past its end to finish a span that starts in it.
 That equals one scan of the whole text unless a span, or the lookahead deciding one, runs longer than
 OVERLAP characters across a window's end (no timestamp, date, UUID or request id does).
+
+Most text holds no span, and the combined pattern tries its ~15 alternatives at every position, so a scan
+first finds the runs that can hold one (`_matches`, ~5x less work on agent histories; issue 28) and the
+pattern runs over those only, with the same matches as a scan of the whole text.
 """
 
 from __future__ import annotations
@@ -53,6 +57,49 @@ WINDOW = 65_536  # characters one regex call scans (~10 ms)
 OVERLAP = 4_096  # characters a window may read past its end to finish a span that starts in it
 
 
+# Every span is a run of _INSIDE characters (all a span can hold, and all a lookahead deciding one reads),
+# so the characters outside split the text into runs that a match never crosses. Every span holds an
+# anchor: a digit (all kinds but two), a UUID's "-hhhh-" or a request id's "id:" / "id=". Only the
+# runs holding an anchor are scanned with the pattern; a run's neighbours are outside characters (not
+# word characters), so the pattern's word boundaries and lookaheads decide there as in the whole text.
+_INSIDE = r"\w\s.:+/,=-"
+_ANCHOR = r"[\dd-](?:(?<=[\d])|(?<=-)(?=[0-9a-fA-F]{4}-)|(?<=id)(?=[\s]*[:=]))"
+# An ASCII text's classes spelled out (the same characters as \w, \s and \d in that range): the scan
+# tests them as one bitmap instead of Unicode categories, twice as fast.
+_ASCII_CLASSES = {r"\w": "0-9A-Za-z_", r"\s": "\t-\r\x1c-\x20", r"\d": "0-9"}
+
+
+def _run_patterns(classes: dict[str, str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(an anchor and the rest of its run, a run of inside characters) under these class spellings."""
+    inside, anchor = _INSIDE, _ANCHOR
+    for name, spelled in classes.items():
+        inside, anchor = inside.replace(name, spelled), anchor.replace(name, spelled)
+    return re.compile(f"{anchor}[{inside}]*"), re.compile(f"[{inside}]*")
+
+
+_UNICODE_RUNS = _run_patterns({})
+_ASCII_RUNS = _run_patterns(_ASCII_CLASSES)
+
+
+def _matches(text: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
+    """The matches of `_COMBINED.finditer(text, pos, endpos)`, the pattern run only over the runs that
+    hold an anchor (see above)."""
+    anchored_run, run = _ASCII_RUNS if text.isascii() else _UNICODE_RUNS
+    backward = ""  # text[pos:endpos] reversed, taken at the first anchor: a run's start is found backwards
+    cursor = pos
+    while cursor < endpos:
+        found = anchored_run.search(text, cursor, endpos)
+        if found is None:
+            return
+        anchor = found.start()
+        if not backward:
+            backward = text[pos:endpos][::-1]
+        behind = run.match(backward, endpos - anchor)  # the run's characters before the anchor (maybe none)
+        start = anchor - (behind.end() - behind.start()) if behind else anchor
+        yield from _COMBINED.finditer(text, max(cursor, start), found.end())
+        cursor = found.end()
+
+
 def _span(match: re.Match[str]) -> Span:
     return Span(match.lastgroup or "volatile", match.start(), match.end(), match.group())
 
@@ -60,13 +107,13 @@ def _span(match: re.Match[str]) -> Span:
 def _windows(text: str) -> Iterator[list[Span]]:
     """The text's spans, one window's worth at a time (one window when the text fits in it)."""
     if len(text) <= WINDOW:
-        yield [_span(match) for match in _COMBINED.finditer(text)]
+        yield [_span(match) for match in _matches(text, 0, len(text))]
         return
     position = 0
     while position < len(text):
         end = position + WINDOW
         found: list[Span] = []
-        for match in _COMBINED.finditer(text, position, min(end + OVERLAP, len(text))):
+        for match in _matches(text, position, min(end + OVERLAP, len(text))):
             if match.start() >= end:
                 break
             found.append(_span(match))
@@ -103,14 +150,10 @@ def find_spans(text: str) -> list[Span]:
     return finish(spans_steps(text))
 
 
-def _kind(match: re.Match[str]) -> str:
-    return f"<{match.lastgroup}>"
-
-
 def mask_steps(text: str) -> Steps[str]:
     """The text with each volatile span replaced by its kind: equal masks, equal 'stable' content."""
     if len(text) <= WINDOW:
-        return _COMBINED.sub(_kind, text)
+        return _masked(text)
     pieces: list[str] = []
     cursor = 0
     for found in _windows(text):
@@ -118,6 +161,19 @@ def mask_steps(text: str) -> Steps[str]:
             pieces += [text[cursor : span.start], f"<{span.kind}>"]
             cursor = span.end
         yield
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _masked(text: str) -> str:
+    """`_COMBINED.sub` with each span's kind, from the matches of the runs that can hold one."""
+    pieces: list[str] = []
+    cursor = 0
+    for match in _matches(text, 0, len(text)):
+        pieces += [text[cursor : match.start()], f"<{match.lastgroup}>"]
+        cursor = match.end()
+    if not cursor:
+        return text
     pieces.append(text[cursor:])
     return "".join(pieces)
 

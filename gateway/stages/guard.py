@@ -399,14 +399,16 @@ class GuardStage(Stage):
             await self.callers.usage(note.agent, tokens, cost, self._churn_window(note))
         if note.prefix is not None:
             made = ctx.wire.reply_tool_calls(ctx.response_body)
-            await self.sessions.answered(
-                note.prefix,
-                tokens,
-                ctx.cost.usd if ctx.cost is not None else 0.0,
-                self.sessions.steps_view(
-                    note.position, note.tool_calls + made, note.parsed.view_steps() if note.parsed else []
-                ),
-                Turn(note.tool_calls, made, note.arrived, time.time()),
+            ctx.state.defer(
+                self.sessions.answered(
+                    note.prefix,
+                    tokens,
+                    ctx.cost.usd if ctx.cost is not None else 0.0,
+                    self.sessions.steps_view(
+                        note.position, note.tool_calls + made, note.parsed.view_steps() if note.parsed else []
+                    ),
+                    Turn(note.tool_calls, made, note.arrived, time.time()),
+                )
             )
 
     async def _terminate(self, ctx: RequestContext, note: GuardNote) -> None:

@@ -52,6 +52,7 @@ async def request(services: Services, stage: GuardStage, session: str, messages:
     body = {"id": "r", "object": "chat.completion", "choices": [{"index": 0, "message": answer}]}
     ctx.reply, ctx.response_body = Reply(body=body), body
     await stage.on_response(ctx)
+    await ctx.state.flush()  # as the pipeline does: the stage's deferred writes
     return ctx
 
 

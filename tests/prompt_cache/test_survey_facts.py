@@ -52,7 +52,16 @@ def survey(wire: str, body: dict[str, Any], found: PrefixBreak, min_tokens: int,
 
 
 def fields(found: Survey) -> tuple[Any, ...]:
-    return (found.count, found.client, found.markable, found.static_end, found.common, found.tokens.ends)
+    return (
+        found.count,
+        list(found.client.items()),
+        found.markable,
+        found.static_end,
+        found.common,
+        found.tokens.ends,
+        found.units,
+        found.starts,
+    )
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])

@@ -1,0 +1,64 @@
+"""The request's tools as the optimizer uses them: as sent upstream (canonical when configured), their
+prefix hash and the volatile kinds in them, remembered by the tools' bytes (issue 28).
+
+An agent sends the same tools on every request of a session (a coding CLI's are tens of kilobytes):
+sorting them into canonical form, serializing them twice (hash, volatile scan) and hashing them again
+is derived once per distinct tools; a request then costs one serialization, a digest and a parse (each
+request gets tools objects of its own: marks are placed on them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gateway.pacing import Steps
+from gateway.prompt_cache.canonical import canonical_tools_steps
+from gateway.prompt_cache.prefix import PartHash, serialize
+from gateway.prompt_cache.volatile import spans_steps
+
+KNOWN_TOOLS = 256  # distinct tool lists remembered (a deployment's agents use a handful)
+KNOWN_MAX_BYTES = 1 << 20  # larger tool lists are derived on every request rather than held
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsPart:
+    canonical: bytes | None  # the canonical tools' JSON (None: the tools are sent as they came)
+    hash: PartHash
+    kinds: frozenset[str]  # volatile kinds in the tools
+
+
+_known: OrderedDict[bytes, ToolsPart] = OrderedDict()
+
+
+def _derive(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
+    canonical_json = None
+    if canonical and isinstance(tools, list):
+        tools = yield from canonical_tools_steps(tools)
+        canonical_json = orjson.dumps(tools)
+    data = serialize(tools)
+    kinds = frozenset(span.kind for span in (yield from spans_steps(data.decode()))) if tools else frozenset()
+    part_hash = yield from PartHash.of_data_steps(data)
+    return tools, ToolsPart(canonical_json, part_hash, kinds)
+
+
+def tools_part_steps(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
+    """(the tools to send, their part) for the working copy's `tools` (None when the body has none);
+    the tools returned are `tools` itself or a new object."""
+    raw = orjson.dumps(tools)
+    if len(raw) > KNOWN_MAX_BYTES:
+        return (yield from _derive(tools, canonical))
+    key = hashlib.blake2b(raw, digest_size=16, person=b"canonical" if canonical else b"as-sent").digest()
+    known = _known.get(key)
+    if known is not None:
+        _known.move_to_end(key)
+        return (orjson.loads(known.canonical) if known.canonical is not None else tools), known
+    sent, part = yield from _derive(tools, canonical)
+    _known[key] = part
+    if len(_known) > KNOWN_TOOLS:
+        _known.popitem(last=False)
+    return sent, part
