@@ -45,11 +45,20 @@ class Receiver:
 
     def wait_for(self, kind: str, count: int = 1, timeout_s: float = 15.0, settle_s: float = 1.0) -> list[Delivery]:
         """The deliveries of `kind` once `count` arrived, and then `settle_s` more (so a duplicate shows)."""
+        return self._settled({kind: count}, timeout_s, settle_s)[kind]
+
+    def wait_for_each(self, *kinds: str, timeout_s: float = 15.0, settle_s: float = 1.0) -> list[list[Delivery]]:
+        """The deliveries of each kind once one of every kind arrived, and then `settle_s` more: one settle for
+        all, read after it, so a duplicate of any shows as it would after its own."""
+        found = self._settled(dict.fromkeys(kinds, 1), timeout_s, settle_s)
+        return [found[kind] for kind in kinds]
+
+    def _settled(self, counts: dict[str, int], timeout_s: float, settle_s: float) -> dict[str, list[Delivery]]:
         deadline = time.monotonic() + timeout_s
-        while len(self.events(kind)) < count and time.monotonic() < deadline:
+        while any(len(self.events(kind)) < count for kind, count in counts.items()) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(settle_s)
-        return self.events(kind)
+        return {kind: self.events(kind) for kind in counts}
 
 
 @contextmanager

@@ -34,7 +34,7 @@ def test_no_caller_or_redirect_makes_the_gateway_call_another_url(monkeypatch: p
         }
         fields = {"webhook_url": trap.url, "alerts": {"url": trap.url}, "metadata": {"alert_url": trap.url}}
         stop_then_block([gw], f"<!channel> {trap.url}/session", hostile, **fields)
-        stops, blocks = receiver.wait_for("guard_stop"), receiver.wait_for("guard_block")
+        stops, blocks = receiver.wait_for_each("guard_stop", "guard_block")
     assert len(stops) == 1 and len(blocks) == 1  # each tried once: a 307 is neither followed nor retried
     assert trap.hits == []
     assert b"<!channel>" not in stops[0].body  # Slack would read it as a mention of everyone

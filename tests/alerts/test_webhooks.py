@@ -64,7 +64,7 @@ def test_guard_stop_and_block_each_alert_once_signed_and_slack_shaped(monkeypatc
         running_gateway(**guard_settings(alerts=alerts(receiver.url, monkeypatch))) as gw,
     ):
         stop_then_block([gw], "s-alerted")
-        stops, blocks = receiver.wait_for("guard_stop"), receiver.wait_for("guard_block")
+        stops, blocks = receiver.wait_for_each("guard_stop", "guard_block")
     assert len(stops) == 1 and len(blocks) == 1  # three blocked requests: one block alert
     for delivery in (*stops, *blocks):
         assert_signed(delivery)
@@ -83,7 +83,7 @@ def test_budget_soft_and_hard_limits_each_alert_once(monkeypatch: pytest.MonkeyP
         running_gateway(**limited(BUDGET, alerts=alerts(receiver.url, monkeypatch))) as gw,
     ):
         spend_past_budget([gw])
-        soft, hard = receiver.wait_for("budget_soft"), receiver.wait_for("budget_hard")
+        soft, hard = receiver.wait_for_each("budget_soft", "budget_hard")
         sent = metric(gw, 'cachegate_alerts_total{destination="ops",event="budget_soft",outcome="sent"}')
     assert len(soft) == 1 and len(hard) == 1 and sent == 1
     facts = hard[0].json["cachegate"]
@@ -100,8 +100,8 @@ def test_two_replicas_on_one_redis_send_each_event_once(monkeypatch: pytest.Monk
         with replicas_on_one_redis(**settings, alerts=alerts(receiver.url, monkeypatch)) as (a, b):
             stop_then_block([a, b], "s-two-replicas")
             spend_past_budget([a, b], refusals=4)
-            counts = {kind: len(receiver.wait_for(kind)) for kind in ("guard_stop", "guard_block", "budget_hard")}
-            counts["budget_soft"] = len(receiver.wait_for("budget_soft"))
+            kinds = ("guard_stop", "guard_block", "budget_hard", "budget_soft")
+            counts = {kind: len(found) for kind, found in zip(kinds, receiver.wait_for_each(*kinds), strict=True)}
     assert counts == {"guard_stop": 1, "guard_block": 1, "budget_hard": 1, "budget_soft": 1}
 
 

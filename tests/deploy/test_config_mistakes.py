@@ -11,12 +11,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.deploy.processes import REPO, cachegate, free_port, own_environment, spawned
 from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
+from tests.started_together import Command, Started, started_together
 
 TIMEOUT_S = 60.0  # a failure bound: each command exits in about a second
 IN_MEMORY_LEDGER = {"CACHEGATE_LEDGER__URL": "sqlite://"}  # a gateway that starts writes no file in the repo
@@ -53,13 +55,31 @@ CONFIG_MISTAKES = {
 }
 
 
+@dataclass(frozen=True)
+class MistakeRuns:
+    configs: dict[str, Path]
+    runs: dict[str, Started]
+
+
+@pytest.fixture(scope="module")
+def mistake_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MistakeRuns]:
+    """`cachegate serve` on each mistaken config, all started at once (tests/started_together.py)."""
+    configs, commands = {}, {}
+    for mistake, (text, _) in CONFIG_MISTAKES.items():
+        configs[mistake] = config = tmp_path_factory.mktemp(mistake) / "cachegate.yaml"
+        if text is not None:
+            config.write_text(text)
+        argv = cachegate("serve", "--config", str(config), "--port", str(free_port()))
+        commands[mistake] = Command(argv, cwd=REPO, env=own_environment())
+    with started_together(commands) as runs:
+        yield MistakeRuns(configs, runs)
+
+
 @pytest.mark.parametrize("mistake", list(CONFIG_MISTAKES))
-def test_a_config_mistake_is_one_line_naming_the_file_line_and_field(mistake: str, tmp_path: Path) -> None:
-    text, expected = CONFIG_MISTAKES[mistake]
-    config = tmp_path / "cachegate.yaml"
-    if text is not None:
-        config.write_text(text)
-    line = one_line_error(run("serve", "--config", str(config), "--port", str(free_port())))
+def test_a_config_mistake_is_one_line_naming_the_file_line_and_field(mistake: str, mistake_runs: MistakeRuns) -> None:
+    _, expected = CONFIG_MISTAKES[mistake]
+    config = mistake_runs.configs[mistake]
+    line = one_line_error(mistake_runs.runs[mistake].result(TIMEOUT_S))
     assert line.startswith(f"cachegate: {config}{expected}"), line
 
 

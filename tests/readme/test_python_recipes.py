@@ -4,13 +4,14 @@ tests/agent_clis, the frameworks' in tests/frameworks."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
 from tests.agent_clis.clis import recipe
 from tests.gateway_harness import RunningGateway
+from tests.started_together import Command, Started, started_together
 
 # recipe -> what its output holds (the simulator echoes the last user message)
 EXPECTED = {
@@ -20,11 +21,17 @@ EXPECTED = {
 }
 
 
+@pytest.fixture(scope="module")
+def recipe_runs(gw: RunningGateway) -> Iterator[dict[str, Started]]:
+    """Every recipe in its fresh interpreter, all started at once (tests/started_together.py)."""
+    commands = {name: Command([sys.executable, "-c", recipe(name, gw.url)]) for name in EXPECTED}
+    with started_together(commands) as runs:
+        yield runs
+
+
 @pytest.mark.parametrize("name", list(EXPECTED))
-def test_recipe_runs_as_written(gw: RunningGateway, name: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", recipe(name, gw.url)], capture_output=True, text=True, timeout=120, check=False
-    )
+def test_recipe_runs_as_written(recipe_runs: dict[str, Started], name: str) -> None:
+    done = recipe_runs[name].result(timeout_s=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert all(line in done.stdout for line in EXPECTED[name]), done.stdout
     assert "deprecated" not in done.stderr.lower(), done.stderr  # current model names: no end-of-life warning

@@ -26,7 +26,7 @@ import pytest
 
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS, RunningGateway, gateway_settings, running_gateway
 from tests.guard_stage.agents import OpenAIAgent
-from tests.processes import simulator
+from tests.processes import running, simulator_launch
 from tests.redis_target import redis_url
 
 REDIS_URL = redis_url(14)  # never flushed here: every key this test makes is new
@@ -52,7 +52,8 @@ UNCOMPACTED = {"compaction": {"enabled": False}}
 
 @pytest.fixture(scope="module")
 def gw() -> Iterator[RunningGateway]:
-    with simulator() as sim, simulator() as big_sim, running_gateway(**_settings(sim, big_sim)) as gateway:
+    sims = running(simulator_launch(), simulator_launch())  # started together: their start-ups overlap
+    with sims as (sim, big_sim), running_gateway(**_settings(sim, big_sim)) as gateway:
         _warm_embedder(gateway)
         yield gateway
 

@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from tests.gateway_harness import ADMIN_HEADERS, ADMIN_KEY, TENANT_KEYS
-from tests.processes import gateway_process, simulator
+from tests.processes import gateway_process, running, simulator_launch
 from tests.security.upstream_probe import Trap, keyed_settings, trap_listener
 
 CONFIGURED_MODELS = {"gpt-4o-mini", "claude-sonnet-4-5", "gpt-4.1-mini", "gemini-2.5-flash"}
@@ -324,13 +324,22 @@ class Deployment:
         return [reply.json() for reply in replies]
 
 
+@pytest.fixture(scope="module")
+def sims() -> Iterator[tuple[str, str]]:
+    """The provider simulator and the other tenant's, started together, for both gateways (each starts on
+    them reset: no counter, cache or fault of the one before)."""
+    with running(simulator_launch(ADMIN_KEY), simulator_launch(ADMIN_KEY)) as (sim, probe_sim):
+        yield sim, probe_sim
+
+
 @pytest.fixture(scope="module", params=["lean", "litellm"])
-def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with (
-        pytest.MonkeyPatch.context() as monkeypatch,
-        simulator(ADMIN_KEY) as sim,
-        simulator(ADMIN_KEY) as probe_sim,
-    ):
+def gateway(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, sims: tuple[str, str]
+) -> Iterator[Deployment]:
+    sim, probe_sim = sims
+    for url in sims:
+        httpx.post(f"{url}/sim/reset", headers=ADMIN_HEADERS).raise_for_status()
+    with pytest.MonkeyPatch.context() as monkeypatch:
         settings = keyed_settings(request.param, monkeypatch, max_body_bytes=8 * 1024 * 1024)
         bases = {"openai": f"{sim}/v1", "anthropic": sim, "gemini": f"{sim}/v1beta"}
         settings["models"] = [{**model, "api_base": bases[model["provider"]]} for model in settings["models"]]
