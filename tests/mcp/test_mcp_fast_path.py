@@ -6,6 +6,7 @@ counter shows which path each took."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,37 @@ def test_a_sessions_calls_take_the_fast_path_and_answer_as_the_sdk_does(
         assert got == expected
     assert b"Stopped by the loop guard" in fast[11][2] and fast[-1][0] == fast[-2][0] == 404
     assert fast_requests(gw, "fast") == fast_before + 11  # the listing and the calls on the session
+
+
+def hostile_requests(gw: RunningGateway) -> list[tuple[int, str, bytes]]:
+    """What an attacker sends with a valid key: odd ids, names and params, deep and large values."""
+    acme = key_headers()
+    deep = b'{"a":' * 2000 + b'"x"' + b"}" * 2000
+    bodies: list[Any] = [
+        {**call("files__read_file", {"path": "notes.txt"}), "id": {"not": "an id"}},
+        {**call("files__read_file", {"path": "notes.txt"}), "id": 10**40},
+        {**call("files__read_file", {"path": "notes.txt"}), "id": None},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ["files__read_file"]},
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 123, "_meta": META}}
+        ).encode(),
+        call("files__" + "r" * 100_000, {}),
+        call("files__read_file", {"path": "../../../etc/passwd"}),
+        json.dumps(call("files__read_file", {"path": "notes.txt", "extra": "\u0000\ud800"})).encode(),
+        json.dumps(call("files__read_file", {"path": "DEEP"})).encode().replace(b'"DEEP"', deep),
+        {"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"name": "files__read_file", "_meta": META}},
+        None,
+        "tools/call",
+    ]
+    envelope = {"mcp-method": "tools/call", "mcp-name": "files__read_file"}  # as a client sends with its own body
+    answers = [wire(gw, acme, body, **(envelope if isinstance(body, bytes) else {})) for body in bodies]
+    invalid_utf8 = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\xff\xfe"}}'
+    answers.append(wire(gw, acme, invalid_utf8, **envelope))
+    return answers
+
+
+def test_hostile_requests_get_the_sdks_answers_and_no_server_error(gw: RunningGateway, sdk_gw: RunningGateway) -> None:
+    fast, through_sdk = hostile_requests(gw), hostile_requests(sdk_gw)
+    for got, expected in zip(fast, through_sdk, strict=True):
+        assert got[0] < 500, got
+        assert got == expected
