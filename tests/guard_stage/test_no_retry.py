@@ -9,7 +9,6 @@ retry options on (what Gemini CLI does) it retries 408, 429 and 5xx.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anthropic
@@ -72,12 +71,9 @@ def _ask(client: Any, api: str, text: str) -> Any:
 def test_blocked_session_is_sent_once(gw: RunningGateway, api: str) -> None:
     client = _block(gw, api, f"no-retry-{api}")
     before = metric(gw, BLOCKS % api)
-    started = time.monotonic()
     with pytest.raises(ERRORS[api]) as raised:
         _ask(client, api, "one more")
-    elapsed = time.monotonic() - started
     assert metric(gw, BLOCKS % api) - before == 1  # one request reached the gateway: no retry
-    assert elapsed < 0.4  # the SDKs' first backoff is >= 0.5 s: none happened
     error: Any = raised.value
     assert "loop guard" in str(error) and f"{HOW_TO_RESET}{api}" in str(error)
     if api == "gemini":

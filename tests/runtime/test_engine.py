@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import operator
 import threading
-import time
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -29,35 +28,38 @@ def _parallel(a: Any, b: Any) -> ar.CompiledGraph:
 
 def test_sync_nodes_of_a_superstep_run_concurrently_in_threads() -> None:
     threads: set[str] = set()
+    rendezvous = threading.Barrier(2, timeout=10)  # run one after the other, the nodes would break it
 
     def slow(name: str) -> Any:
         def node(state: State) -> dict[str, Any]:
             threads.add(threading.current_thread().name)
-            time.sleep(0.5)
+            rendezvous.wait()
             return {"log": [name]}
 
         return node
 
     app = _parallel(slow("a"), slow("b"))
-    started = time.perf_counter()
     assert app.invoke({"log": []})["log"] == ["a", "b"]
-    assert time.perf_counter() - started < 0.9  # serial would take 1 s
     assert len(threads) == 2 and all(name.startswith("node") for name in threads)
     assert not app.spec.nodes["a"].runs_inline()  # slow nodes stay in the pool
 
 
 def test_async_nodes_of_a_superstep_run_concurrently() -> None:
+    rendezvous: list[asyncio.Barrier] = []  # made inside the run's event loop
+
     def slow(name: str) -> Any:
         async def node(state: State) -> dict[str, Any]:
-            await asyncio.sleep(0.5)
+            await asyncio.wait_for(rendezvous[0].wait(), timeout=10)  # awaited one by one: a timeout
             return {"log": [name]}
 
         return node
 
+    async def run() -> Any:
+        rendezvous.append(asyncio.Barrier(2))
+        return await app.ainvoke({"log": []})
+
     app = _parallel(slow("a"), slow("b"))
-    started = time.perf_counter()
-    assert asyncio.run(app.ainvoke({"log": []}))["log"] == ["a", "b"]
-    assert time.perf_counter() - started < 0.9  # serial would take 1 s
+    assert asyncio.run(run())["log"] == ["a", "b"]
 
 
 def test_fast_sync_nodes_move_inline_after_three_runs() -> None:

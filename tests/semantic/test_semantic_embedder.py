@@ -58,7 +58,7 @@ async def test_an_embedder_past_its_cpu_share_refuses_at_once() -> None:
     started = time.perf_counter()
     with pytest.raises(EmbeddingOverloaded):
         await frugal.embed("the second is refused")
-    assert time.perf_counter() - started < 0.01
+    assert time.perf_counter() - started < 0.25  # a queued embed would wait seconds for its share
     await frugal.aclose()
 
 
