@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from agent_runtime.channels import MISSING
 from agent_runtime.constants import ERROR, INTERRUPT, RESUME
@@ -24,7 +24,7 @@ def new_checkpoint_id() -> str:
     global _last_id
     now = time.time_ns()
     _last_id = now if now > _last_id else _last_id + 1
-    return f"{_last_id:020d}"
+    return str(_last_id).zfill(20)  # zero-padded to 20 digits (zfill: a third of an f"{:020d}")
 
 
 def now_iso() -> str:
@@ -134,6 +134,38 @@ def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, 
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
 
 
+def step_metadata(run_metadata: dict[str, Any], source: str, step: int, parents: dict[str, str]) -> dict[str, Any]:
+    """A checkpoint's metadata as LangGraph saves it: the run's config metadata, source, step, parents."""
+    return {**run_metadata, "source": source, "step": step, "parents": parents}
+
+
+class ThreadStore(Protocol):
+    """A saver's direct path for the engine, one per (thread_id, checkpoint_ns) (`thread_store`): what
+    `put` and `put_writes` store, without the checkpoint, config and metadata dicts built for them."""
+
+    def save(
+        self,
+        checkpoint_id: str,
+        ts: float,
+        versions: dict[str, int],
+        seen: dict[str, dict[str, int]],
+        updated: tuple[str, ...] | None,
+        parent_id: str | None,
+        changed: Sequence[tuple[str, int, Any]],
+        metadata: dict[str, Any],
+        source: str | None = None,
+        step: int = 0,
+        parents: dict[str, str] | None = None,
+    ) -> None:
+        """`put` of a checkpoint without values; `changed`: (channel, version, value) per channel whose
+        version is new (MISSING: empty at that version). The store owns `versions` and `seen`. With
+        `source`, `metadata` is the run's config metadata, and the checkpoint's is
+        `step_metadata(metadata, source, step, parents)`, made when read."""
+
+    def put_writes(self, checkpoint_id: str, task_id: str, writes: Sequence[tuple[str, Any]]) -> None:
+        """`put_writes` on the checkpoint `checkpoint_id` of this thread."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewCheckpoint:
     """What `put` hands a backend to store: the checkpoint, where it goes, and its changed channel values."""
@@ -181,6 +213,11 @@ class BaseCheckpointer:
 
     def _save(self, new: NewCheckpoint) -> None:
         raise NotImplementedError
+
+    def thread_store(self, thread_id: str, ns: str) -> ThreadStore | None:
+        """The saver's direct path for the engine's saves on one thread namespace, if it has one (None:
+        the engine calls `put` and `put_writes`)."""
+        return None
 
     def put_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str) -> None:
         raise NotImplementedError

@@ -15,12 +15,13 @@ from agent_runtime.channels import MISSING
 from agent_runtime.channels.untracked import SendQueue
 from agent_runtime.checkpoint.base import (
     BaseCheckpointer,
-    Checkpoint,
     CheckpointTuple,
+    ThreadStore,
     checkpoint_config,
+    step_metadata,
     thread_key,
 )
-from agent_runtime.constants import ERROR, ERROR_SOURCE, INTERRUPT, NO_WRITES, NODE_FINISHED, RESUME, TASKS
+from agent_runtime.constants import INTERRUPT, NODE_FINISHED, TASKS
 from agent_runtime.core.run_config import checkpoint_metadata
 from agent_runtime.core.schema import ROOT
 from agent_runtime.core.types import START, Command, Interrupt, IsLastStepManager, StopReason
@@ -33,6 +34,7 @@ from agent_runtime.engine.report import RunReport
 from agent_runtime.engine.resume import restore_step
 from agent_runtime.engine.resume_source import ResumeSource
 from agent_runtime.engine.runner import StepRun
+from agent_runtime.engine.saving import committed_writes, put_checkpoint
 from agent_runtime.engine.spec import Branch, EngineGraph, config_namespace
 from agent_runtime.engine.start import start
 from agent_runtime.engine.stream_event import Event
@@ -115,6 +117,7 @@ class Run:
         queue = self.spec.channels.get(TASKS)  # a graph with UntrackedValue keys: they are never saved
         self._send_queue = queue if isinstance(queue, SendQueue) else None
         self._cp_config_cache: tuple[str, dict[str, Any]] | None = None
+        self._store: ThreadStore | None = None  # the checkpointer's direct path for this thread, if it has one
         self._loaded: CheckpointTuple | None = None  # the checkpoint the run started from
         self.replay: ReplayBound | None = None  # a time-travelling run's (shared with its subgraphs' runs)
         self.start_from: Any = MISSING  # a subgraph's on replay: its checkpoint then (None: none), not its latest
@@ -248,6 +251,7 @@ class Run:
         saved = None
         if self.checkpointer is not None:
             self.thread_id, self.ns = thread_key(self.config)
+            self._store = self.checkpointer.thread_store(self.thread_id, self.ns)
             saved = self.checkpointer.get_tuple(self.config) if self.start_from is MISSING else self.start_from
         if saved is None:
             self.state = ChannelState({k: ch.new() for k, ch in spec.channels.items()}, {}, {})
@@ -301,36 +305,37 @@ class Run:
         return [(START, {k: data[k] for k in data if k in schema.keys})]
 
     # -- checkpoints ------------------------------------------------------------------------------------
+    def _config_of(self, checkpoint_id: str) -> dict[str, Any]:
+        """Config naming a checkpoint of this run's thread ("": the thread, no checkpoint)."""
+        if checkpoint_id:
+            return checkpoint_config(self.thread_id, self.ns, checkpoint_id)
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+
     def _cp_config(self) -> dict[str, Any]:
         """Config naming the current checkpoint (the parent of the next one)."""
         cached = self._cp_config_cache
         if cached is None or cached[0] != self.checkpoint_id:
-            config = (
-                checkpoint_config(self.thread_id, self.ns, self.checkpoint_id)
-                if self.checkpoint_id
-                else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
-            )
-            cached = self._cp_config_cache = (self.checkpoint_id, config)
+            cached = self._cp_config_cache = (self.checkpoint_id, self._config_of(self.checkpoint_id))
         return cached[1]
 
     def _save(self, source: str) -> None:
         """Checkpoint the state after a superstep (or the input / an update). With
         durability="exit" the ids still advance (task ids derive from them, so a resume matches
         the saved writes) but only the final state is written, by `_save_exit`."""
-        if self.checkpointer is None:
+        checkpointer = self.checkpointer
+        if checkpointer is None:
             return
         self._last_step = self.step
-        parent = self._cp_config()
+        parent_id = self.checkpoint_id
         if self.durability == "exit":
-            self.checkpoint_id = self.checkpointer.new_id()
+            self.checkpoint_id = checkpointer.new_id()
             self._exit_source = source  # what `_save_exit` writes it as
-            # its debug event names no parent: none was written in this run (LangGraph's)
-            parent = {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+            parent_id = ""  # its debug event names no parent: none was written in this run (LangGraph's)
         else:
-            self._put(self.checkpointer.new_id(), source, self.step, parent)
+            self._put(checkpointer.new_id(), source, self.step, parent_id)
         if self.checkpoint_events:
-            metadata = {**self.config_metadata, "source": source, "step": self.step, "parents": self.parents}
-            events.checkpoint_saved(self, metadata, parent)
+            metadata = step_metadata(self.config_metadata, source, self.step, self.parents)
+            events.checkpoint_saved(self, metadata, self._config_of(parent_id))
 
     def save_branch_point(self, source: str) -> None:
         """Save the loaded state as the first checkpoint of a new branch. It gets a version above the
@@ -347,62 +352,59 @@ class Run:
         if self.checkpointer is None or self.durability != "exit":
             return
         if self.checkpoint_id and self.checkpoint_id != self._persisted_id:
-            self._put(self.checkpoint_id, self._exit_source, self._last_step, self._exit_parent())
+            self._put(self.checkpoint_id, self._exit_source, self._last_step, self._persisted_id)
         for task in (*tasks, *self.calls):
             if task.done or task.interrupts is not None or task.error is not None:
                 self.commit(task, force=True)
 
-    def _exit_parent(self) -> dict[str, Any]:
-        if self._persisted_id:
-            return checkpoint_config(self.thread_id, self.ns, self._persisted_id)
-        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
-
-    def _put(self, checkpoint_id: str, source: str, step: int, parent: dict[str, Any]) -> None:
-        assert self.checkpointer is not None
+    def _put(self, checkpoint_id: str, source: str, step: int, parent_id: str) -> None:
+        """Save the state as checkpoint `checkpoint_id`, the child of `parent_id` ("": none)."""
         state = self.state
         # versions only grow, so what changed since the last save is what is newer than its maximum
         saved_max = self._saved_max
-        new_versions = {c: v for c, v in state.versions.items() if v > saved_max}
-        values = {}
-        for chan in state.versions if self.checkpointer.full_values else new_versions:
-            snapshot = state.channels[chan].stored()
-            if snapshot is not MISSING:
-                values[chan] = snapshot
-        checkpoint = Checkpoint(
-            checkpoint_id,
-            time.time(),
-            values,
-            dict(state.versions),
-            dict(state.seen),
-            None if self.updated is None else tuple(self.updated),
-        )
-        metadata = {**self.config_metadata, "source": source, "step": step, "parents": self.parents}
-        self.checkpointer.put(parent, checkpoint, metadata, new_versions)
+        store = self._store
+        if store is not None:  # our own saver: no checkpoint, metadata or config to build per step
+            versions, channels, step_updated = state.versions, state.channels, self.updated
+            changed = []  # a loop, not a comprehension: cheaper for the few channels a step changes (3.11)
+            for chan, version in versions.items():
+                if version > saved_max:
+                    changed.append((chan, version, channels[chan].stored()))
+            store.save(
+                checkpoint_id,
+                time.time(),
+                versions.copy(),
+                state.seen.copy(),
+                None if step_updated is None else tuple(step_updated),
+                parent_id or None,
+                changed,
+                self.config_metadata,
+                source,
+                step,
+                self.parents,
+            )
+        else:
+            assert self.checkpointer is not None
+            metadata = step_metadata(self.config_metadata, source, step, self.parents)
+            parent = self._config_of(parent_id)
+            put_checkpoint(
+                self.checkpointer, parent, checkpoint_id, time.time(), state, saved_max, self.updated, metadata
+            )
         self.checkpoint_id = self._persisted_id = checkpoint_id
         self._saved_max = state.max_version
 
     def commit(self, task: Task, force: bool = False) -> None:
         """Persist a finished task's writes at once, so a resume after a crash skips it."""
-        if self.checkpointer is None or (self.durability == "exit" and not force):
+        checkpointer = self.checkpointer
+        if checkpointer is None or (self.durability == "exit" and not force):
             return
-        writes: list[tuple[str, Any]] = list(task.writes)
-        if task.interrupts is not None:
-            writes.append((INTERRUPT, list(task.interrupts)))
-        elif task.error is not None:
-            # its answered interrupts and the one it was asking stay (as LangGraph's writes, which the
-            # error does not replace), so an invalid resume value can be answered again
-            asked = [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
-            writes = [(ERROR, repr(task.error)), *([(RESUME, list(task.resume))] if task.resume else []), *asked]
-            if task.done:  # done with an error: its error handler took over
-                writes.append((ERROR_SOURCE, task.name))
+        writes = task.writes  # a task that finished with output: its writes as they are (the saver copies them)
+        ended = task.interrupts is not None or task.error is not None or not writes or writes[0][0] in CONTROL_WRITES
+        if ended or self.saved_writes or self._send_queue is not None:
+            writes = committed_writes(task, self.saved_writes.get(task.id, ()), self._send_queue)
+        if self._store is not None:
+            self._store.put_writes(self.checkpoint_id, task.id, writes)
         else:
-            if all(c in CONTROL_WRITES for c, _ in writes):  # finished without output: say it finished
-                writes.append((NO_WRITES, None))
-            # the questions it asked before it finished stay on record (a step's history shows them)
-            writes += [(c, v) for c, v in self.saved_writes.get(task.id, ()) if c == INTERRUPT]
-        if self._send_queue is not None:
-            writes = self._send_queue.persistable(writes)
-        self.checkpointer.put_writes(self._cp_config(), writes, task.id)
+            checkpointer.put_writes(self._cp_config(), list(writes), task.id)
 
     def _reapply_pending(self, tasks: list[Task], handlers: bool = True) -> None:
         """On the first tick of a resume, tasks that finished before keep their saved writes (and
