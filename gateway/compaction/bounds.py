@@ -4,19 +4,18 @@ Agents resend the whole history each turn: its messages were counted on earlier 
 kept in their facts, gateway/history/) and only the new turn is not. Most requests are far under every
 threshold, which the known counts plus the new turn's bytes already show: the engine counts exactly only
 once that bound reaches a threshold, so a turn's counting work follows its new messages, not the history.
+The sums themselves are kept per session (totals.py): a request adds only its new messages to them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from gateway.compaction.layout import Layout, Message
-from gateway.compaction.results import message_results
-from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, message_bound
+from gateway.compaction.layout import Layout
+from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Steps
 
@@ -33,33 +32,11 @@ def surely_small(layout: Layout, body: dict[str, Any], facts: Sequence[MessageFa
             if lower >= limit:
                 return False
             yield
+    return serialized_small(body, len(facts), limit)
+
+
+def serialized_small(body: dict[str, Any], messages: int, limit: int) -> bool:
+    """surely_small's answer once the messages' bytes leave it possible: from the body's serialization."""
     data = orjson.dumps(body)
-    bound = len(data) + MESSAGE_OVERHEAD * len(facts) + IMAGE_TOKENS * data.count(b'"type":"image')
+    bound = len(data) + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * data.count(b'"type":"image')
     return bound < limit
-
-
-@dataclass(slots=True)
-class Counts:
-    """A request's messages' tokens as far as their facts know them."""
-
-    tokens: list[int]  # each message's count in the counter's encoding where known, else its bound
-    exact: bool  # every one was known
-    largest: int  # bytes of its largest message: no tool result is larger
-
-
-def counts_or_bounds(
-    counter: TokenCounter, layout: Layout, messages: list[Message], facts: Sequence[MessageFacts]
-) -> Steps[Counts]:
-    """What the messages' facts know of their tokens (tokens.message_bound where they know nothing)."""
-    found = Counts([], True, 0)
-    for start in range(0, len(messages), CHUNK):
-        for index in range(start, min(start + CHUNK, len(messages))):
-            known = facts[index]
-            count = known.tokens.get(counter.name)
-            if count is None:
-                found.exact = False
-                count = message_bound(known.size, message_results(layout, messages[index], known).images)
-            found.tokens.append(count)
-            found.largest = max(found.largest, known.size)
-        yield
-    return found

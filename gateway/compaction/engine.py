@@ -8,7 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.compaction.bounds import counts_or_bounds, surely_small
+from gateway.compaction.bounds import serialized_small, surely_small
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
 from gateway.compaction.layout import Layout, Message, digest
@@ -16,7 +16,7 @@ from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cut_steps
-from gateway.compaction.results import Results, tool_results
+from gateway.compaction.results import Results
 from gateway.compaction.summarizer import (
     INSTRUCTION,
     SummaryFailed,
@@ -27,6 +27,7 @@ from gateway.compaction.summarizer import (
 )
 from gateway.compaction.thresholds import Thresholds, context_window
 from gateway.compaction.tokens import TokenCounter, counter_for
+from gateway.compaction.totals import Totals, sessions
 from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
@@ -86,7 +87,7 @@ class Run:
         self.messages = self.layout.messages(ctx.body)
         self.tenant = ctx.tenant_label
         self.counter: TokenCounter = counter_for(self.route.provider, self.route.model)
-        self.thresholds = Thresholds.of(config, context_window(self.route, config.default_context_window))
+        self.thresholds = Thresholds.for_request(config, context_window(self.route, config.default_context_window))
         store = ctx.services.store
         self.memo = Memo(ctx.state, config.state_ttl_s)  # the record is read ahead (CompactionStage.reads_ahead)
         self.originals = Originals(store, config.state_ttl_s)
@@ -97,6 +98,7 @@ class Run:
         self.summarizer = config.summarizer_model or self.route.name
         self.fixed = 0  # tools and system prompt: counted in execute
         self.facts: list[MessageFacts] = []  # the messages' shared facts (gateway/history/): taken in execute
+        self.totals = Totals(self.layout.name, self.counter.name)  # the session's: taken in execute
 
     def session(self) -> str:
         """The client's session, else one named by how the conversation starts (clients without ids)."""
@@ -109,28 +111,86 @@ class Run:
         return self.fixed + self.history.tokens()
 
     async def _tool_results(self) -> Results:
-        return await tool_results(self.layout, self.messages, self.facts, self.history.start, self.pacer)
+        """results.tool_results from the start of the history after the summary (the session's totals
+        derive only the messages no earlier request of theirs derived)."""
+        return await finish_paced(self.totals.results(self.layout, self.messages, self.history.start), self.pacer)
 
     async def execute(self) -> Outcome:
         # The facts are shared with the other stages (taken once per request): the bounds read them.
         self.facts = await finish_paced(self.ctx.history.facts_steps(self.messages), self.pacer)
         t = self.thresholds
-        if await finish_paced(
-            surely_small(self.layout, self.body, self.facts, min(t.compact_trigger, t.shrink_at)), self.pacer
-        ):
+        # The session's running totals: their sums cost this request's new messages only (totals.py).
+        session = self.session()
+        totals = self.totals = await finish_paced(
+            sessions.of(session, self.layout, self.counter.name, self.messages, self.facts), self.pacer
+        )
+        small = min(t.compact_trigger, t.shrink_at)
+        # surely_small, with the messages' bytes from the totals: those alone reaching its limit answer it.
+        if isinstance(self.body.get(self.layout.history_field), list):
+            under = totals.byte_bound() < small and serialized_small(self.body, len(self.facts), small)
+        else:
+            under = await finish_paced(surely_small(self.layout, self.body, self.facts, small), self.pacer)
+        if under:
             # Nothing recorded and nothing to do: counting its tokens would only fill two headers, and
             # it is most of this stage's CPU on typical traffic.
+            sessions.keep(session, self.tenant, totals)
             return Outcome(0, 0, t.window, counted=False)
-        session = self.session()
         record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
-        known = await finish_paced(counts_or_bounds(self.counter, self.layout, self.messages, self.facts), self.pacer)
-        counts, exact = known.tokens, known.exact
+        if record.summary is None and not record.compacted and totals.largest < t.shrink_at:
+            quick = await self._untouched(totals)
+            if quick is not None:
+                sessions.keep(session, self.tenant, totals)
+                return quick
+        outcome = await self._walk(record, session, totals)
+        sessions.keep(session, self.tenant, totals)
+        return outcome
+
+    async def _untouched(self, totals: Totals) -> Outcome | None:
+        """The outcome of a request with nothing recorded and no result to shrink, when it stays under
+        the compaction trigger: the walk's sums and counts (`_walk`), from the totals, for its new turn.
+        None when it is over the trigger (the walk decides what to compact)."""
+        t = self.thresholds
+        limit = min(t.compact_trigger, t.window)
+        fresh = totals.bound(self.layout, self.messages)
+        tokens = self.fixed + totals.tokens
+        # Counts that were bounds when taken and may be known now (by another session's count): they
+        # decide whether to count (over the limit with them as bounds) or whether all are known (no bound
+        # was taken now, and the newest one is known now). Otherwise the walk's sum is at most this one:
+        # under the limit as well, and not all known.
+        if totals.loose and (tokens > limit or (not fresh and totals.newest_known())):
+            totals.refresh()
+            tokens = self.fixed + totals.tokens
+        exact = totals.exact
+        if not exact and tokens > limit:
+            # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
+            await self._count_loose(totals)
+            tokens, exact = self.fixed + totals.tokens, True
+        if tokens > t.compact_trigger:
+            return None
+        # Not exact: the bound shows it under every threshold (its token fields are not reported then).
+        return Outcome(tokens, tokens, t.window, counted=exact)
+
+    async def _count_loose(self, totals: Totals) -> list[int]:
+        """Count the messages the totals know only a bound of (the others are counted): their indexes."""
+        loose = [index for index, _ in totals.loose]
+        messages, facts = [self.messages[i] for i in loose], [self.facts[i] for i in loose]
+        await self.counter.count_messages(messages, self.pacer, facts)
+        totals.settle()
+        return loose
+
+    async def _walk(self, record: SessionRecord, session: str, totals: Totals) -> Outcome:
+        """Every message's count (from the totals: counts_or_bounds's, taken for the new turn), the record
+        replayed, then what to compact (or summarize)."""
+        t = self.thresholds
+        totals.bound(self.layout, self.messages)
+        totals.refresh()
+        counts, exact = list(totals.counts), totals.exact
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
         # Under the trigger only recorded or very large results are acted on: most requests have neither.
-        results = await self._tool_results() if record.compacted or known.largest >= t.shrink_at else None
+        results = await self._tool_results() if record.compacted or totals.largest >= t.shrink_at else None
         shrunk = (
             await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
             if results is not None
@@ -139,8 +199,9 @@ class Run:
         tokens = self.tokens()
         if not exact and tokens > min(t.compact_trigger, t.window):
             # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
-            counts = await self.counter.count_messages(self.messages, self.pacer, self.facts)
-            self.history.settle(counts)
+            loose = await self._count_loose(totals)
+            counts = list(totals.counts)
+            self.history.settle(counts, loose)
             tokens, exact = self.tokens(), True
         # Not exact: the bound shows it under every threshold, nothing to decide from a count.
         outcome = Outcome(self.fixed + sum(counts), tokens, t.window, counted=exact)

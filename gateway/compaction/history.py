@@ -8,6 +8,7 @@ long the history: one request may hold 100,000 messages, and the engine asks for
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import accumulate
 from typing import Any
 
@@ -42,13 +43,19 @@ class History:
         self._sent_counts[result.message] = await self.counter.message_off_loop(message)
         self._sums = None
 
-    def settle(self, counts: list[int]) -> None:
+    def settle(self, counts: list[int], changed: Iterable[int] | None = None) -> None:
         """Exact counts of the raw messages in place of the bounds it was made with (replaced messages
-        keep the counts of what replaced them)."""
-        self._sent_counts = [
-            sent if index in self._rendered else count
-            for index, (sent, count) in enumerate(zip(self._sent_counts, counts, strict=True))
-        ]
+        keep the counts of what replaced them). `changed`: the only messages whose counts differ from
+        those it was made with (the others are left as they are: O(changed))."""
+        if changed is not None:
+            for index in changed:
+                if index not in self._rendered:
+                    self._sent_counts[index] = counts[index]
+        else:
+            self._sent_counts = [
+                sent if index in self._rendered else count
+                for index, (sent, count) in enumerate(zip(self._sent_counts, counts, strict=True))
+            ]
         self._sums = None
 
     def is_replaced(self, message: int, block: int | None) -> bool:

@@ -32,6 +32,10 @@ def resolve(value: float, window: int) -> int:
     return int(value * window) if value <= 1 else int(value)
 
 
+_KNOWN: dict[tuple[int, int], tuple[CompactionConfig, Thresholds]] = {}
+KNOWN_MAX = 256  # policies are computed once each (Services.policy_for): a handful of configs
+
+
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     window: int
@@ -53,3 +57,14 @@ class Thresholds:
             summarize_keep=resolve(config.summarize_keep, window),
             shrink_at=resolve(config.shrink_tool_result_at, window),
         )
+
+    @classmethod
+    def for_request(cls, config: CompactionConfig, window: int) -> Thresholds:
+        """`of`, remembered per config object (policies are shared by the requests they apply to)."""
+        known = _KNOWN.get((id(config), window))
+        if known is not None and known[0] is config:  # the same object, not one that reused its id
+            return known[1]
+        if len(_KNOWN) >= KNOWN_MAX:
+            _KNOWN.clear()
+        found = _KNOWN[(id(config), window)] = (config, cls.of(config, window))
+        return found[1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
 from gateway.compaction.layouts import LAYOUTS
@@ -26,6 +27,7 @@ from gateway.state import Op
 
 log = logging.getLogger("cachegate.compaction")
 TOOL_NOTE = "compaction_retrieval_tool"
+CHILDREN_MAX = 4096  # labelled metric children remembered (routes x actions: far fewer in practice)
 
 
 class CompactionStage(Stage):
@@ -33,6 +35,7 @@ class CompactionStage(Stage):
 
     def __init__(self, services: Services) -> None:
         self.metrics = CompactionMetrics(services.metrics.registry)
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         services.extras[self.name] = self.metrics
         for route in services.settings.models:  # loading an encoding takes ~0.1 s: not on a request
             counter_for(route.provider, route.model)
@@ -86,25 +89,36 @@ class CompactionStage(Stage):
                 log.exception("could not charge the summary to the session")
                 self.metrics.failures.labels("charge").inc()
 
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """The metric's child for these labels, looked up once: `labels()` checks and locks on every call,
+        a fixed cost on every request (the labels are route names and a few fixed values)."""
+        key = (id(metric), labels)  # the metrics live as long as the stage
+        child = self._children.get(key)
+        if child is None:
+            if len(self._children) >= CHILDREN_MAX:
+                self._children.clear()
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def _report(self, ctx: RequestContext, outcome: Outcome) -> None:
-        model, m = ctx.model_label, self.metrics
-        m.requests.labels(model, outcome.action).inc()
+        model, m, child = ctx.model_label, self.metrics, self._child
+        child(m.requests, model, outcome.action).inc()
         if not outcome.counted:
             ctx.response_headers["x-cachegate-compaction"] = outcome.action
             return
-        m.tokens.labels(model, "before").inc(outcome.tokens_before)
-        m.tokens.labels(model, "after").inc(outcome.tokens_after)
+        child(m.tokens, model, "before").inc(outcome.tokens_before)
+        child(m.tokens, model, "after").inc(outcome.tokens_after)
         if outcome.compacted:
-            m.compactions.labels(model).inc()
-            m.compacted_results.labels(model).inc(outcome.compacted)
+            child(m.compactions, model).inc()
+            child(m.compacted_results, model).inc(outcome.compacted)
         if outcome.summary is not None:
-            m.summaries.labels(model, outcome.summary).inc()
+            child(m.summaries, model, outcome.summary).inc()
         if outcome.summary_cost_usd:
-            m.summary_cost.labels(model).inc(outcome.summary_cost_usd)
+            child(m.summary_cost, model).inc(outcome.summary_cost_usd)
         if outcome.compacted or outcome.action == "summarized":
-            m.invalidated.labels(model).observe(outcome.invalidated)
+            child(m.invalidated, model).observe(outcome.invalidated)
         if outcome.tokens_after > outcome.window:
-            m.over_window.labels(model).inc()
+            child(m.over_window, model).inc()
         headers = {
             "x-cachegate-compaction": outcome.action,
             "x-cachegate-compaction-tokens-before": str(outcome.tokens_before),
