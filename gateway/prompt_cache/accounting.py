@@ -6,7 +6,7 @@ have cost uncached minus what they did cost (negative when write premiums were n
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.usage import Cost, Price, Usage
@@ -55,7 +55,16 @@ class CacheTotals:
         return self.uncached_cost_usd - self.cost_usd
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Spelled out: `asdict` deep-copies each value (~15 us a call, on every response).
+        return {
+            "requests": self.requests,
+            "uncached": self.uncached,
+            "read": self.read,
+            "write": self.write,
+            "cost_usd": self.cost_usd,
+            "uncached_cost_usd": self.uncached_cost_usd,
+            "write_premium_usd": self.write_premium_usd,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CacheTotals:

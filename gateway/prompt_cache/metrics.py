@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Gauge
 
 from gateway.services import Services
@@ -9,6 +11,9 @@ from gateway.services import Services
 
 class PromptCacheMetrics:
     def __init__(self, services: Services) -> None:
+        # Labelled children, looked up once: `labels` costs ~2 us a call and a response makes several
+        # (labels: tenants and small fixed sets of kinds; no label set is ever removed).
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
         r = services.metrics.registry
         self.requests = Counter(
             "cachegate_prompt_cache_requests",
@@ -84,6 +89,14 @@ class PromptCacheMetrics:
             ["tenant"],
             registry=r,
         )
+
+    def child(self, metric: Counter | Gauge, *labels: str) -> Any:
+        """`metric.labels(*labels)`, remembered."""
+        key = (metric, labels)  # metrics hash by identity
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
 
 def prompt_cache_metrics(services: Services) -> PromptCacheMetrics:

@@ -21,11 +21,12 @@ from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_ste
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
-from gateway.prompt_cache.shapes import SHAPES, Shape
-from gateway.prompt_cache.survey import set_marks, survey_steps
+from gateway.prompt_cache.shapes import SHAPES, Shape, system_indexes
+from gateway.prompt_cache.survey import SurveyHead, set_marks, survey_steps
 from gateway.prompt_cache.system_text import SystemPrompt
 from gateway.prompt_cache.tools_part import ToolsPart, tools_part_steps
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
+from gateway.prompt_cache.turns import Prefix, Turn
 from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
 from gateway.prompt_cache.work import WorkingCopy, copy_steps
 
@@ -46,6 +47,7 @@ class Outcome:
     skipped: str | None = None  # why no marks were placed
     ttl: Ttl | None = None
     key_action: str | None = None  # set | stripped
+    prefix: Prefix | None = None  # per-message results the line's next request can start from (turns.py)
 
     def headers(self) -> dict[str, str]:
         headers = {"x-cachegate-prefix-break": self.prefix_break.header()}
@@ -92,14 +94,17 @@ def _place_marks(
     config: PromptCacheConfig,
     previous: SessionState,
     facts: list[MessageFacts] | None,
-) -> Steps[None]:
+    head: SurveyHead | None,
+    system: list[int] | None,
+) -> Steps[SurveyHead | None]:
+    """Plan and place the marks; the survey's known run (for the line's next request: turns.py)."""
     body = work.body
     skip = config.skip_unstable_prefix and outcome.state.static_changes >= 2
     # Token counts are only needed when marks will be planned.
     min_tokens = 0 if skip else config.min_tokens if config.min_tokens is not None else min_cacheable_tokens(route)
-    survey = yield from survey_steps(work, wire, outcome.prefix_break, min_tokens, facts)
+    survey = yield from survey_steps(work, wire, outcome.prefix_break, min_tokens, facts, head, system)
     if not survey.count:
-        return
+        return survey.head
     client = survey.client
     automatic = isinstance(body.get("cache_control"), dict) if wire == "anthropic" else False
     outcome.client_marks = len(client) + int(automatic)
@@ -133,6 +138,7 @@ def _place_marks(
         }
         set_marks(work, wire, survey, marks)
     outcome.state.marks = sorted({*client, *(p.position for p in outcome.placements)})
+    return survey.head
 
 
 def _session_keys(
@@ -196,19 +202,25 @@ def optimize_steps(
     session_key: str | None,
     now: float,
     view: HistoryView | None = None,
+    turn: Turn | None = None,
 ) -> Steps[Outcome]:
     """The request as it should go upstream, with diagnostics; `previous` is the session's state, `view`
-    the request's shared message facts (gateway/history/: the digests other stages already took)."""
+    the request's shared message facts (gateway/history/: the digests other stages already took),
+    `turn` what the line's previous request left in this process (only saves work: turns.py)."""
     shape = SHAPES[wire]
     # The facts of the caller's messages (already taken by earlier stages) hold for the copy's.
     facts = (yield from view.facts_steps(shape.messages(body))) if view is not None else None
+    head = turn.prefix_of(wire, facts) if turn is not None else None
     copy = yield from copy_steps(body, shape)
     work = copy.body
     style = cache_style(route, config)
     sent_tools, tools_part = yield from tools_part_steps(work.get("tools"), config.canonical_tools)
     if "tools" in work:
         work["tools"] = sent_tools
-    system = yield from shape.system_steps(work, copy.own)
+    at: list[int] = []  # the system messages' positions (read before any message is copied)
+    if shape.system_messages:
+        at = system_indexes(copy.messages, (len(head.facts), head.system) if head is not None else None)
+    system = yield from shape.system_steps(work, copy.own, at)
     volatile = yield from _volatile_kinds(tools_part, system)
     moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
@@ -216,10 +228,11 @@ def optimize_steps(
     messages = shape.messages(work)
     digests = facts  # a relocation changed a message: its facts do not hold for the copy (its blocks' do)
     if moved or (facts is not None and len(facts) != len(messages)):
-        digests = None
+        digests = head = None
     tools, part = work.get("tools"), system.part()
+    known = (len(head.facts), head.plain, head.masked) if head is not None else None
     record = yield from record_prefix_steps(
-        route.name, tools, part, messages, previous.record, digests, tools_hash=tools_part.hash
+        route.name, tools, part, messages, previous.record, digests, tools_hash=tools_part.hash, head=known
     )
     relocated = bool(moved)
     if relocated:
@@ -233,12 +246,17 @@ def optimize_steps(
         static_changes=previous.static_changes + 1 if static_changed else 0,
     )
     outcome = Outcome(work, style, found, state, volatile=volatile, relocated=relocated)
+    run = None
     if style is CacheStyle.ANTHROPIC and config.breakpoints:
         if shape.marks:
-            yield from _place_marks(outcome, copy, wire, route, config, previous, facts)
+            surveyed = head.survey if head is not None else None
+            system_at = at if shape.system_messages else None
+            run = yield from _place_marks(outcome, copy, wire, route, config, previous, facts, surveyed, system_at)
         else:  # the body has no field for marks (docs/prompt-cache.md, per wire)
             outcome.skipped = f"{wire}_wire"
     elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache and shape.marks:
         yield from _strip_marks(copy, wire)
     _session_keys(outcome, shape, route, config, session_key)
+    if digests is not None:  # the record's digests are the caller's messages' (as `at` is their positions)
+        outcome.prefix = Prefix(digests, record.plain, record.masked, at, run)
     return outcome

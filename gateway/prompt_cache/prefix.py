@@ -125,21 +125,30 @@ _PROMPT_CACHE = attrgetter("prompt_cache")
 
 
 def _message_digests(
-    messages: list[Any], previous: PrefixRecord | None, facts: list[MessageFacts] | None
+    messages: list[Any],
+    previous: PrefixRecord | None,
+    facts: list[MessageFacts] | None,
+    head: tuple[int, bytes, bytes] | None = None,
 ) -> Steps[tuple[bytes, bytes]]:
     """(plain, masked) digests of every message. `facts` (the messages' shared facts, gateway/history/)
     keep them per message content: a message any earlier request carried is not serialized again, and
     its digests are joined with the others' in C (no pass of Python per message of the history). Else
-    a message equal to the previous request's at the same position reuses its masked digest."""
+    a message equal to the previous request's at the same position reuses its masked digest. `head`
+    (count, their plain and masked digests): the first messages' digests, known (with `facts` only:
+    the session's previous request had the same first messages, gateway/prompt_cache/turns.py), so
+    only the messages after them are looked at."""
     before_plain, before_masked = (previous.plain, previous.masked) if previous else (b"", b"")
+    offset, head_plain, head_masked = head if head is not None and facts is not None else (0, b"", b"")
+    if facts is not None and offset:
+        facts = facts[offset:]
     known: list[tuple[bytes, bytes] | None] = (
         list(map(_PROMPT_CACHE, facts)) if facts is not None else [None] * len(messages)
     )
     missing = list(compress(range(len(known)), map(is_, known, repeat(None))))  # in C, as the joins below
     for number, index in enumerate(missing):
-        data = serialize(messages[index])
+        data = serialize(messages[offset + index])
         current = raw_digest(data)
-        start = index * DIGEST_SIZE
+        start = (offset + index) * DIGEST_SIZE
         if before_plain[start : start + DIGEST_SIZE] == current:
             hidden = before_masked[start : start + DIGEST_SIZE]
         elif len(data) <= WINDOW:
@@ -152,7 +161,9 @@ def _message_digests(
         if number % CHUNK == CHUNK - 1:
             yield
     pairs = cast(list[tuple[bytes, bytes]], known)
-    return b"".join(map(itemgetter(0), pairs)), b"".join(map(itemgetter(1), pairs))
+    plain = b"".join(map(itemgetter(0), pairs))
+    masked = b"".join(map(itemgetter(1), pairs))
+    return (head_plain + plain, head_masked + masked) if offset else (plain, masked)
 
 
 def record_prefix_steps(
@@ -164,13 +175,15 @@ def record_prefix_steps(
     facts: list[MessageFacts] | None = None,
     *,
     tools_hash: PartHash | None = None,
+    head: tuple[int, bytes, bytes] | None = None,
 ) -> Steps[PrefixRecord]:
     """The request's prefix record; `previous` (the session's last record), `facts` (the facts of
-    `messages`, in order) and `tools_hash` (the hash of `tools`, known) only save work."""
+    `messages`, in order), `tools_hash` (the hash of `tools`, known) and `head` (the first messages'
+    digests, known: `_message_digests`) only save work."""
     if tools_hash is None:
         tools_hash = yield from PartHash.of_steps(tools)
     system_hash = yield from PartHash.of_steps(system)
-    plain, masked = yield from _message_digests(messages, previous, facts)
+    plain, masked = yield from _message_digests(messages, previous, facts, head)
     return PrefixRecord(model, tools_hash, system_hash, plain, masked)
 
 

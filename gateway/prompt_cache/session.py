@@ -69,13 +69,21 @@ def state_read(line: str) -> Op:
     return Op("get", _state_key(line))
 
 
-def state_write(line: str, state: SessionState, ttl_s: float) -> Op:
-    """The write of `save_state`, as an op (a request defers it: gateway/state/request.py)."""
-    return Op("set", _state_key(line), ttl_s=ttl_s, values=(state.to_bytes(),))
+def state_write(line: str, state: SessionState | bytes, ttl_s: float) -> Op:
+    """The write of `save_state`, as an op (a request defers it: gateway/state/request.py); `state` may
+    be given as its bytes (`to_bytes`)."""
+    raw = state if isinstance(state, bytes) else state.to_bytes()
+    return Op("set", _state_key(line), ttl_s=ttl_s, values=(raw,))
+
+
+async def load_raw(store: StateStore, line: str) -> bytes | None:
+    """The line's state as stored (`SessionState.from_bytes` decodes it)."""
+    raw: bytes | None = (await store.batch([state_read(line)]))[0]
+    return raw
 
 
 async def load_state(store: StateStore, line: str) -> SessionState:
-    raw = (await store.batch([state_read(line)]))[0]
+    raw = await load_raw(store, line)
     return SessionState.from_bytes(raw) if raw else SessionState()
 
 

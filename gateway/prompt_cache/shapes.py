@@ -33,11 +33,21 @@ def _system_indexes(messages: list[Any]) -> list[int]:
     return [index for index, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
 
 
-def _role_holders(messages: list[Any], own: Own) -> Steps[list[tuple[dict[str, Any], str]]]:
-    """The content of every system/developer message, each message taken through `own`: its text may
-    be rewritten."""
+def system_indexes(messages: list[Any], head: tuple[int, list[int]] | None = None) -> list[int]:
+    """`_system_indexes`; `head` (count, their system indexes): the first `count` messages' positions,
+    known (the same messages as a request of the session before: only the new ones are looked at)."""
+    if head is None:
+        return _system_indexes(messages)
+    count, known = head
+    found = _system_indexes(messages[count:])
+    return [*known, *(count + index for index in found)] if found else list(known)
+
+
+def _role_holders(indexes: list[int], own: Own) -> Steps[list[tuple[dict[str, Any], str]]]:
+    """The content of every system/developer message (at `indexes`), each message taken through `own`:
+    its text may be rewritten."""
     found: list[tuple[dict[str, Any], str]] = []
-    for number, index in enumerate(_system_indexes(messages)):
+    for number, index in enumerate(indexes):
         found.append((own(index), "content"))
         if number % CHUNK == CHUNK - 1:
             yield
@@ -49,6 +59,7 @@ class Shape(ABC):
     history_field = "messages"
     marks = False  # its body carries cache_control marks (placed for Anthropic-style providers)
     cache_key = False  # its body takes prompt_cache_key / prompt_cache_retention
+    system_messages = False  # system/developer messages of its history are part of the system prompt
     reply_role = "assistant"
 
     def messages(self, body: dict[str, Any]) -> list[Any]:
@@ -56,8 +67,9 @@ class Shape(ABC):
         return messages if isinstance(messages, list) else []
 
     @abstractmethod
-    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
-        """Where the system prompt's text is; history messages that hold it are taken through `own`."""
+    def system_steps(self, body: dict[str, Any], own: Own, indexes: list[int]) -> Steps[SystemPrompt]:
+        """Where the system prompt's text is; history messages that hold it (at `indexes`, from
+        `system_indexes`, when `system_messages`) are taken through `own`."""
 
     def ends_with_reply(self, body: dict[str, Any]) -> bool:
         """No note can follow the newest turn (an assistant prefill, or nothing at all)."""
@@ -72,10 +84,10 @@ class Shape(ABC):
 
 class ChatShape(Shape):
     name = "openai"
-    marks = cache_key = True
+    marks = cache_key = system_messages = True
 
-    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
-        holders = yield from _role_holders(self.messages(body), own)
+    def system_steps(self, body: dict[str, Any], own: Own, indexes: list[int]) -> Steps[SystemPrompt]:
+        holders = yield from _role_holders(indexes, own)
         return SystemPrompt(holders)
 
 
@@ -83,7 +95,7 @@ class AnthropicShape(Shape):
     name = "anthropic"
     marks = True
 
-    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
+    def system_steps(self, body: dict[str, Any], own: Own, indexes: list[int]) -> Steps[SystemPrompt]:
         yield from ()  # nothing to walk: a step generator like the others
         return SystemPrompt([(body, "system")], whole=True)
 
@@ -99,10 +111,10 @@ class ResponsesShape(Shape):
 
     name = "responses"
     history_field = "input"
-    cache_key = True
+    cache_key = system_messages = True
 
-    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
-        holders = yield from _role_holders(self.messages(body), own)
+    def system_steps(self, body: dict[str, Any], own: Own, indexes: list[int]) -> Steps[SystemPrompt]:
+        holders = yield from _role_holders(indexes, own)
         instructions = [(body, "instructions")] if isinstance(body.get("instructions"), str) else []
         return SystemPrompt([*instructions, *holders])
 
@@ -122,7 +134,7 @@ class GeminiShape(Shape):
     history_field = "contents"
     reply_role = "model"
 
-    def system_steps(self, body: dict[str, Any], own: Own) -> Steps[SystemPrompt]:
+    def system_steps(self, body: dict[str, Any], own: Own, indexes: list[int]) -> Steps[SystemPrompt]:
         yield from ()  # nothing to walk: a step generator like the others
         system = body.get("systemInstruction")
         if isinstance(system, str):

@@ -14,10 +14,10 @@ position (the survey keeps where each unit starts) and copies the message it lan
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, lt, ne
+from operator import attrgetter, lt, ne, not_
 from typing import Any, cast
 
 from gateway.history import MessageFacts
@@ -60,6 +60,33 @@ def blocks_facts(wire: str, index: int, message: Any, facts: MessageFacts) -> Me
     return known
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class KnownRun:
+    """The tail of a survey that message facts added in bulk (`add_known_run`), from unit number `start`
+    (the survey then `count` blocks long) to its end: what the next request of the session adds for the
+    same units, when its survey reaches them in the same state (gateway/prompt_cache/turns.py)."""
+
+    min_tokens: int
+    start: int
+    count: int
+    units: list[Unit]  # every unit of the run (`units[start:]` of its survey)
+    counts: list[int]  # each unit's blocks
+    client: dict[int, Any]  # the client's marks in the run, by position
+    static_end: int | None  # the last system block in the run (None: none)
+    markable: list[bool]
+    marked_units: list[Unit]  # the run's units with blocks, and where each starts
+    starts: list[int]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SurveyHead:
+    """What a request's survey derived from its messages' facts, for the session's next request, whose
+    messages start with these (gateway/prompt_cache/turns.py): each message's blocks, and the run."""
+
+    blocks: list[MessageBlocks | None]  # None: built from the message (the optimizer had copied it)
+    run: KnownRun | None
+
+
 @dataclass(slots=True)
 class Survey:
     """One pass over the blocks: what breakpoint planning needs from each (plain values, not blocks)."""
@@ -72,6 +99,7 @@ class Survey:
     common: int = 0  # leading blocks the previous request shares with this one
     units: list[Unit] = field(default_factory=list)  # every unit with blocks, in order
     starts: list[int] = field(default_factory=list)  # the position of each unit's first block
+    head: SurveyHead | None = None  # for the session's next request (None: no message facts)
 
     def add_blocks(self, blocks: list[Block], shared: bool) -> None:
         for block in blocks:
@@ -106,6 +134,23 @@ class Survey:
         self.starts.extend(compress(starts, counts))
         self.count = starts[-1]
 
+    def add_run(self, run: KnownRun, found: PrefixBreak) -> None:
+        """`add_known_run` over the run's units, as the request that surveyed them added them (the survey
+        is where that one's was: list copies in C, and no look at each unit's facts)."""
+        added = sum(run.counts)
+        self.client.update(run.client)
+        if run.static_end is not None:
+            self.static_end = run.static_end
+        self.markable += run.markable
+        if found.message_index is None or found.where == "system":
+            self.common += added if _shared("messages", 0, found) else 0
+        else:
+            self.common += sum(compress(run.counts, map(lt, run.units, repeat(found.message_index))))
+        self.tokens.add_reached(added)
+        self.units += run.marked_units
+        self.starts += run.starts
+        self.count += added
+
 
 _MARKABLE, _MARKS, _SYSTEM = attrgetter("markable"), attrgetter("marks"), attrgetter("system")
 _PROMPT_BLOCKS = attrgetter("prompt_blocks")
@@ -121,11 +166,17 @@ def _shared(section: str, message: int | None, found: PrefixBreak) -> bool:
     return found.message_index is None or message is None or message < found.message_index
 
 
-def _units(wire: str, work: WorkingCopy, known: list[MessageBlocks | None]) -> list[Unit]:
-    """The units in the provider's order (OpenAI: LiteLLM hoists system messages ahead of the rest)."""
+def _units(wire: str, work: WorkingCopy, known: list[MessageBlocks | None], system: list[int] | None) -> list[Unit]:
+    """The units in the provider's order (OpenAI: LiteLLM hoists system messages ahead of the rest);
+    `system`: the system messages' positions, when known (gateway/prompt_cache/shapes.py)."""
     messages = range(len(work.messages))
     if wire == "anthropic":
         return [TOOLS, SYSTEM, *messages]
+    if system is not None:  # in C but for each system message
+        hoisted = [False] * len(messages)
+        for index in system:
+            hoisted[index] = True
+        return [TOOLS, *system, *compress(messages, map(not_, hoisted))]
 
     def is_system(index: int) -> bool:
         found = known[index] if index < len(known) else None
@@ -148,17 +199,30 @@ def unit_blocks(work: WorkingCopy, wire: str, unit: Unit, *, own: bool = False) 
 
 
 def survey_steps(
-    work: WorkingCopy, wire: str, found: PrefixBreak, min_tokens: int, facts: list[MessageFacts] | None
+    work: WorkingCopy,
+    wire: str,
+    found: PrefixBreak,
+    min_tokens: int,
+    facts: list[MessageFacts] | None,
+    head: SurveyHead | None = None,
+    system: list[int] | None = None,
 ) -> Steps[Survey]:
     """`facts`: the shared facts of the caller's messages (None: every block is built), valid for the
-    working copy's messages it has not copied (`owned`: maybe changed)."""
+    working copy's messages it has not copied (`owned`: maybe changed). `head`: what the session's
+    previous request derived, when this one's messages start with that one's, and `system` the system
+    messages' positions (both only save work)."""
     survey = Survey(PrefixTokens(min_tokens))
     known: list[MessageBlocks | None] = []
     if facts is not None:
         layout, facts = _layout(wire), facts[: len(work.messages)]
-        known = list(map(_PROMPT_BLOCKS, facts))  # derived by an earlier request: the history's messages
-        layouts = map(getattr, known, repeat("layout"), repeat(None))  # None: none derived yet
-        derive = list(compress(range(len(known)), map(ne, layouts, repeat(layout))))
+        # Derived by an earlier request: the history's messages (the head's, without a look at each).
+        done = len(head.blocks) if head is not None and len(head.blocks) <= len(facts) else 0
+        if done:
+            known = [*cast(SurveyHead, head).blocks, *map(_PROMPT_BLOCKS, facts[done:])]
+        else:
+            known = list(map(_PROMPT_BLOCKS, facts))
+        layouts = map(getattr, known[done:], repeat("layout"), repeat(None))  # None: none derived yet
+        derive = list(compress(range(done, len(known)), map(ne, layouts, repeat(layout))))
         owned = work.owned  # the copy may differ: its facts are not the caller message's
         for number, index in enumerate(index for index in derive if index not in owned):
             known[index] = blocks_facts(wire, index, work.messages[index], facts[index])
@@ -167,16 +231,27 @@ def survey_steps(
         for index in owned:
             if index < len(known):
                 known[index] = None
-    units = _units(wire, work, known)
+        # The copied messages' entries are None: the next request builds their blocks too.
+        survey.head = SurveyHead(known, None)  # not changed below, nor by the next request
+    units = _units(wire, work, known, system)
     unit_known = _unit_known(wire, units, known, len(work.messages))
-    number = 0
+    number, tail, used = 0, None, None  # tail: (unit number, blocks, client marks) where the run starts
     while number < len(units):
         if survey.tokens.reached and unit_known[number] is not None:
+            if tail is None:
+                tail = (number, survey.count, len(survey.client))
+                run = head.run if head is not None else None
+                if run is not None and _fits(run, survey, units, unit_known, number):
+                    survey.add_run(run, found)
+                    number, used = number + len(run.units), run
+                    yield
+                    continue
             end = _known_end(unit_known, number, min(number + CHUNK, len(units)))
             survey.add_known_run(units[number:end], cast(list[MessageBlocks], unit_known[number:end]), found)
             number = end
             yield
             continue
+        tail = used = None  # a unit without facts: the run so far is not the survey's tail
         unit = units[number]
         start = survey.count
         message = unit if unit >= 0 else None
@@ -189,7 +264,48 @@ def survey_steps(
         number += 1
         if number % CHUNK == 0:
             yield
+    if tail is not None and survey.head is not None:
+        survey.head = SurveyHead(survey.head.blocks, _tail(survey, units, unit_known, tail, used))
     return survey
+
+
+def _fits(
+    head: KnownRun, survey: Survey, units: list[Unit], unit_known: list[MessageBlocks | None], number: int
+) -> bool:
+    """Whether `head` is what adding units from `number` on would add first: the same units, with
+    facts (hence the same blocks: the caller checked the messages are the same), from the same state."""
+    if head.start != number or head.count != survey.count or head.min_tokens != survey.tokens.enough:
+        return False
+    end = number + len(head.units)
+    return units[number:end] == head.units and None not in unit_known[number:end]
+
+
+def _tail(
+    survey: Survey,
+    units: list[Unit],
+    unit_known: list[MessageBlocks | None],
+    tail: tuple[int, int, int],
+    head: KnownRun | None,
+) -> KnownRun:
+    """The survey's known run from `tail` (unit number, blocks and client marks there) to its end; its
+    first units `head`'s (their blocks are not looked at again)."""
+    start, count, marks = tail
+    rest = cast(list[MessageBlocks], unit_known[start + len(head.units) if head is not None else start :])
+    counts = list(map(len, map(_MARKABLE, rest)))
+    first = bisect_left(survey.starts, count)
+    static_end = survey.static_end
+    return KnownRun(
+        min_tokens=survey.tokens.enough,
+        start=start,
+        count=count,
+        units=units[start:],
+        counts=head.counts + counts if head is not None else counts,
+        client=dict(list(survey.client.items())[marks:]),  # added in order: the run's are the last
+        static_end=static_end if static_end is not None and static_end >= count else None,
+        markable=survey.markable[count:],
+        marked_units=survey.units[first:],
+        starts=survey.starts[first:],
+    )
 
 
 def _unit_known(
@@ -198,7 +314,8 @@ def _unit_known(
     """Each unit's block facts (None: the tools, the system, a message without them)."""
     if wire == "anthropic":  # the tools, the system, then the messages in order
         return [None, None, *known, *repeat(None, messages - len(known))]
-    return [known[unit] if 0 <= unit < len(known) else None for unit in units]
+    padded = [*known, *repeat(None, messages - len(known))]
+    return [None, *map(padded.__getitem__, units[1:])]  # the tools, then messages
 
 
 def _known_end(unit_known: list[MessageBlocks | None], start: int, stop: int) -> int:

@@ -15,11 +15,12 @@ from gateway.prompt_cache.session import (
     SessionState,
     add_totals,
     line_key,
-    load_state,
+    load_raw,
     state_read,
     state_write,
 )
 from gateway.prompt_cache.shapes import SHAPES
+from gateway.prompt_cache.turns import Turn, Turns, turns
 from gateway.services import Services
 from gateway.stages.base import Stage
 from gateway.stages.usage import format_usd
@@ -39,8 +40,9 @@ class PromptCacheStage(Stage):
 
     name = "prompt_cache"
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, known: Turns = turns) -> None:
         self.metrics = prompt_cache_metrics(services)
+        self.turns = known  # each line's previous request in this process: saves work only
 
     def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
         line = self._line(ctx)
@@ -58,13 +60,20 @@ class PromptCacheStage(Stage):
         if not config.enabled or ctx.route is None or ctx.wire.name not in SHAPES:
             return
         try:
-            session_key, line = ctx.session_key, self._line(ctx)
-            previous = await load_state(ctx.state, line) if line else SessionState()
+            session_key, line, wire = ctx.session_key, self._line(ctx), ctx.wire.name
+            turn = self.turns.get(line) if line else None
+            previous = SessionState()
+            if line:
+                raw = await load_raw(ctx.state, line)
+                known = turn.state_for(raw) if turn is not None and raw else None
+                previous = known if known is not None else SessionState.from_bytes(raw) if raw else previous
             now, view = time.time(), ctx.history
-            steps = optimize_steps(ctx.body, ctx.wire.name, ctx.route, config, previous, session_key, now, view)
+            steps = optimize_steps(ctx.body, wire, ctx.route, config, previous, session_key, now, view, turn)
             outcome = await finish_paced(steps, Pacer())
             if line:  # sent with the request's next state batch (its response's totals) or at its end
-                ctx.state.defer([state_write(line, outcome.state, config.session_state_ttl_s)])
+                raw = outcome.state.to_bytes()
+                ctx.state.defer([state_write(line, raw, config.session_state_ttl_s)])
+                self.turns.put(line, ctx.tenant_label, Turn(wire, outcome.prefix, raw, outcome.state))
         except Exception:
             # The pipeline fails open (the body was never touched) and counts the stage failure.
             self.metrics.failures.labels("request").inc()
@@ -77,21 +86,22 @@ class PromptCacheStage(Stage):
 
 
 def _record(metrics: PromptCacheMetrics, tenant: str, outcome: Outcome) -> None:
-    metrics.requests.labels(tenant, outcome.style.value).inc()
+    child = metrics.child
+    child(metrics.requests, tenant, outcome.style.value).inc()
     if outcome.prefix_break.is_break:
-        metrics.prefix_breaks.labels(tenant, outcome.prefix_break.cause).inc()
+        child(metrics.prefix_breaks, tenant, outcome.prefix_break.cause).inc()
     for kind in outcome.volatile:
-        metrics.volatile.labels(tenant, kind).inc()
+        child(metrics.volatile, tenant, kind).inc()
     if outcome.relocated:
-        metrics.relocations.labels(tenant).inc()
+        child(metrics.relocations, tenant).inc()
     if outcome.skipped:
-        metrics.skipped.labels(tenant, outcome.skipped).inc()
+        child(metrics.skipped, tenant, outcome.skipped).inc()
     for placement in outcome.placements:
-        metrics.breakpoints.labels(tenant, placement.kind).inc()
+        child(metrics.breakpoints, tenant, placement.kind).inc()
     if outcome.client_marks:
-        metrics.breakpoints.labels(tenant, "client").inc(outcome.client_marks)
+        child(metrics.breakpoints, tenant, "client").inc(outcome.client_marks)
     if outcome.key_action:
-        metrics.keys.labels(tenant, outcome.key_action).inc()
+        child(metrics.keys, tenant, outcome.key_action).inc()
 
 
 class PromptCacheAccountingStage(Stage):
@@ -114,18 +124,19 @@ class PromptCacheAccountingStage(Stage):
             tenant = ctx.tenant_label
             totals = self.tenants.setdefault(tenant, CacheTotals())
             totals.add(usage, cost, price)
+            metrics, child = self.metrics, self.metrics.child
             for kind, count in (
                 ("uncached", usage.uncached_input),
                 ("read", usage.cache_read),
                 ("write", usage.cache_write),
             ):
                 if count:
-                    self.metrics.tokens.labels(tenant, kind).inc(count)
-            self.metrics.hit_ratio.labels(tenant).set(totals.hit_ratio)
-            self.metrics.savings.labels(tenant).set(totals.saved_usd)
+                    child(metrics.tokens, tenant, kind).inc(count)
+            child(metrics.hit_ratio, tenant).set(totals.hit_ratio)
+            child(metrics.savings, tenant).set(totals.saved_usd)
             premium = write_premium_usd(usage, price)
             if premium > 0:
-                self.metrics.write_premium.labels(tenant).inc(premium)
+                child(metrics.write_premium, tenant).inc(premium)
             ctx.response_headers["x-cachegate-prompt-cache-hit-ratio"] = _ratio(
                 usage.cache_read / usage.input_total if usage.input_total else 0.0
             )
