@@ -68,6 +68,8 @@ class StepParser:
         self._by_id: dict[str, _Entry] = {}
         self._pending: list[_Entry] = []
         self._fed: list[Message] = []
+        self._keys: list[Any] | None = []  # ``feed``'s keys of the messages fed (None: some not given)
+        self._keys_from = 0  # the keys before this index were never compared with the messages fed
 
     @property
     def messages_seen(self) -> int:
@@ -87,19 +89,42 @@ class StepParser:
         """All steps so far (a new list)."""
         return self._final + [entry.step() for entry in self._entries[len(self._final) :]]
 
-    def feed(self, messages: Sequence[Message], parts: PartsOf | None = None) -> None:
-        """Parse the next messages of the conversation."""
+    def feed(
+        self, messages: Sequence[Message], parts: PartsOf | None = None, keys: Sequence[Any] | None = None
+    ) -> None:
+        """Parse the next messages of the conversation. ``keys``: a token per message whose equality
+        implies the messages' (e.g. a digest of each one's bytes), so ``extends`` compares them instead
+        of the messages."""
         parts_of = parts or self._own_parts
         for message in messages:
             self._apply(parts_of(message), message)
             self._fed.append(message)
+        if keys is None or self._keys is None or len(keys) != len(messages):
+            self._keys = None
+        else:
+            self._keys.extend(keys)
 
-    def extends(self, messages: Sequence[Message], start: int = 0) -> bool:
+    def extends(self, messages: Sequence[Message], start: int = 0, keys: Sequence[Any] | None = None) -> bool:
         """Whether ``messages`` continues what was fed: at least as long, and equal to it from ``start`` on
         (deep equality). Steps from an assistant message on depend only on the messages from there, so
-        a ``start`` at one vouches for every step from it (earlier ones may then be of an edited past)."""
+        a ``start`` at one vouches for every step from it (earlier ones may then be of an edited past).
+
+        ``keys`` (``feed``'s, one per message of ``messages``): equal to those fed, they prove it with no
+        look at the messages (one comparison of references, whatever their size); otherwise the
+        messages are compared, and when equal their keys are kept for the next call."""
         seen = len(self._fed)
-        return len(messages) >= seen and messages[start:seen] == self._fed[start:]
+        if len(messages) < seen:
+            return False
+        if keys is not None and len(keys) != len(messages):
+            keys = None
+        own = self._keys
+        if keys is not None and own is not None and start >= self._keys_from and keys[start:seen] == own[start:]:
+            return True
+        if messages[start:seen] != self._fed[start:]:
+            return False
+        if keys is not None:  # equal from ``start`` on: only those keys vouch for what was fed
+            self._keys, self._keys_from = list(keys[:seen]), start
+        return True
 
     def sync(self, messages: Sequence[Message], start: int = 0, parts: PartsOf | None = None) -> list[Step]:
         """The steps of ``messages``, a later version of the history fed so far (or a new one): what is

@@ -275,18 +275,38 @@ _UUID_HINT = re.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.IGNORECASE)  # a UUID's
 _DURATION_HINT = re.compile(r"\d\s?(?:[mnuµ]?s|secs?|seconds?|milliseconds?)\b")  # a digit, then a unit
 
 
+# Two hints read backwards (a text holds a match iff its reverse holds the reversed pattern's): each
+# reversed pattern starts with a literal character, which the engine skips to instead of trying every
+# position (a third of the scan). ``(?<!\wc)`` after a word's first letter ``c`` is the ``\b`` before it.
+_LABEL_END_REVERSED = tuple(
+    re.compile(separator + r"\s*(?:di|emit|despale|noitarud|nekat|koot)") for separator in (":", "=")
+)
+_DURATION_HINT_REVERSED = (
+    re.compile(r"s(?<!\ws)(?:[mnuµ]|ces|dnoces|dnocesillim)?\s?\d"),
+    re.compile(r"c(?<!\wc)es\s?\d"),
+    re.compile(r"d(?<!\wd)noces(?:illim)?\s?\d"),
+)
+
+
 def _has_label(text: str) -> bool:
     # ASCII text lowercased matches as IGNORECASE would, and the words scan faster than the letters
-    # (other text may fold to them under IGNORECASE: the Kelvin sign of `toK`).
+    # (other text may fold to them under IGNORECASE: the Kelvin sign of `toK`). ``_LABEL_END``, reversed.
     if text.isascii():
-        return _LABEL_END.search(text.lower()) is not None
+        backwards = text.lower()[::-1]
+        return any(pattern.search(backwards) is not None for pattern in _LABEL_END_REVERSED)
     return _LABEL_LETTER.search(text) is not None
+
+
+def _has_duration(text: str) -> bool:
+    """``_DURATION_HINT.search``, reversed."""
+    backwards = text[::-1]
+    return any(pattern.search(backwards) is not None for pattern in _DURATION_HINT_REVERSED)
 
 
 _MASKS: tuple[tuple[Callable[[str], object], re.Pattern[str], str], ...] = (
     (_has_label, _VOLATILE_VALUE, r"\1#"),
     (_UUID_HINT.search, _UUID, "#uuid"),
-    (_DURATION_HINT.search, _DURATION, "#s"),
+    (_has_duration, _DURATION, "#s"),
 )
 
 
@@ -305,14 +325,34 @@ def stable_result_text(text: str) -> str:
 # nonce is still the same call; calls that differ in what they do (another file, a short commit id) differ.
 _SPACE = re.compile(r"(?:\s|\\[ntr])+")
 _NONCE = re.compile(r"\b(?:[0-9a-f]{16,}|\d{9,})\b", re.IGNORECASE)
+# ASCII bytes with each hex digit as "x" and anything else as ".": every nonce holds a run of 9 hex digits,
+# which ``bytes.translate`` and a substring search find at a fraction of the regex's scan.
+_HEX_RUNS = bytes(ord("x") if chr(byte) in "0123456789abcdefABCDEF" else ord(".") for byte in range(256))
+
+
+def _may_hold_nonce(text: str) -> bool:
+    return not text.isascii() or b"xxxxxxxxx" in text.encode("ascii").translate(_HEX_RUNS)
+
+
+def _collapse_space(text: str) -> str:
+    """``_SPACE.sub(" ", text)`` by str methods (C loops, no regex scan): an escape (backslash, then n, t
+    or r) can only start at its backslash, so replacing them one kind after the other finds the same
+    ones; ``split`` splits on the characters ``\\s`` matches (``str.isspace``)."""
+    if "\\" in text:
+        text = text.replace("\\n", " ").replace("\\t", " ").replace("\\r", " ")
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    return f"{' ' if text[0].isspace() else ''}{' '.join(words)}{' ' if text[-1].isspace() else ''}"
 
 
 def stable_args_text(text: str) -> str:
     """Canonical argument text with whitespace runs collapsed and nonces masked, for hashing only."""
     if _UUID_HINT.search(text):
         text = _UUID.sub("#", text)
-    text = _NONCE.sub("#", text)
-    return _SPACE.sub(" ", text).replace('" ', '"').replace(' "', '"')
+    if _may_hold_nonce(text):
+        text = _NONCE.sub("#", text)
+    return _collapse_space(text).replace('" ', '"').replace(' "', '"')
 
 
 def result_fields(result: Any, is_error: bool | None) -> tuple[str | None, bool]:
@@ -340,8 +380,10 @@ def waits(tool: str, args_text: str) -> bool:
         return True
     # ASCII text: the words, lowercased, decide at a fraction of the scan's cost (other text may fold to
     # them under IGNORECASE: the `ſ` of `ſleep`).
-    if args_text.isascii() and not any(word in args_text.lower() for word in _WAIT_WORDS):
-        return False
+    if args_text.isascii():
+        lower = args_text.lower()
+        if not any(word in lower for word in _WAIT_WORDS):
+            return False
     return bool(_WAIT_ARGS.search(args_text))
 
 
@@ -360,12 +402,33 @@ _CHANGE_ARGS = re.compile(
     r"|(?:^|[;&|(\s\"])(?:mv|cp|rm|touch|mkdir|ln|chmod)\s|\b(?:pip3?|uv|npm|yarn|pnpm|apt(?:-get)?)\s+(?:add|install)\b"
     r"|\.write(?:_text|_bytes)?\(|\bopen\([^)]*[\"'][wax]\+?[\"']",
 )
+# ``_CHANGE_ARGS`` alternative by alternative (a match of any is a match of the whole), each starting with
+# its literal word, which the engine skips to instead of trying every position: what came before the
+# word is checked after it by a lookbehind (``sed(?<!\wsed)`` is ``\bsed``). The installers' alternative
+# has no such word and is searched only where "add" or "install" is.
+_CHANGE_SEARCHES = tuple(
+    re.compile(pattern).search
+    for pattern in (
+        r"sed(?<!\wsed)\s+(?:-\w+\s+)*-i",
+        r"perl(?<!\wperl)\s+-\w*i",
+        r">(?<![0-9&>-]>)>?\s*(?!&|/dev/null)[\w./~\"'$]",
+        r"tee(?<!\wtee)\b",
+        r"patch(?<!\wpatch)\b",
+        r"git(?<!\wgit)\s+(?:apply|am|checkout|commit|stash|reset|restore|cherry-pick|merge|rebase|mv|rm)\b",
+        *(rf"{word}(?<![^;&|(\s\"]{word})\s" for word in ("mv", "cp", "rm", "touch", "mkdir", "ln", "chmod")),
+        r"\.write(?:_text|_bytes)?\(",
+        r"open\((?<!\wopen\()[^)]*[\"'][wax]\+?[\"']",
+    )
+)
+_INSTALLS = re.compile(r"\b(?:pip3?|uv|npm|yarn|pnpm|apt(?:-get)?)\s+(?:add|install)\b")
 
 
 def changes(tool: str, args_text: str) -> bool:
     if _CHANGE_TOOL.search(tool):
         return not _READ_COMMAND.search(args_text)
-    return bool(_CHANGE_ARGS.search(args_text))
+    if any(search(args_text) is not None for search in _CHANGE_SEARCHES):
+        return True
+    return ("add" in args_text or "install" in args_text) and _INSTALLS.search(args_text) is not None
 
 
 def make_tool_step(

@@ -39,6 +39,10 @@ class ChantObserver:
 
 def chant_cut(config: ChantingConfig, text: str) -> tuple[int, Detection] | None:
     """Where a complete text would have been cut for chanting (its kept length), or None."""
+    # ``threshold`` windows of ``chunk_size`` characters, starting at least ``min_period`` (and 1) apart on
+    # average, do not fit in a shorter text: most answers (a tool call, a short reply) skip the detector.
+    if len(text) < config.chunk_size + (config.threshold - 1) * max(config.min_period, 1):
+        return None
     chant = detector(config)
     for start in range(0, len(text), PIECE_CHARS):
         found = chant.feed(text[start : start + PIECE_CHARS])

@@ -9,10 +9,13 @@ from its tail.
 A request's work grows with its new messages, not with its history: the parser feeds only what is new
 (each message's hashes taken once per content: gateway/history/steps.py), and the history's tool calls
 and the bytes held are counted as they are fed. The parser goes on only when the request repeats what
-it was fed from the tail's start on (deep equality, at the speed of a comparison: no hashing); a
-history edited there, cut, branched or compacted by the client is parsed again from its tail. An edit
-before the tail cannot change the steps that decide (steps from an assistant message on depend only on
-the messages from there) and is not looked for.
+it was fed from the tail's start on; a history edited there, cut, branched or compacted by the client
+is parsed again from its tail. An edit before the tail cannot change the steps that decide (steps from
+an assistant message on depend only on the messages from there) and is not looked for. A request whose
+bytes repeat the session's previous body has each message's facts without serializing its history
+(gateway/history/prefix.py): the parser keeps the facts of the messages it was fed, and the same facts
+(content-keyed, so the same bytes) prove the repeat with one comparison of references and no look at
+any message; otherwise (another wire's converted history, a body not proved) the messages are compared.
 
 Each entry also derives, once per step as steps become final, what every request needs of them: their
 call keys counted (``CallRepeats``: a request whose newest call repeats nothing skips the detectors and
@@ -36,6 +39,7 @@ from gateway.bounded import Caps, TenantLRU
 from gateway.config.guard import GuardConfig, GuardMemoryConfig
 from gateway.guard.state import STEPS_SHOWN, step_view
 from gateway.history import HistoryView
+from gateway.history.prefix import FACT_BYTES
 from gateway.history.steps import parts_of
 from gateway.metrics import GatewayMetrics
 
@@ -167,19 +171,29 @@ class SessionParsers:
     ) -> SessionSteps:
         """``steps``, with the counts and views kept alongside (work: the new messages and steps only)."""
         view = view or HistoryView()
+        # Each message's facts, when the request has them without serializing its history (its bytes
+        # repeat the session's previous body): content-keyed, so equal facts vouch for equal messages.
+        known = view.known_facts(messages)
         parsed = self._parsed.get(session)
         start = tail_start(messages, keep)
         if (
             parsed is None
             or parsed.parser.format != fmt
             or not parsed.offset < len(messages) <= parsed.offset + 3 * keep
-            or not parsed.parser.extends(messages[parsed.offset :], max(start - parsed.offset, 0))
+            or not parsed.parser.extends(
+                messages[parsed.offset :],
+                max(start - parsed.offset, 0),
+                known[parsed.offset :] if known is not None else None,
+            )
         ):
             parsed = _Parsed(StepParser(fmt), start, history_tool_calls(fmt, messages[:start]))
-        new = messages[parsed.offset + parsed.parser.messages_seen :]
-        parsed.parser.feed(new, parts_of(view, fmt))
+        fed = parsed.offset + parsed.parser.messages_seen
+        new = messages[fed:]
+        facts = known[fed:] if known is not None else [view.facts(message) for message in new]
+        parsed.parser.feed(new, parts_of(view, fmt), facts if known is not None else None)
         parsed.tool_calls += history_tool_calls(fmt, new)
-        parsed.bytes += sum(view.facts(message).size for message in new)
+        # The facts kept as keys are the memo's, but kept alive here too (counted as prefix.py does).
+        parsed.bytes += sum(fact.size for fact in facts) + (FACT_BYTES * len(facts) if known is not None else 0)
         self._parsed.put(session, session.split(":", 1)[0], parsed, parsed.bytes)
         parsed.catch_up()
         final = parsed.parser.final_count

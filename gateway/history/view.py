@@ -94,6 +94,19 @@ class HistoryView:
         self._last = (held, found)
         return list(found)
 
+    def known_facts(self, messages: Sequence[Any]) -> list[MessageFacts] | None:
+        """The facts of every message when they come with no serialization of the history: the list
+        asked for last, or the session's previous body (None: only `facts_steps` has them). Not a copy:
+        callers must not change it."""
+        held = tuple(messages)
+        last = self._last
+        if last is not None and _same(last[0], held):
+            return last[1]
+        found = self._from_raw(held)
+        if found is not None:
+            self._last = (held, found)
+        return found
+
     def _from_raw(self, held: tuple[Any, ...]) -> list[MessageFacts] | None:
         """The facts through the session's previous body, when `held` is the body's own history."""
         raw = self._raw
@@ -102,9 +115,8 @@ class HistoryView:
         self._raw = None  # once: a second history is another list
         tenant, session = self._session
         found = self._bodies.facts(tenant, session, raw.field, raw.raw, held, self._serialized)
-        if found is not None:
-            for message, facts in zip(held, found, strict=True):
-                self._seen[id(message)] = (message, facts)
+        if found is not None:  # one C-level pass (map, zip), not a Python loop a message
+            self._seen.update(zip(map(id, held), zip(held, found, strict=True), strict=True))
         return found
 
 
