@@ -203,9 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="first variant only, for a smoke test")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for runtime_overhead.{json,png}")
     args = parser.parse_args(argv)
     rows = measure(args.repeats, args.quick)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
     result = {
         "benchmark": "runtime_overhead",
         "command": "python -m bench.runtime_overhead",
@@ -219,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [asdict(r) for r in rows],
     }
     if not args.quick:
-        (RESULTS / "runtime_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
-        plot(rows, RESULTS / "runtime_overhead.png")
-        print(f"wrote {RESULTS / 'runtime_overhead.json'} and runtime_overhead.png")
+        (out / "runtime_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
+        plot(rows, out / "runtime_overhead.png")
+        print(f"wrote {out / 'runtime_overhead.json'} and runtime_overhead.png")
     print("goal (>= 10x in every variant):", "met" if result["goal_met"] else "NOT met")
     return 0
 
