@@ -23,7 +23,7 @@ from gateway.bounded import TenantLRU
 from gateway.compaction.layout import Layout, Message
 from gateway.compaction.results import ResultFacts, Results, message_results
 from gateway.compaction.tokens import MESSAGE_OVERHEAD, image_blocks, message_bound
-from gateway.history import MessageFacts
+from gateway.history import MessageFacts, starts_with
 from gateway.history.prefix import CAPS, FACT_BYTES
 from gateway.pacing import CHUNK, Steps
 
@@ -162,8 +162,7 @@ class SessionTotals:
         totals = Totals(layout.name, encoding)
         if previous is not None and previous.layout == layout.name and previous.encoding == encoding:
             kept = len(previous.facts)
-            # Identity of each facts object (eq=False): the same contents, in the same places.
-            if kept <= len(facts) and facts[:kept] == previous.facts:
+            if starts_with(facts, previous.facts):
                 start = kept
                 totals.size, totals.tokens, totals.largest = previous.size, previous.tokens, previous.largest
                 totals.loose, totals.pending = list(previous.loose), list(previous.pending)

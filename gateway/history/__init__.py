@@ -4,7 +4,7 @@
 `view.py` is the per-request view the stages reach through `RequestContext.history`.
 """
 
-from gateway.history.facts import MessageFacts, content_digest, memo
+from gateway.history.facts import MessageFacts, content_digest, memo, starts_with
 from gateway.history.view import HistoryView
 
-__all__ = ["HistoryView", "MessageFacts", "content_digest", "memo"]
+__all__ = ["HistoryView", "MessageFacts", "content_digest", "memo", "starts_with"]

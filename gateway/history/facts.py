@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,12 @@ class MessageFacts:
     response_cache: bytes | None = None  # digest of its canonical form: gateway/response_cache/keys.py
     prompt_blocks: MessageBlocks | None = None  # what its prompt blocks say: gateway/prompt_cache/survey.py
     guard: tuple[str, MessageParts] | None = None  # (format, its steps' parts): gateway/history/steps.py
+
+
+def starts_with(facts: Sequence[MessageFacts], prefix: list[MessageFacts]) -> bool:
+    """Whether a history's facts begin with an earlier one's: the same facts objects in the same places
+    (MessageFacts compare by identity, one per content), so the same messages, checked in C."""
+    return len(prefix) <= len(facts) and facts[: len(prefix)] == prefix
 
 
 class FactMemo:

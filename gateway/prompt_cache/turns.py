@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.bounded import Caps, TenantLRU
-from gateway.history import MessageFacts
+from gateway.history import MessageFacts, starts_with
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.survey import SurveyHead
 
@@ -63,10 +63,7 @@ class Turn:
         prefix = self.prefix
         if prefix is None or facts is None or wire != self.wire:
             return None
-        count = len(prefix.facts)
-        if count > len(facts) or facts[:count] != prefix.facts:  # identity: MessageFacts compare by id
-            return None
-        return prefix
+        return prefix if starts_with(facts, prefix.facts) else None
 
 
 class Turns:
