@@ -16,7 +16,9 @@ import orjson
 
 from gateway.compaction.layout import Layout
 from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD
+from gateway.compaction.totals import Totals
 from gateway.history import MessageFacts
+from gateway.history.facts import IMAGE_MARK
 from gateway.pacing import CHUNK, Steps
 
 
@@ -38,5 +40,16 @@ def surely_small(layout: Layout, body: dict[str, Any], facts: Sequence[MessageFa
 def serialized_small(body: dict[str, Any], messages: int, limit: int) -> bool:
     """surely_small's answer once the messages' bytes leave it possible: from the body's serialization."""
     data = orjson.dumps(body)
-    bound = len(data) + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * data.count(b'"type":"image')
+    bound = len(data) + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * data.count(IMAGE_MARK)
+    return bound < limit
+
+
+def assembled_small(body: dict[str, Any], field: str, totals: Totals, limit: int) -> bool:
+    """serialized_small's answer for a body whose `field` holds the messages of `totals`: their bytes and
+    image marks are the totals' (each message's serialization, taken once per content), so only the rest
+    of the body is serialized (the history's bytes would be most of it, on every request)."""
+    rest = orjson.dumps({**body, field: []})  # the same keys in the same order: "field":[] in its place
+    messages = len(totals.facts)
+    data = len(rest) + max(totals.size - MESSAGE_OVERHEAD * messages + messages - 1, 0)
+    bound = data + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * (rest.count(IMAGE_MARK) + totals.marks)
     return bound < limit

@@ -8,7 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.compaction.bounds import serialized_small, surely_small
+from gateway.compaction.bounds import assembled_small, surely_small
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
 from gateway.compaction.layout import Layout, Message, digest
@@ -126,8 +126,9 @@ class Run:
         )
         small = min(t.compact_trigger, t.shrink_at)
         # surely_small, with the messages' bytes from the totals: those alone reaching its limit answer it.
-        if isinstance(self.body.get(self.layout.history_field), list):
-            under = totals.byte_bound() < small and serialized_small(self.body, len(self.facts), small)
+        field = self.layout.history_field
+        if isinstance(self.body.get(field), list):
+            under = totals.byte_bound() < small and assembled_small(self.body, field, totals, small)
         else:
             under = await finish_paced(surely_small(self.layout, self.body, self.facts, small), self.pacer)
         if under:

@@ -36,6 +36,7 @@ class Totals:
     encoding: str
     facts: list[MessageFacts] = field(default_factory=list)  # the history's facts, in order
     size: int = 0  # their JSON bytes plus MESSAGE_OVERHEAD each: surely_small's bound without the commas
+    marks: int = 0  # their image marks (history/facts.py IMAGE_MARK)
     tokens: int = 0  # their counts where known when taken, else their bounds (tokens.message_bound)
     counts: list[int] = field(default_factory=list)  # each one's part of `tokens` (0 while pending)
     loose: list[tuple[int, int]] = field(default_factory=list)  # (index, bound) of the bounds among them
@@ -136,6 +137,7 @@ def extend(
                 totals.tokens += count
             totals.counts.append(count or 0)
             totals.size += known.size + MESSAGE_OVERHEAD
+            totals.marks += known.image_marks
             if known.size > totals.largest:
                 totals.largest = known.size
         yield
@@ -165,6 +167,7 @@ class SessionTotals:
             if starts_with(facts, previous.facts):
                 start = kept
                 totals.size, totals.tokens, totals.largest = previous.size, previous.tokens, previous.largest
+                totals.marks = previous.marks
                 totals.loose, totals.pending = list(previous.loose), list(previous.pending)
                 totals.counts = previous.counts[:kept]
                 # Derived results are those of the same messages (the previous history's first `derived`).

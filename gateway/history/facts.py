@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from gateway.prompt_cache.survey import MessageBlocks
 
 DIGEST_SIZE = 16  # 128 bits: a collision between two messages is not a practical concern
+# What marks an image block in a message's JSON (OpenAI's "image_url", Anthropic's "image"): compaction
+# bounds a body's tokens with a flat count per mark (gateway/compaction/bounds.py).
+IMAGE_MARK = b'"type":"image'
 MEMO_SIZE = 50_000  # entries of ~550 bytes each (measured): ~27 MB at most (a SWE-bench session: ~100 messages)
 
 
@@ -36,6 +39,7 @@ class MessageFacts:
 
     digest: bytes
     size: int  # bytes of the message's JSON
+    image_marks: int  # IMAGE_MARKs in it
     tokens: dict[str, int] = field(default_factory=dict)  # by tiktoken encoding name
     prompt_cache: tuple[bytes, bytes] | None = None  # (plain, masked) digests: gateway/prompt_cache/prefix.py
     compaction: MessageResults | None = None  # its tool calls and results: gateway/compaction/results.py
@@ -67,7 +71,7 @@ class FactMemo:
         if found is not None:
             self._entries.move_to_end(digest)
             return found
-        found = self._entries[digest] = MessageFacts(digest, len(data))
+        found = self._entries[digest] = MessageFacts(digest, len(data), data.count(IMAGE_MARK))
         if len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
         return found

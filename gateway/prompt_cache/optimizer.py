@@ -193,6 +193,9 @@ def optimize(
     return finish(optimize_steps(body, wire, route, config, previous, session_key, now))
 
 
+TOOLS_FIELD = frozenset({"tools"})
+
+
 def optimize_steps(
     body: dict[str, Any],
     wire: str,
@@ -211,7 +214,7 @@ def optimize_steps(
     # The facts of the caller's messages (already taken by earlier stages) hold for the copy's.
     facts = (yield from view.facts_steps(shape.messages(body))) if view is not None else None
     head = turn.prefix_of(wire, facts) if turn is not None else None
-    copy = yield from copy_steps(body, shape)
+    copy = yield from copy_steps(body, shape, replaced=TOOLS_FIELD)  # tools_part_steps gives new tools
     work = copy.body
     style = cache_style(route, config)
     sent_tools, tools_part = yield from tools_part_steps(work.get("tools"), config.canonical_tools)

@@ -4,7 +4,7 @@ prefix hash and the volatile kinds in them, remembered by the tools' bytes (issu
 An agent sends the same tools on every request of a session (a coding CLI's are tens of kilobytes):
 sorting them into canonical form, serializing them twice (hash, volatile scan) and hashing them again
 is derived once per distinct tools; a request then costs one serialization, a digest and a parse (each
-request gets tools objects of its own: marks are placed on them).
+request gets tools objects of its own, parsed from that serialization: marks are placed on them).
 """
 
 from __future__ import annotations
@@ -47,17 +47,18 @@ def _derive(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
 
 
 def tools_part_steps(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
-    """(the tools to send, their part) for the working copy's `tools` (None when the body has none);
-    the tools returned are `tools` itself or a new object."""
+    """(the tools to send, their part) for the request's `tools` (None when the body has none); the
+    tools returned are a new object, never `tools` (the caller's: marks are placed on the new one), read
+    from the one serialization that keys them (not deep-copied before)."""
     raw = orjson.dumps(tools)
     if len(raw) > KNOWN_MAX_BYTES:
-        return (yield from _derive(tools, canonical))
+        return (yield from _derive(orjson.loads(raw), canonical))
     key = hashlib.blake2b(raw, digest_size=16, person=b"canonical" if canonical else b"as-sent").digest()
     known = _known.get(key)
     if known is not None:
         _known.move_to_end(key)
-        return (orjson.loads(known.canonical) if known.canonical is not None else tools), known
-    sent, part = yield from _derive(tools, canonical)
+        return orjson.loads(known.canonical if known.canonical is not None else raw), known
+    sent, part = yield from _derive(orjson.loads(raw), canonical)
     _known[key] = part
     if len(_known) > KNOWN_TOOLS:
         _known.popitem(last=False)

@@ -46,13 +46,16 @@ class WorkingCopy:
         return self.messages[index]
 
 
-def copy_steps(body: dict[str, Any], shape: Shape) -> Steps[WorkingCopy]:
-    """The working copy of `body` (a request in `shape`)."""
+def copy_steps(body: dict[str, Any], shape: Shape, replaced: frozenset[str] = frozenset()) -> Steps[WorkingCopy]:
+    """The working copy of `body` (a request in `shape`). `replaced`: fields the caller swaps for objects
+    of its own before it changes anything (the tools: tools_part.py), left as the caller's meanwhile."""
     copied: dict[str, Any] = {}
     messages: list[Any] = []
     for key, value in body.items():
         if key == shape.history_field and isinstance(value, list):
             messages = copied[key] = list(value)
+        elif key in replaced:
+            copied[key] = value
         else:
             copied[key] = yield from _deep(value)
     return WorkingCopy(copied, messages)

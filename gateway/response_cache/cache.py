@@ -77,7 +77,7 @@ class ResponseCache:
         embedder = Embedder(cpu_share=config.embed_cpu_share)
         if isinstance(primary, RedisStore):
             breaker = Breaker()
-            backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker)
+            backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker, primary.timeout_s)
             sync: IndexSync = RedisIndexSync(backend, index, config.sync_log_max_len, breaker)
             return cls(backend, index, sync, embedder, metrics)
         return cls(MemoryBackend(config.max_entries), index, IndexSync(), embedder, metrics)

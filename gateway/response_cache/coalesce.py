@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from gateway.config import ModelConfig
 from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
+from gateway.state.exchange import Command
 
 MAX_LEASE_S = 300.0
 FIRST_POLL_S, MAX_POLL_S = 0.01, 0.25
@@ -92,9 +93,9 @@ class FlightLock:
     async def release(self, key: str, token: str) -> None:
         await self.breaker.call(lambda: self.client.eval(RELEASE, 1, self.prefix + key, token))  # type: ignore[misc]
 
-    def queue_release(self, pipe: Any, key: str, token: str) -> None:
-        """The release as one command of another round trip's pipeline (the entry's write: same slot)."""
-        pipe.eval(RELEASE, 1, self.prefix + key, token)
+    def release_command(self, key: str, token: str) -> Command:
+        """The release as one command of another round trip (the entry's write: same slot)."""
+        return ("EVAL", RELEASE, 1, self.prefix + key, token)
 
 
 def _ms(seconds: float) -> int:
@@ -121,14 +122,14 @@ class Flight:
             with contextlib.suppress(CacheUnavailable):  # the lease ends it
                 await lock.release(self.key, token)
 
-    def release_with(self) -> Callable[[Any], None] | None:
-        """What queues the cross-replica lock's release on the pipeline that stores the flight's answer, so
-        one round trip does both (the lock is then released, and `release` only wakes this replica's
+    def release_with(self) -> list[Command] | None:
+        """The cross-replica lock's release, as commands for the round trip that stores the flight's answer,
+        so one round trip does both (the lock is then released, and `release` only wakes this replica's
         followers: call `released_remotely` once the pipeline ran); None when no lock is held."""
         lock, token = self.coalescer.lock, self.token
         if lock is None or token is None or self.done.is_set():
             return None
-        return lambda pipe: lock.queue_release(pipe, self.key, token)
+        return [lock.release_command(self.key, token)]
 
     def released_remotely(self) -> None:
         self.token = None

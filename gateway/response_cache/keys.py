@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -54,6 +56,7 @@ CACHEABLE_WIRES = frozenset(SAMPLING_DEFAULTS)
 SETTING_FIELDS_EXCLUDED = frozenset({"messages", "model"})
 SYSTEM_ROLES = frozenset({"system", "developer"})
 HEADERS_KEY = " headers"  # a space: never a body field name of either API
+_RESPONSE_CACHE = attrgetter("response_cache")
 
 
 def digest(value: Any) -> str:
@@ -101,7 +104,7 @@ class CanonicalRequest:
 
     settings: dict[str, Any]
     messages: list[bytes]  # each message's `message_digest`, in order
-    roles: list[str | None]  # each message's role
+    history: list[dict[str, Any]]  # the messages (their roles, read only by the semantic tier)
     last: dict[str, Any] | None  # the last message's canonical form (the semantic tier reads its text)
 
 
@@ -123,16 +126,13 @@ def canonical_request(
     history = body.get("messages")
     history = history if isinstance(history, list) else []
     known = finish((view or HistoryView()).facts_steps(history))
-    messages, digests = [], []
-    for message, facts in zip(history, known, strict=True):
-        if not isinstance(message, dict):
-            continue
-        if facts.response_cache is None:
-            facts.response_cache = message_digest(message)
-        messages.append(message)
-        digests.append(facts.response_cache)
-    roles = [role if isinstance(role := m.get("role"), str) else None for m in messages]
-    return CanonicalRequest(settings, digests, roles, _message(messages[-1]) if messages else None)
+    if not all(map(isinstance, history, repeat(dict))):  # never sent by a client the provider answers
+        kept = [(m, f) for m, f in zip(history, known, strict=True) if isinstance(m, dict)]
+        history, known = [m for m, _ in kept], [f for _, f in kept]
+    digests = list(map(_RESPONSE_CACHE, known))  # in C: a request repeats its history's digests
+    for index in compress(range(len(digests)), map(is_, digests, repeat(None))):
+        digests[index] = known[index].response_cache = message_digest(history[index])
+    return CanonicalRequest(settings, digests, history, _message(history[-1]) if history else None)
 
 
 def exact_key(wire: str, canonical: CanonicalRequest) -> str:
@@ -182,7 +182,8 @@ def semantic_scope(wire: str, canonical: CanonicalRequest) -> SemanticScope | No
     prompt = _text_only(last.get("content"))
     if not prompt or not prompt.strip():
         return None
-    earlier = list(zip(canonical.messages[:-1], canonical.roles[:-1], strict=True))
+    roles = [role if isinstance(role := m.get("role"), str) else None for m in canonical.history[:-1]]
+    earlier = list(zip(canonical.messages[:-1], roles, strict=True))
     system = [message.hex() for message, role in earlier if role in SYSTEM_ROLES]
     settings = {k: v for k, v in canonical.settings.items() if k not in SETTING_FIELDS_EXCLUDED}
     return SemanticScope(

@@ -12,16 +12,17 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from gateway.state.exchange import Command, exchange
 from gateway.state.redis import glob_escape
 
 T = TypeVar("T")
-Queued = Callable[[Any], None]  # queues commands on a Redis pipeline
+Queued = Sequence[Command]  # Redis commands a write sends along, in its round trip
 KEY_ROOT = "rc:"  # entry keys; bookkeeping keys live under META_ROOT so prefix scans skip them
 META_ROOT = "rcmeta:"
 MGET_CHUNK = 500
@@ -42,8 +43,8 @@ class EntryBackend(ABC):
 
     @abstractmethod
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
-        """Store a value; returns the keys evicted to stay within the size bound. `also` queues more
-        commands on the write's pipeline (Redis: the same round trip, after the write)."""
+        """Store a value; returns the keys evicted to stay within the size bound. `also`: more commands
+        (Redis: sent in the same round trip, after the write)."""
 
     @abstractmethod
     async def delete(self, keys: list[str]) -> int: ...
@@ -112,8 +113,10 @@ class RedisBackend(EntryBackend):
 
     shared = True
 
-    def __init__(self, client: aioredis.Redis, prefix: str, max_entries: int, breaker: Breaker) -> None:
-        self.client = client
+    def __init__(
+        self, client: aioredis.Redis, prefix: str, max_entries: int, breaker: Breaker, timeout_s: float
+    ) -> None:
+        self.client, self.timeout_s = client, timeout_s
         self.prefix = prefix
         self.max_entries = max_entries
         self.breaker = breaker
@@ -143,13 +146,12 @@ class RedisBackend(EntryBackend):
 
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.set(self._k(key), value, px=max(int(ttl_s * 1000), 1))
-                pipe.zadd(self.order_key, {key: time.time()})
-                pipe.zcard(self.order_key)
-                if also is not None:
-                    also(pipe)
-                size = int((await pipe.execute())[2])
+            write = [
+                ("SET", self._k(key), value, "PX", max(int(ttl_s * 1000), 1)),
+                ("ZADD", self.order_key, time.time(), key),
+                ("ZCARD", self.order_key),
+            ]
+            size = int((await exchange(self.client, [*write, *(also or ())], self.timeout_s))[2])
             if size <= self.max_entries:
                 return []
             popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)

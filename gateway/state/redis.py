@@ -10,6 +10,7 @@ from redis.exceptions import RedisError
 
 from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Window
 from gateway.state.clients import redis_client
+from gateway.state.exchange import Command, exchange
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -140,6 +141,7 @@ class RedisStore(StateStore):
 
     def __init__(self, url: str, *, timeout_s: float = 0.25, prefix: str = "cg:") -> None:
         self.client: aioredis.Redis = redis_client(url, timeout_s)
+        self.timeout_s = timeout_s
         self.prefix = prefix
 
     def key(self, key: str) -> str:
@@ -202,37 +204,37 @@ class RedisStore(StateStore):
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
 
     async def batch(self, ops: Sequence[Op]) -> list[Any]:
+        commands: list[Command] = []
+        for op in ops:
+            self.encode(commands, op)
+
         async def run() -> list[Any]:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for op in ops:
-                    self._queue(pipe, op)
-                replies = iter(await pipe.execute())
+            replies = iter(await exchange(self.client, commands, self.timeout_s))
             return [self._result(op, replies) for op in ops]
 
         return await self._call(run)
 
-    def _queue(self, pipe: Any, op: Op) -> None:
-        """The op's commands: its own reply first, then those of its trim and expiry (skipped in _result)."""
+    def encode(self, commands: list[Command], op: Op) -> None:
+        """Append the op's commands: its own reply first, then those of its trim and expiry (skipped in
+        _result)."""
         key = self.key(op.key)
         if op.kind == "get":
-            pipe.get(key)
+            commands.append(("GET", key))
         elif op.kind == "range":
-            pipe.lrange(key, 0, -1)
+            commands.append(("LRANGE", key, 0, -1))
         elif op.kind == "set":
-            pipe.set(key, op.values[0], px=_ttl_ms(op.ttl_s))
+            ttl = _ttl_ms(op.ttl_s)
+            commands.append(("SET", key, op.values[0]) if ttl is None else ("SET", key, op.values[0], "PX", ttl))
         elif op.kind == "push":
-            pipe.rpush(key, *op.values)
+            commands.append(("RPUSH", key, *op.values))
             if op.max_len is not None:
-                pipe.ltrim(key, -op.max_len, -1)
+                commands.append(("LTRIM", key, -op.max_len, -1))
             if op.ttl_s is not None:
-                pipe.pexpire(key, _ms(op.ttl_s))
+                commands.append(("PEXPIRE", key, _ms(op.ttl_s)))
         else:
-            if op.kind == "incr":
-                pipe.incrby(key, int(op.amount))
-            else:
-                pipe.incrbyfloat(key, op.amount)
+            commands.append(("INCRBY", key, int(op.amount)) if op.kind == "incr" else ("INCRBYFLOAT", key, op.amount))
             if op.ttl_s is not None:
-                pipe.pexpire(key, _ms(op.ttl_s), nx=True)
+                commands.append(("PEXPIRE", key, _ms(op.ttl_s), "NX"))
 
     @staticmethod
     def _result(op: Op, replies: Iterator[Any]) -> Any:

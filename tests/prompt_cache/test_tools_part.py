@@ -51,3 +51,17 @@ def test_each_request_gets_tools_of_its_own() -> None:
     first[0]["cache_control"] = {"type": "ephemeral"}  # a mark placed on this request's tools
     second, _ = finish(tools_part_steps(orjson.loads(orjson.dumps(tools)), True))
     assert "cache_control" not in second[0]
+
+
+@pytest.mark.parametrize("canonical", [True, False])
+def test_the_callers_tools_are_never_the_ones_sent(canonical: bool) -> None:
+    """The optimizer leaves the caller's tools uncopied (work.py `replaced`): whether derived, remembered
+    or too large to remember, the tools it marks are new objects, and the caller's stay as they came."""
+    tools = anthropic_tools(next(iter(read_sessions()))["tools"])
+    large = [{**tools[0], "description": "x" * (tools_part.KNOWN_MAX_BYTES + 1)}]
+    for given in (tools, tools, large):  # derived, remembered, never remembered
+        before = orjson.dumps(given)
+        sent, _ = finish(tools_part_steps(given, canonical))
+        sent[0]["cache_control"] = {"type": "ephemeral"}
+        assert sent is not given and sent[0] is not given[0]
+        assert orjson.dumps(given) == before
