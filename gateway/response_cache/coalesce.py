@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from gateway.config import ModelConfig
 from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
-from gateway.state.exchange import Command
+from gateway.state.exchange import Command, exchange
 
 MAX_LEASE_S = 300.0
 FIRST_POLL_S, MAX_POLL_S = 0.01, 0.25
@@ -68,10 +68,9 @@ class CoalesceMetrics:
 class FlightLock:
     """The cross-replica half: one Redis key per flight, owned by the leader's token."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker) -> None:
-        self.client, self.entries, self.breaker = client, prefix, breaker
+    def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker, timeout_s: float) -> None:
+        self.client, self.entries, self.breaker, self.timeout_s = client, prefix, breaker, timeout_s
         self.prefix = f"{prefix}{META_ROOT}flight:"  # + the entry's key: its hash tag puts both on one slot
-        self._find_or_lead = client.register_script(FIND_OR_LEAD)
 
     async def acquire(self, key: str, lease: float) -> str | None:
         token = secrets.token_hex(16)
@@ -81,8 +80,10 @@ class FlightLock:
     async def find_or_acquire(self, key: str, lease: float) -> tuple[bytes | None, str | None]:
         """The entry stored under `key` (no lock taken), else the lock's token when this call took it."""
         token = secrets.token_hex(16)
-        keys = (self.entries + key, self.prefix + key)
-        found, value = await self.breaker.call(lambda: self._find_or_lead(keys=keys, args=[token, _ms(lease)]))
+        # EVAL with the script's text (a few hundred bytes; Redis keeps it compiled): no NOSCRIPT retry.
+        lookup = ("EVAL", FIND_OR_LEAD, 2, self.entries + key, self.prefix + key, token, _ms(lease))
+        replies = await self.breaker.call(lambda: exchange(self.client, [lookup], self.timeout_s))
+        found, value = replies[0]
         if int(found):
             return bytes(value), None
         return None, token if int(value) else None
@@ -151,7 +152,8 @@ class Coalescer:
     def create(cls, backend: EntryBackend, registry: CollectorRegistry) -> Coalescer:
         """Cross-replica when the cache entries live in Redis (so followers elsewhere can read them)."""
         if isinstance(backend, RedisBackend):
-            return cls(FlightLock(backend.client, backend.prefix, backend.breaker), CoalesceMetrics(registry))
+            lock = FlightLock(backend.client, backend.prefix, backend.breaker, backend.timeout_s)
+            return cls(lock, CoalesceMetrics(registry))
         return cls(None, CoalesceMetrics(registry))
 
     def later(self, work: Coroutine[Any, Any, None]) -> None:
