@@ -139,10 +139,7 @@ class RedisBackend(EntryBackend):
         return found
 
     async def _get_all(self, keys: list[str]) -> list[Any]:
-        async with self.client.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.get(key)
-            return list(await pipe.execute())
+        return await exchange(self.client, [("GET", key) for key in keys], self.timeout_s)
 
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
@@ -156,11 +153,8 @@ class RedisBackend(EntryBackend):
                 return []
             popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
             evicted = [member.decode() for member, _ in popped]
-            if evicted:
-                async with self.client.pipeline(transaction=False) as pipe:
-                    for member in evicted:
-                        pipe.delete(self._k(member))  # one key per command: entries live on many slots
-                    await pipe.execute()
+            if evicted:  # one key per command: entries live on many slots
+                await exchange(self.client, [("DEL", self._k(member)) for member in evicted], self.timeout_s)
             return evicted
 
         return await self.breaker.call(run)
@@ -170,11 +164,9 @@ class RedisBackend(EntryBackend):
             return 0
 
         async def run() -> int:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.delete(self._k(key))  # one key per command: entries live on many slots
-                pipe.zrem(self.order_key, *keys)
-                return sum(int(deleted) for deleted in (await pipe.execute())[:-1])
+            commands: list[Command] = [("DEL", self._k(key)) for key in keys]  # entries live on many slots
+            replies = await exchange(self.client, [*commands, ("ZREM", self.order_key, *keys)], self.timeout_s)
+            return sum(int(deleted) for deleted in replies[:-1])
 
         return await self.breaker.call(run)
 

@@ -45,12 +45,14 @@ async def client() -> aioredis.Redis:
 
 
 async def test_replies_come_back_raw_and_in_order(client: aioredis.Redis) -> None:
-    key = f"test-exchange:{uuid.uuid4().hex}"
+    # A caller's session id in a key cannot add a command: every argument is length-prefixed.
+    key = f"test-exchange:{uuid.uuid4().hex}:\r\n*1\r\n$8\r\nFLUSHALL\r\n"
     try:
         commands: list[tuple[Arg, ...]] = [("SET", key, b"v", "PX", 60_000), ("GET", key)]
         commands += [("INCRBYFLOAT", key + ":f", 1.5), ("LRANGE", key + ":l", 0, -1)]
         replies = await exchange(client, commands, 0.25)
         assert replies == [b"OK", b"v", b"1.5", []]
+        assert await client.get(key) == b"v"  # and nothing was flushed
     finally:
         await client.delete(key, key + ":f")
         await client.aclose()
