@@ -180,9 +180,14 @@ class RequestLog:
             self.metrics.request_records_dropped.inc()
 
     async def run(self) -> None:
-        """Write records as they come, a batch at a time."""
+        """Write records a batch at a time. On Redis the writer first waits `batch_linger_s` for more: written
+        as they came, each request's record was a round trip of its own (at 100 requests a second, 0.05 s
+        carries five in one), and a record is only read back by someone looking at the request later."""
+        linger = self.config.batch_linger_s if self.store.backend != "memory" else 0.0
         while True:
             batch = [await self.queue.get()]
+            if linger:
+                await asyncio.sleep(linger)
             while not self.queue.empty() and len(batch) < 256:
                 batch.append(self.queue.get_nowait())
             try:

@@ -179,6 +179,8 @@ class Fleet:
     litellm: Server | None
     baseline: Server | None  # the core gateway run from another source tree (before a change)
     gateway_workers: Server | None = None  # default stages, --workers N, state in a private redis-server
+    # Default stages, N one-process replicas on that redis-server (a balancer hashing session ids in front)
+    gateway_replicas: tuple[Server, ...] = ()
 
 
 @contextmanager
@@ -203,22 +205,26 @@ def fleet(
             )
         )
 
-        def gateway(name: str, core_only: bool, tree: Path = REPO, redis_url: str | None = None) -> Server:
+        def gateway(
+            name: str, core_only: bool, tree: Path = REPO, redis_url: str | None = None, processes: int = 1
+        ) -> Server:
             port = free_port()
             config = workdir / f"{name}.yaml"
             config.write_text(yaml.safe_dump(gateway_config(upstream.url, port, core_only, redis_url)))
             argv = [python, "-m", "gateway.cli", "serve", "--config", str(config)]
             if redis_url:  # without one a gateway runs one process (and a baseline tree may predate --workers)
-                argv += ["--workers", str(workers)]
+                argv += ["--workers", str(processes)]
             return stack.enter_context(_process(name, argv, "/healthz", port, workdir, offline, cwd=tree))
 
         core, everything = gateway("gateway-core", True), gateway("gateway-all", False)
         baseline = gateway("gateway-baseline", True, baseline_tree) if baseline_tree else None
-        several = None
+        several: Server | None = None
+        replicas: tuple[Server, ...] = ()
         if workers > 1:
             # Workers share state, so they need a Redis: a private one, never one the bench did not start.
             _, redis_url = stack.enter_context(redis_server(workdir))
-            several = gateway("gateway-workers", False, redis_url=redis_url)
+            several = gateway("gateway-workers", False, redis_url=redis_url, processes=workers)
+            replicas = tuple(gateway(f"gateway-replica-{n}", False, redis_url=redis_url) for n in range(workers))
         litellm = None
         if with_litellm:
             port = free_port()
@@ -247,4 +253,4 @@ def fleet(
                     {**offline, "LITELLM_LOG": "ERROR", "DISABLE_ADMIN_UI": "True"},
                 )
             )
-        yield Fleet(upstream, core, everything, litellm, baseline, several)
+        yield Fleet(upstream, core, everything, litellm, baseline, several, replicas)

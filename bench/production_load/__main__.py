@@ -7,7 +7,9 @@ provider direct, cachegate with its default stages, cachegate with the optional 
         [--buckets 10] --out DIR
 
 Processes: the bench upstream (bench/overhead/upstream.py, answering after --delay seconds), the two
-gateways of bench/overhead/servers.py (one with the default stages, one core only), LiteLLM's proxy with
+gateways of bench/overhead/servers.py (one with the default stages, one core only), with --workers N a
+gateway with N workers and N one-process replicas (both on a private Redis; the agent generator sends each
+session's turns to one replica by a hash of its id, as deploy/nginx.conf balances), LiteLLM's proxy with
 --litellm, and one generator process per measurement. Workloads, each in OpenAI Chat non-streamed and
 Anthropic Messages streamed: `agent`, recorded agent sessions with their tools replayed turn by turn
 (--traces, default shared/data/agent-traces; bench/production_load/agent.py), and `synthetic`, sessions
@@ -51,17 +53,23 @@ WIRES = [("openai", False), ("anthropic", True)]
 TURNS = 4
 
 
-def targets(servers: Fleet, wire: str, workers: int) -> list[tuple[str, Server, str, str]]:
-    found = [
-        ("provider direct", servers.upstream, MODELS[wire], UPSTREAM_KEY),
-        ("cachegate, default stages", servers.gateway_all, f"{wire}-lean", TENANT_KEY),
-        ("cachegate, optional stages off", servers.gateway_core, f"{wire}-lean", TENANT_KEY),
+Target = tuple[str, tuple[Server, ...], str, str]  # name, its processes (replicas), model, key
+
+
+def targets(servers: Fleet, wire: str, workers: int, workload: str) -> list[Target]:
+    found: list[Target] = [
+        ("provider direct", (servers.upstream,), MODELS[wire], UPSTREAM_KEY),
+        ("cachegate, default stages", (servers.gateway_all,), f"{wire}-lean", TENANT_KEY),
+        ("cachegate, optional stages off", (servers.gateway_core,), f"{wire}-lean", TENANT_KEY),
     ]
     if servers.gateway_workers is not None:
-        found.append((f"cachegate, default stages, {workers} workers", servers.gateway_workers, f"{wire}-lean",
+        found.append((f"cachegate, default stages, {workers} workers", (servers.gateway_workers,), f"{wire}-lean",
                       TENANT_KEY))  # fmt: skip
+    if servers.gateway_replicas and workload == "agent":  # the agent generator routes a session by its id
+        found.append((f"cachegate, default stages, {workers} replicas by session", servers.gateway_replicas,
+                      f"{wire}-lean", TENANT_KEY))  # fmt: skip
     if servers.litellm is not None:
-        found.append(("LiteLLM proxy", servers.litellm, MODELS[wire], LITELLM_KEY))
+        found.append(("LiteLLM proxy", (servers.litellm,), MODELS[wire], LITELLM_KEY))
     return found
 
 
@@ -69,11 +77,11 @@ def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1] if len(values) > 1 else 0.0
 
 
-def generate(workload: str, spec: dict[str, Any], server: Server, args: Any) -> dict[str, Any]:
+def generate(workload: str, spec: dict[str, Any], group: tuple[Server, ...], args: Any) -> dict[str, Any]:
     """Run one generator process; its JSON result."""
     if workload == "agent":
         module = "bench.production_load.agent"
-        pids = [server.process.pid, *children(server.process.pid)]
+        pids = [pid for server in group for pid in (server.process.pid, *children(server.process.pid))]
         spec |= {"traces": str(args.traces), "sessions": args.sessions, "buckets": args.buckets, "pids": pids}
     else:
         module = "bench.production_load.generate"
@@ -89,17 +97,29 @@ def generate(workload: str, spec: dict[str, Any], server: Server, args: Any) -> 
 
 
 def measure(
-    name: str, server: Server, model: str, key: str, wire: str, stream: bool, rate: float, workload: str, args: Any
+    name: str,
+    group: tuple[Server, ...],
+    model: str,
+    key: str,
+    wire: str,
+    stream: bool,
+    rate: float,
+    workload: str,
+    args: Any,
 ) -> dict[str, Any]:
+    """One target at one rate and workload; a group of replicas is sent each session's turns by one of them
+    (a hash of its id, as deploy/nginx.conf balances) and measured by their CPU together."""
     headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
     if wire == "anthropic":
         headers |= {"anthropic-version": "2023-06-01", "x-api-key": key}
-    spec = {
-        "url": server.url + PATHS[wire], "wire": wire, "model": model, "stream": stream, "headers": headers,
+    spec: dict[str, Any] = {
+        "url": group[0].url + PATHS[wire], "wire": wire, "model": model, "stream": stream, "headers": headers,
         "tag": uuid.uuid4().hex[:8], "rate": rate, "timeout_s": 60.0,
     }  # fmt: skip
-    cpu = server.cpu_s()
-    result = generate(workload, spec, server, args)
+    if len(group) > 1:
+        spec["replicas"] = [server.url + PATHS[wire] for server in group]
+    cpu = sum(server.cpu_s() for server in group)
+    result = generate(workload, spec, group, args)
     samples = result.pop("samples")
     latencies = [latency for _, latency, status in samples if status == "ok"]
     timeline = [(start, latency) for start, latency, status in samples if status == "ok"]
@@ -107,7 +127,9 @@ def measure(
         "rate": rate, "workload": f"{workload} {wire}{' stream' if stream else ''}", "target": name,
         "requests": len(samples), "ok_share": round(len(latencies) / max(len(samples), 1), 4),
         "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
-        "server_cpu_ms_per_request": round((server.cpu_s() - cpu) / max(len(samples), 1) * 1000, 3),
+        "server_cpu_ms_per_request": round(
+            (sum(server.cpu_s() for server in group) - cpu) / max(len(samples), 1) * 1000, 3
+        ),
         "schedule_slip_s": result["schedule_slip_s"],
         "errors": sorted({status for _, _, status in samples if status != "ok"}),
         "timeline": timeline[:: max(1, len(timeline) // 600)],
@@ -185,7 +207,11 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.5, help="the provider's fixed latency, seconds")
     parser.add_argument("--litellm", action="store_true", help="also LiteLLM's proxy (slow to start)")
     parser.add_argument(
-        "--workers", type=int, default=1, help="N > 1: also cachegate with --workers N (state in a private Redis)"
+        "--workers",
+        type=int,
+        default=1,
+        help="N > 1: also cachegate with --workers N, and N one-process replicas each session's turns go to one of"
+        " (state in a private Redis)",
     )
     parser.add_argument(
         "--targets", nargs="+", help="only the targets whose name contains one of these (e.g. direct workers)"
@@ -208,10 +234,10 @@ def main() -> None:
             for rate in args.rates:
                 for workload in args.workloads:
                     for wire, stream in WIRES:
-                        for name, server, model, key in targets(servers, wire, args.workers):
+                        for name, group, model, key in targets(servers, wire, args.workers, workload):
                             if args.targets and not any(part in name for part in args.targets):
                                 continue
-                            rows.append(measure(name, server, model, key, wire, stream, rate, workload, args))
+                            rows.append(measure(name, group, model, key, wire, stream, rate, workload, args))
     with_excess(rows)
     plot(rows, args.out / "production_load.png")
     plot_history(rows, args.out / "production_load_history.png")

@@ -23,8 +23,9 @@ import asyncio
 import os
 import sys
 import time
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,10 @@ class Spec(Endpoint):
     sessions: int  # 0: every session of the file
     buckets: int
     pids: list[int]
+    replicas: list[str] = field(default_factory=list)  # URLs: each session's turns go to one (a hash of its id)
+
+    def url_for(self, session_id: str) -> str:
+        return self.replicas[zlib.crc32(session_id.encode()) % len(self.replicas)] if self.replicas else self.url
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,8 @@ async def phase(
         delay = started + number / spec.rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(send(http, spec, payload, session_id, run_start, out)))
+        url = spec.url_for(session_id)
+        tasks.append(asyncio.create_task(send(http, spec, payload, session_id, run_start, out, url)))
     late = time.perf_counter() - (started + (len(payloads) - 1) / spec.rate)
     await asyncio.gather(*tasks)
     return max(late, 0.0)

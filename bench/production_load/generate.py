@@ -52,13 +52,21 @@ def body(spec: Spec, number: int) -> bytes:
 
 
 async def send(
-    http: aiohttp.ClientSession, spec: Endpoint, payload: bytes, session_id: str, started: float, out: list[Any]
+    http: aiohttp.ClientSession,
+    spec: Endpoint,
+    payload: bytes,
+    session_id: str,
+    started: float,
+    out: list[Any],
+    url: str | None = None,
 ) -> None:
-    """One request; appends (start, latency, status) to `out` (also bench/production_load/agent.py)."""
+    """One request (to `url`, else the endpoint's); appends (start, latency, status) to `out` (also
+    bench/production_load/agent.py)."""
     begin = time.perf_counter()
     status = "error"
     try:
-        async with http.post(spec.url, data=payload, headers={**spec.headers, "x-session-id": session_id}) as response:
+        headers = {**spec.headers, "x-session-id": session_id}
+        async with http.post(url or spec.url, data=payload, headers=headers) as response:
             raw = await response.read()
             ok = response.status == 200 and MARKERS[(spec.wire, spec.stream)] in raw
             status = "ok" if ok else str(response.status)

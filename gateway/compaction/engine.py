@@ -8,6 +8,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.compaction import shared_counts
 from gateway.compaction.bounds import assembled_small, surely_small
 from gateway.compaction.compactor import Candidate, Compactor
 from gateway.compaction.history import History
@@ -99,6 +100,7 @@ class Run:
         self.fixed = 0  # tools and system prompt: counted in execute
         self.facts: list[MessageFacts] = []  # the messages' shared facts (gateway/history/): taken in execute
         self.totals = Totals(self.layout.name, self.counter.name)  # the session's: taken in execute
+        self.session_name = ""  # the session's name (`session`): taken in execute
 
     def session(self) -> str:
         """The client's session, else one named by how the conversation starts (clients without ids)."""
@@ -120,7 +122,7 @@ class Run:
         self.facts = await finish_paced(self.ctx.history.facts_steps(self.messages), self.pacer)
         t = self.thresholds
         # The session's running totals: their sums cost this request's new messages only (totals.py).
-        session = self.session()
+        session = self.session_name = self.session()
         totals = self.totals = await finish_paced(
             sessions.of(session, self.layout, self.counter.name, self.messages, self.facts), self.pacer
         )
@@ -177,7 +179,12 @@ class Run:
         """Count the messages the totals know only a bound of (the others are counted): their indexes."""
         loose = [index for index, _ in totals.loose]
         messages, facts = [self.messages[i] for i in loose], [self.facts[i] for i in loose]
+        # Counts another replica took for this session first (shared_counts.py): only the rest are counted here.
+        state, encoding, sharing = self.ctx.state, self.counter.name, shared_counts.shared(self.ctx.state)
+        taken = await shared_counts.take(state, self.session_name, encoding, facts) if sharing else 0
         await self.counter.count_messages(messages, self.pacer, facts)
+        if sharing and taken < len(facts):
+            shared_counts.share(state, self.session_name, encoding, self.facts, self.config.state_ttl_s)
         totals.settle()
         return loose
 

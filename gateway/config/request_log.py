@@ -10,6 +10,12 @@ class RequestLogConfig(BaseModel):
     ttl_s: float = Field(default=86400.0, gt=0, description="How long a record is kept")
     per_tenant: int = Field(default=10_000, gt=0, description="Newest records kept per tenant for queries")
     queue: int = Field(default=10_000, gt=0, description="Records waiting to be written; beyond, dropped (counted)")
+    batch_linger_s: float = Field(
+        default=0.05,
+        ge=0,
+        le=5,
+        description="On Redis, how long the writer waits for more records before its round trip (0: none)",
+    )
     unauthenticated_per_s: float = Field(
         default=10.0,
         ge=0,

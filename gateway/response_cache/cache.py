@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from prometheus_client import Counter
@@ -20,11 +21,13 @@ from gateway.response_cache.entry import CorruptEntry, Entry, decode_entry, enco
 from gateway.response_cache.keys import place_of, purge_prefix
 from gateway.response_cache.local_index import LocalIndex, index_caps
 from gateway.response_cache.metrics import ResponseCacheMetrics
-from gateway.response_cache.store import Breaker, EntryBackend, MemoryBackend, Queued, RedisBackend
+from gateway.response_cache.store import Breaker, CacheUnavailable, EntryBackend, MemoryBackend, Queued, RedisBackend
 from gateway.response_cache.sync import IndexSync, RedisIndexSync
 from gateway.semantic.embedder import Embedder, EmbeddingOverloaded, EmbeddingTimeout
 from gateway.semantic.verifier import verify
 from gateway.state import RedisStore, ResilientStore, StateStore
+from gateway.state.base import Rider
+from gateway.state.request import RequestStore
 
 log = logging.getLogger("cachegate.response_cache")
 SEMANTIC_CANDIDATES = 3  # near neighbours checked before a semantic miss (each costs one entry read)
@@ -203,6 +206,44 @@ class ResponseCache:
             await self.sync.publish_add(entry.key, entry.scope, entry.vector, entry.expires)
         return True
 
+    def ride_put(
+        self, entry: Entry, state: RequestStore, also: Queued | None = None, stored: Callable[[], None] | None = None
+    ) -> bool:
+        """Store an exact entry (no vector) in the request's next state round trip, when that trip goes to the
+        cache's own Redis client (gateway/state/request.py `ride`): one round trip for both, instead of one
+        each. False when it cannot ride (then `put`). `stored` runs once the entry (and `also`) are in."""
+        backend = self.backend
+        if not isinstance(backend, RedisBackend) or entry.vector is not None or backend.breaker.down:
+            return False
+        ttl = entry.expires - time.time()
+        if ttl <= 0 or not state.carries(backend.client):
+            return False
+        commands = [*backend.write_commands(entry.key, encode_entry(entry), ttl), *(also or ())]
+        state.ride(Rider(backend.client, commands, lambda replies: self._landed(backend, replies, stored)))
+        return True
+
+    def _landed(
+        self, backend: RedisBackend, replies: list[Any] | BaseException, stored: Callable[[], None] | None
+    ) -> None:
+        if isinstance(replies, BaseException) or any(isinstance(reply, Exception) for reply in replies):
+            backend.breaker.trip()
+            self.metrics.skips.labels("store", "backend_unavailable").inc()
+            return
+        if stored is not None:
+            stored()
+        size = replies[2]
+        if isinstance(size, int) and size > backend.max_entries:  # evicted off the response path
+            self._in_background(self._trim(backend, size))
+
+    async def _trim(self, backend: RedisBackend, size: int) -> None:
+        try:
+            evicted = await backend.breaker.call(lambda: backend.trim(size))
+        except CacheUnavailable:  # the next store trims again
+            return
+        for key in evicted:
+            self.index.remove(key)
+        self.metrics.evictions.inc(len(evicted))
+
     def put_later(self, entry: Entry, prompt: str) -> None:
         """Store a semantic entry once its prompt is embedded, off the response path."""
 
@@ -213,7 +254,10 @@ class ResponseCache:
             except Exception:  # a background store that fails only costs a future miss
                 self.metrics.errors.labels("background_store").inc()
 
-        task = asyncio.get_running_loop().create_task(run())
+        self._in_background(run())
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -98,13 +98,21 @@ class Breaker:
         self.cooldown_s = cooldown_s
         self._down_until = 0.0
 
+    @property
+    def down(self) -> bool:
+        return time.monotonic() < self._down_until
+
+    def trip(self) -> None:
+        """A write that went without `call` failed: fail fast from now on, as `call` would."""
+        self._down_until = time.monotonic() + self.cooldown_s
+
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
-        if time.monotonic() < self._down_until:
+        if self.down:
             raise CacheUnavailable("redis marked down")
         try:
             return await operation()
         except (RedisError, OSError, TimeoutError) as exc:
-            self._down_until = time.monotonic() + self.cooldown_s
+            self.trip()
             raise CacheUnavailable(f"redis: {type(exc).__name__}") from exc
 
 
@@ -141,23 +149,30 @@ class RedisBackend(EntryBackend):
     async def _get_all(self, keys: list[str]) -> list[Any]:
         return await exchange(self.client, [("GET", key) for key in keys], self.timeout_s)
 
+    def write_commands(self, key: str, value: bytes, ttl_s: float) -> list[Command]:
+        """A put's own commands: the entry, its place in the eviction order, then the entry count (`trim`)."""
+        return [
+            ("SET", self._k(key), value, "PX", max(int(ttl_s * 1000), 1)),
+            ("ZADD", self.order_key, time.time(), key),
+            ("ZCARD", self.order_key),
+        ]
+
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
-            write = [
-                ("SET", self._k(key), value, "PX", max(int(ttl_s * 1000), 1)),
-                ("ZADD", self.order_key, time.time(), key),
-                ("ZCARD", self.order_key),
-            ]
-            size = int((await exchange(self.client, [*write, *(also or ())], self.timeout_s))[2])
-            if size <= self.max_entries:
-                return []
-            popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
-            evicted = [member.decode() for member, _ in popped]
-            if evicted:  # one key per command: entries live on many slots
-                await exchange(self.client, [("DEL", self._k(member)) for member in evicted], self.timeout_s)
-            return evicted
+            write = self.write_commands(key, value, ttl_s)
+            return await self.trim(int((await exchange(self.client, [*write, *(also or ())], self.timeout_s))[2]))
 
         return await self.breaker.call(run)
+
+    async def trim(self, size: int) -> list[str]:
+        """Evict the oldest entries past `max_entries` (`size`: the count a write's ZCARD gave); their keys."""
+        if size <= self.max_entries:
+            return []
+        popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
+        evicted = [member.decode() for member, _ in popped]
+        if evicted:  # one key per command: entries live on many slots
+            await exchange(self.client, [("DEL", self._k(member)) for member in evicted], self.timeout_s)
+        return evicted
 
     async def delete(self, keys: list[str]) -> int:
         if not keys:

@@ -24,10 +24,10 @@ from gateway.stages.usage import UsageStage
 def build_pipeline(services: Services) -> Pipeline:
     """Request order: auth -> rate limit -> parse -> routing -> responses state -> token rate -> session ->
     budget -> [guard -> compaction -> response cache -> prompt cache] -> upstream. Response order: usage ->
-    token rate -> budget -> [guard -> prompt-cache accounting -> response-cache store] -> responses state ->
+    token rate -> budget -> [guard -> response-cache store -> prompt-cache accounting] -> responses state ->
     telemetry. Responses state comes before the holds: a `previous_response_id` is the whole conversation
     it names, and token rate and budgets hold for the request's real size. The guard's session writes,
-    deferred, ride the accounting's round trip."""
+    deferred, and the response cache's store ride the accounting's round trip (or the request's last)."""
     auth, parse, routing, session = AuthStage(), ParseStage(), RoutingStage(), SessionStage()
     upstream, usage, telemetry, responses_state = UpstreamStage(), UsageStage(), TelemetryStage(), ResponsesStateStage()
     compaction, guard, budget, token_rate = (
@@ -49,8 +49,8 @@ def build_pipeline(services: Services) -> Pipeline:
             token_rate,
             budget,
             guard,
-            prompt_cache_accounting,
             response_cache,
+            prompt_cache_accounting,
             responses_state,
             telemetry,
         ],

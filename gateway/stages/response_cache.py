@@ -262,8 +262,12 @@ class ResponseCacheStage(Stage):
             if decision.exact:
                 flight = pending.flight
                 release = flight.release_with() if flight is not None else None
-                if await self.cache.put(base, release) and flight is not None and release is not None:
-                    flight.released_remotely()  # its followers on this replica wake when the request ends
+                # Its followers on this replica wake when the request ends: the lock goes with the entry.
+                released = flight.released_remotely if flight is not None and release is not None else None
+                # With the request's next state round trip (the accounting's, or its end's) where it can.
+                riding = self.cache.ride_put(base, ctx.state, release, released)
+                if not riding and await self.cache.put(base, release) and released is not None:
+                    released()
                 self.metrics.stores.labels("exact").inc()
             if decision.semantic and pending.scope is not None:
                 entry = replace(

@@ -9,7 +9,7 @@ tag (`{tenant}`), so that in a Redis Cluster they live on one slot and the call 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,12 +68,31 @@ class Op:
     max_len: int | None = None
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Rider:
+    """Commands for the store's own Redis client from another user of that client (the response cache's
+    store), sent in a request's next round trip (gateway/state/request.py `ride`). `landed` is called with
+    their replies, in order, an error reply as its exception in its place; or with the exception that kept
+    the round trip from Redis."""
+
+    client: object
+    commands: Sequence[Sequence[bytes | str | int | float]]
+    landed: Callable[[list[Any] | BaseException], None]
+
+
 class StateStore(ABC):
     backend: str
 
-    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+    def carries(self, client: object) -> bool:
+        """Whether this store's batches can carry riders for `client` (its own Redis client, while up)."""
+        return False
+
+    async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
         """Each op's result, in order: what the single-op methods return. One round trip on Redis (not a
-        transaction: each op is atomic on its own, as when called alone)."""
+        transaction: each op is atomic on its own, as when called alone), which also carries `riders`
+        (only where `carries` said so)."""
+        if riders:
+            raise ValueError(f"a {self.backend} store carries no commands of others")
         return [await self._one(op) for op in ops]
 
     async def _one(self, op: Op) -> Any:

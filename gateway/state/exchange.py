@@ -2,34 +2,44 @@
 
 redis-py's pipeline encodes each argument and command in Python, runs a timer for each reply and keeps
 per-command bookkeeping (response callbacks, observability, lazy prepares): for a request's batch of
-short commands that cost twice the round trip's own I/O (issue 28). On one server (a plain URL or the
-master Sentinel names) the commands are packed here (resp.py) and sent over a pooled connection, with
-one deadline for all their replies; a Redis Cluster keeps redis-py's pipeline, which routes each command
-to its slot's node. Replies are raw (bytes, ints, lists): callers convert them.
+short commands that cost twice the round trip's own I/O (issue 28). Its connection's own send and read
+still cost ~6x the I/O: a timer, an error-context string and a task switch for every reply. So on one
+server (a plain URL or the master Sentinel names) the commands are packed here (resp.py), written to a
+pooled connection's stream, and the bytes that come back are parsed with hiredis (the C parser redis-py
+itself uses) until every reply is in, under one deadline. The connection is redis-py's: it connects,
+authenticates, selects the database and speaks TLS as configured. A Redis Cluster keeps redis-py's
+pipeline, which routes each command to its slot's node. Replies are raw (bytes, ints, lists): callers
+convert them. A pooled connection whose stream the server closed (a restart, an idle timeout) is
+connected anew before it is written to, instead of failing its next batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from typing import Any
 
+import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError, InvalidResponse, ResponseError
 
 from gateway.state.resp import Arg, packed
 
 Command = Sequence[Arg]
 
 
-async def exchange(client: aioredis.Redis, commands: Sequence[Command], timeout_s: float) -> list[Any]:
-    """The replies of `commands`, in order, from one round trip (an error reply raises its ResponseError)."""
+async def exchange(
+    client: aioredis.Redis, commands: Sequence[Command], timeout_s: float, *, errors_in_place: bool = False
+) -> list[Any]:
+    """The replies of `commands`, in order, from one round trip. An error reply raises its ResponseError,
+    or with `errors_in_place` stands in its command's place (commands of several callers: gateway/state/
+    redis.py `batch`, each taking its own)."""
     if isinstance(client, RedisCluster):
         async with client.pipeline(transaction=False) as pipe:
             for command in commands:
                 pipe.execute_command(*command)
-            return list(await pipe.execute())
+            return list(await pipe.execute(raise_on_error=not errors_in_place))
     pool = client.connection_pool
     connection = await pool.get_connection()
     try:
@@ -37,15 +47,49 @@ async def exchange(client: aioredis.Redis, commands: Sequence[Command], timeout_
         replies: list[Any] = await connection.retry.call_with_retry(
             lambda: _send_and_read(connection, commands, timeout_s), lambda _: connection.disconnect()
         )
-        return replies
     except BaseException:
         await connection.disconnect()  # replies left unread would answer the connection's next user
         raise
     finally:
         await pool.release(connection)
+    if not errors_in_place:
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                raise reply
+    return replies
+
+
+READ_SIZE = 65_536
 
 
 async def _send_and_read(connection: Any, commands: Sequence[Command], timeout_s: float) -> list[Any]:
-    await connection.send_packed_command(packed(commands))
-    async with asyncio.timeout(timeout_s):  # one deadline for the replies, not a timer for each
-        return [await connection.read_response(timeout=math.inf) for _ in commands]
+    """Every reply, an error reply as its exception: read whole, the connection stays in step for its next
+    user."""
+    if connection.is_connected and connection._reader.at_eof():  # the server closed it while it was pooled
+        await connection.disconnect()
+    if not connection.is_connected:
+        await connection.connect()
+    await connection.check_health()  # a PING first when the connection idled past its interval, as redis-py does
+    stream, writer = connection._reader, connection._writer
+    parser = hiredis.Reader(protocolError=InvalidResponse, replyError=connection._parser.parse_error)
+    replies: list[Any] = []
+    try:
+        writer.write(packed(commands))
+        async with asyncio.timeout(timeout_s):  # one deadline for the write and every reply
+            await writer.drain()
+            while len(replies) < len(commands):
+                reply = parser.gets()
+                if reply is not False:
+                    replies.append(reply)
+                    continue
+                data = await stream.read(READ_SIZE)
+                if not data:
+                    raise ConnectionError("Connection closed by server.")
+                parser.feed(data)
+    except TimeoutError:  # an OSError too: the deadline's, as it is
+        raise
+    except OSError as error:  # a reset or a broken pipe: redis-py's error for a dropped connection
+        raise ConnectionError(f"Error while talking to Redis: {error}") from error
+    if connection.health_check_interval:  # redis-py's reads move the next check on: so does this one
+        connection.next_health_check = asyncio.get_running_loop().time() + connection.health_check_interval
+    return replies

@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
-from gateway.state.base import Held, Meter, Op, StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, Op, Rider, StateStore, StateUnavailable, Window
 from gateway.state.clients import redis_client
 from gateway.state.exchange import Command, exchange
 
@@ -203,16 +203,39 @@ class RedisStore(StateStore):
         except (RedisError, OSError, TimeoutError) as exc:
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
 
-    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+    def carries(self, client: object) -> bool:
+        return client is self.client
+
+    async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
         commands: list[Command] = []
         for op in ops:
             self.encode(commands, op)
+        own = len(commands)
+        for rider in riders:
+            commands.extend(rider.commands)
+        answered = False
 
         async def run() -> list[Any]:
-            replies = iter(await exchange(self.client, commands, self.timeout_s))
-            return [self._result(op, replies) for op in ops]
+            nonlocal answered
+            replies = await exchange(self.client, commands, self.timeout_s, errors_in_place=True)
+            answered = True
+            start = own
+            for rider in riders:  # theirs first: an error reply among the ops fails only the ops
+                rider.landed(replies[start : start + len(rider.commands)])
+                start += len(rider.commands)
+            failed = next((reply for reply in replies[:own] if isinstance(reply, ResponseError)), None)
+            if failed is not None:
+                raise failed
+            mine = iter(replies[:own])
+            return [self._result(op, mine) for op in ops]
 
-        return await self._call(run)
+        try:
+            return await self._call(run)
+        except StateUnavailable as error:
+            if not answered:
+                for rider in riders:
+                    rider.landed(error)
+            raise
 
     def encode(self, commands: list[Command], op: Op) -> None:
         """Append the op's commands: its own reply first, then those of its trim and expiry (skipped in

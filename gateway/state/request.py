@@ -6,8 +6,9 @@ microseconds of CPU) whatever it carries. So a request's stages declare ahead th
 request sends carries them all; a stage's later read of one of them is answered from there (once: a
 second read goes to the store again). Writes whose answer nobody waits for (`defer`) go out with the
 request's next batch, or with `flush` when the response stages are done (and at the request's end
-however it ends). Results, atomicity of each op and the fallback when Redis fails are the shared store's
-own: this view only changes how many round trips carry them.
+however it ends). Another user of the store's Redis client (the response cache's store) can `ride` that
+round trip with commands of its own. Results, atomicity of each op and the fallback when Redis fails are
+the shared store's own: this view only changes how many round trips carry them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
-from gateway.state.base import Held, Meter, Op, StateStore, Window
+from gateway.state.base import Held, Meter, Op, Rider, StateStore, Window
 
 READS = ("get", "range")  # the ops without side effects: safe to send before their stage runs
 
@@ -26,6 +27,7 @@ class RequestStore(StateStore):
         self._expected: dict[Op, None] = {}  # declared reads not sent yet (ordered, no duplicates)
         self._answers: dict[Op, Any] = {}  # reads sent ahead whose answer no stage took yet
         self._deferred: list[Op] = []
+        self._riders: list[Rider] = []
 
     @property
     def backend(self) -> str:  # type: ignore[override]
@@ -45,28 +47,38 @@ class RequestStore(StateStore):
         self._deferred.extend(ops)
         self._forget(*(op.key for op in ops))
 
+    def carries(self, client: object) -> bool:
+        return self.store.carries(client)
+
+    def ride(self, rider: Rider) -> None:
+        """Commands for the store's Redis client (`carries`), sent with the request's next batch or `flush`;
+        their replies go to `rider.landed` (on a failed trip, its error: they are not sent again)."""
+        self._riders.append(rider)
+
     @property
     def pending(self) -> int:
-        """Ops waiting for a round trip (declared reads and deferred writes)."""
-        return len(self._expected) + len(self._deferred)
+        """Ops waiting for a round trip (declared reads, deferred writes and riders)."""
+        return len(self._expected) + len(self._deferred) + len(self._riders)
 
     async def flush(self) -> None:
-        """Send the deferred writes now (declared reads no stage asked for are dropped)."""
+        """Send the deferred writes and riders now (declared reads no stage asked for are dropped)."""
         self._expected.clear()
-        if self._deferred:
+        if self._deferred or self._riders:
             await self.batch([])
 
-    async def batch(self, ops: Sequence[Op]) -> list[Any]:
+    async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
         """The ops' results, in order, in at most one round trip that also carries the deferred writes
-        (first, so they apply before) and the declared reads."""
+        (first, so they apply before), the declared reads and the riders."""
+        self._riders.extend(riders)
         answered = [op.kind in READS and op in self._answers for op in ops]
         own = [op for op, ready in zip(ops, answered, strict=True) if not ready]
         ahead = [op for op in self._expected if op not in own]
         deferred, self._deferred = self._deferred, []
+        riders, self._riders = self._riders, []
         self._expected = {}
         sent = [*deferred, *own, *ahead]
         try:
-            replies = await self.store.batch(sent) if sent else []
+            replies = await self.store.batch(sent, riders) if sent or riders else []
         except BaseException:
             self._deferred = deferred + self._deferred  # kept for the next try (a failure or the request's end)
             raise

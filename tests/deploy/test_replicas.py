@@ -17,9 +17,14 @@ from typing import Any
 
 import httpx
 import openai
+import orjson
 import pytest
 import yaml
+from redis import Redis
 
+from gateway.compaction.shared_counts import ENTRY, counts_key
+from gateway.compaction.tokens import counter_for
+from gateway.history.facts import content_digest
 from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
 from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
@@ -102,7 +107,8 @@ def test_state_written_by_one_writer_is_seen_by_both_replicas(topology: Topology
 
 
 def test_a_session_is_served_by_either_replica(topology: Topology) -> None:
-    """One agent session whose turns land on different replicas, as nginx's least_conn may send them."""
+    """One agent session whose turns land on different replicas (a replica joined or left the balancer, or
+    a client calls replicas directly): each replica serves it from the shared state."""
     session = {"x-session-id": f"deploy-{uuid.uuid4().hex[:8]}"}
     before = sim_requests(topology)
     answers = []
@@ -188,16 +194,31 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
         yield url
 
 
-def test_the_balancer_spreads_requests_over_both_replicas(topology: Topology, balancer: str) -> None:
+def served_through(topology: Topology, balancer: str, requests: int, headers: dict[str, str]) -> list[float]:
+    """How many of `requests` session-less or session requests through the balancer each replica answered."""
     before = [answered(url) for url in topology.replicas]
     client = openai.OpenAI(base_url=f"{balancer}/v1", api_key=TENANT_KEYS["acme"], max_retries=0)
-    for i in range(6):
+    for i in range(requests):
         reply = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[sim:text via nginx {i}]]"}]
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": f"[[sim:text via nginx {i}]]"}],
+            extra_headers=headers,
         )
         assert reply.choices[0].message.content == f"via nginx {i}"
-    served = [answered(url) - start for url, start in zip(topology.replicas, before, strict=True)]
-    assert sum(served) == 6 and min(served) >= 1, served
+    return [answered(url) - start for url, start in zip(topology.replicas, before, strict=True)]
+
+
+def test_the_balancer_spreads_requests_without_a_session_over_both_replicas(topology: Topology, balancer: str) -> None:
+    served = served_through(topology, balancer, 16, {})  # all on one replica: a chance of 2 in 65,536
+    assert sum(served) == 16 and min(served) >= 1, served
+
+
+@pytest.mark.parametrize("header", ["x-session-id", "x-claude-code-session-id", "session-id", "thread-id"])
+def test_the_balancer_keeps_a_session_on_one_replica(topology: Topology, balancer: str, header: str) -> None:
+    """Each replica keeps what it derived from a session's messages: the session's turns go to one of them."""
+    sessions = [{header: f"sticky-{uuid.uuid4().hex[:8]}"} for _ in range(3)]
+    for session in sessions:
+        assert sorted(served_through(topology, balancer, 4, session)) == [0, 4]
 
 
 def test_the_dashboard_behind_the_balancer_shows_the_same_sessions_and_requests(
@@ -241,6 +262,38 @@ def test_streams_and_their_trailer_pass_through_the_balancer(balancer: str) -> N
 def test_the_balancer_keeps_metrics_to_prometheus(balancer: str) -> None:
     assert httpx.get(f"{balancer}/metrics").status_code == 404
     assert httpx.get(f"{balancer}/healthz").status_code == 200
+
+
+def test_token_counts_taken_by_one_replica_are_not_taken_again_by_the_other(topology: Topology) -> None:
+    """Compaction counts a long history's tokens once per session, not once per replica that answers it
+    (gateway/compaction/shared_counts.py). Byte-heavy, token-light tool results (runs of spaces) put the
+    history's byte bound over gpt-4o-mini's trigger (64K tokens of 128K) while its count stays far under."""
+    tag = uuid.uuid4().hex[:8]
+    messages = openai_tool_turns(8, "")
+    for number, message in enumerate(messages):
+        if message["role"] == "tool":
+            message["content"] = f"output {number} [{tag}]" + " " * 15_000
+    session = f"counts-{tag}"
+    encoding = counter_for("openai", "gpt-4o-mini")
+
+    def send(replica: int, history: list[Any]) -> int:
+        raw = topology.client(replica).chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=history, extra_headers={"x-session-id": session}
+        )
+        return int(raw.headers["x-cachegate-compaction-tokens-before"])
+
+    first = messages[:-2]
+    counted = send(0, first)
+    key = f"cg:{counts_key(f'acme:{session}', encoding.name)}"
+    redis = Redis.from_url(topology.redis_url)
+    record = dict(ENTRY.iter_unpack(redis.get(key)))
+    exact = {content_digest(orjson.dumps(m)): encoding.message(m) for m in first}
+    assert record == exact
+    # The record is what the other replica counts by: marked (+7 each), the marks show in its total.
+    redis.set(key, b"".join(ENTRY.pack(digest, count + 7) for digest, count in record.items()))
+    new = sum(encoding.message(m) for m in messages[-2:])
+    assert send(1, messages) == counted + 7 * len(first) + new
+    redis.close()
 
 
 def test_a_redis_outage_degrades_every_replica_to_its_fallback(topology: Topology) -> None:

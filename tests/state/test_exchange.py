@@ -79,3 +79,28 @@ async def test_a_reply_past_the_deadline_times_out_and_leaves_no_stale_reply(cli
         assert await exchange(client, [("ECHO", "mine")], 0.25) == [b"mine"]
     finally:
         await client.aclose()
+
+
+async def test_a_reply_longer_than_one_read_comes_back_whole(client: aioredis.Redis) -> None:
+    key = f"test-exchange:{uuid.uuid4().hex}"
+    value = bytes(range(256)) * 1_000  # 256 KB: several reads of the stream, split anywhere
+    try:
+        replies = await exchange(client, [("SET", key, value, "PX", 60_000), ("GET", key), ("STRLEN", key)], 0.25)
+        assert replies == [b"OK", value, len(value)]
+    finally:
+        await client.delete(key)
+        await client.aclose()
+
+
+async def test_a_connection_the_server_closed_is_replaced_and_the_batch_answered(client: aioredis.Redis) -> None:
+    # The pool sees the closed stream the exchange reads from (redis-py's own check), and connects anew.
+    admin = redis_client(REDIS_TEST_URL, 0.25)
+    try:
+        [connection_id] = await exchange(client, [("CLIENT", "ID")], 0.25)  # the one pooled connection
+        assert await admin.client_kill_filter(_id=connection_id) == 1
+        await asyncio.sleep(0.05)  # the close reaches the client
+        echo, new_id = await exchange(client, [("ECHO", "after"), ("CLIENT", "ID")], 0.25)
+        assert (echo, new_id != connection_id) == (b"after", True)
+    finally:
+        await admin.aclose()
+        await client.aclose()

@@ -1,0 +1,41 @@
+"""On Redis the response cache stores an exact entry in the request's last state round trip (gateway/
+response_cache/cache.py `ride_put`): the entry answers the next identical request, on another replica too,
+and past `max_entries` the oldest entries are evicted off the response path, counted."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from tests.gateway_harness import running_gateway
+from tests.redis_target import empty_redis
+from tests.response_cache.conftest import metric
+
+EXACT_ONLY = {"x-cachegate-cache-semantic": "off"}
+
+
+def test_a_stored_entry_answers_and_the_bound_evicts_the_oldest() -> None:
+    tag = uuid.uuid4().hex[:8]
+    with empty_redis() as url:
+        policy = {"response_cache": {"max_entries": 2}}
+        with running_gateway(redis_url=url, policy=policy) as a, running_gateway(redis_url=url, policy=policy) as b:
+            for number in range(4):
+                messages = [{"role": "user", "content": f"[[sim:text answer {number} {tag}]]"}]
+                first = a.openai().chat.completions.with_raw_response.create(
+                    model="gpt-4o-mini", messages=messages, temperature=0, extra_headers=EXACT_ONLY
+                )
+                assert first.headers["x-cachegate-cache"] == "miss"
+                again = b.openai().chat.completions.with_raw_response.create(
+                    model="gpt-4o-mini", messages=messages, temperature=0, extra_headers=EXACT_ONLY
+                )
+                assert again.headers["x-cachegate-cache"] == "exact"
+                assert again.parse().choices[0].message.content == f"answer {number} {tag}"
+            deadline = time.monotonic() + 5
+            while metric(a, "cachegate_response_cache_evictions_total") < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert metric(a, "cachegate_response_cache_evictions_total") == 2
+            oldest = [{"role": "user", "content": f"[[sim:text answer 0 {tag}]]"}]
+            gone = b.openai().chat.completions.with_raw_response.create(
+                model="gpt-4o-mini", messages=oldest, temperature=0, extra_headers=EXACT_ONLY
+            )
+            assert gone.headers["x-cachegate-cache"] == "miss"
