@@ -72,8 +72,8 @@ class Op:
 class Rider:
     """Commands for the store's own Redis client from another user of that client (the response cache's
     store), sent in a request's next round trip (gateway/state/request.py `ride`). `landed` is called with
-    their replies, in order, an error reply as its exception in its place; or with the exception that kept
-    the round trip from Redis."""
+    their replies, in order, an error reply as its exception in its place (on a Redis Cluster an error reply
+    fails the whole trip: gateway/state/exchange.py); or with the exception that kept the trip from Redis."""
 
     client: object
     commands: Sequence[Sequence[bytes | str | int | float]]

@@ -34,12 +34,13 @@ async def exchange(
 ) -> list[Any]:
     """The replies of `commands`, in order, from one round trip. An error reply raises its ResponseError,
     or with `errors_in_place` stands in its command's place (commands of several callers: gateway/state/
-    redis.py `batch`, each taking its own)."""
+    redis.py `batch`, each taking its own). On a Redis Cluster every error reply raises: redis-py's cluster
+    pipeline retries the cluster's own transient errors (a failover, "the cluster is down") only then."""
     if isinstance(client, RedisCluster):
         async with client.pipeline(transaction=False) as pipe:
             for command in commands:
                 pipe.execute_command(*command)
-            return list(await pipe.execute(raise_on_error=not errors_in_place))
+            return list(await pipe.execute())
     pool = client.connection_pool
     connection = await pool.get_connection()
     try:
