@@ -197,10 +197,7 @@ class ResponseCache:
         if ttl <= 0:
             return False
         stored = entry if self.backend.shared or entry.vector is None else replace(entry, vector=None)
-        evicted = await self.backend.put(entry.key, encode_entry(stored), ttl, also)
-        for key in evicted:
-            self.index.remove(key)
-        self.metrics.evictions.inc(len(evicted))
+        self._evicted(await self.backend.put(entry.key, encode_entry(stored), ttl, also))
         if entry.vector is not None and entry.scope is not None:
             self.index.add(entry.key, entry.scope, entry.vector, entry.expires)
             await self.sync.publish_add(entry.key, entry.scope, entry.vector, entry.expires)
@@ -237,12 +234,15 @@ class ResponseCache:
 
     async def _trim(self, backend: RedisBackend, size: int) -> None:
         try:
-            evicted = await backend.breaker.call(lambda: backend.trim(size))
+            self._evicted(await backend.breaker.call(lambda: backend.trim(size)))
         except CacheUnavailable:  # the next store trims again
             return
-        for key in evicted:
+
+    def _evicted(self, keys: list[str]) -> None:
+        """Entries the size bound evicted: out of the local index too, counted."""
+        for key in keys:
             self.index.remove(key)
-        self.metrics.evictions.inc(len(evicted))
+        self.metrics.evictions.inc(len(keys))
 
     def put_later(self, entry: Entry, prompt: str) -> None:
         """Store a semantic entry once its prompt is embedded, off the response path."""
