@@ -81,7 +81,14 @@ class RequestContext:
     def history(self) -> HistoryView:
         """Per-message facts of this request's history, shared by the stages (gateway/history/)."""
         if self._history is None:
-            session = (self.tenant_label, self.session_id) if self.session_id else None
+            return self.open_history(self.session_id)
+        return self._history
+
+    def open_history(self, session_id: str | None) -> HistoryView:
+        """The history view, opened for `session_id` (the parse stage's, before the session stage names it:
+        the same id) when no stage opened it yet."""
+        if self._history is None:
+            session = (self.tenant_label, session_id) if session_id else None
             self._history = HistoryView(raw=self.raw_history, session=session)
         return self._history
 

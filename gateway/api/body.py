@@ -63,19 +63,29 @@ async def read_bytes(request: Request, limit: int) -> bytes:
 
 async def parse_json(raw: bytes) -> Any:
     """The JSON value of a body, refused when empty, invalid or nested past MAX_JSON_DEPTH."""
+    body = load_json(raw)
+    await check_depth(body, len(raw))
+    return body
+
+
+def load_json(raw: bytes) -> Any:
+    """The JSON value of a body, refused when empty or invalid (its depth not checked yet: `check_depth`)."""
     if not raw:
         raise bad_request("Request body is empty; expected a JSON object.")
     try:
-        body = orjson.loads(raw)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if exc.msg == ORJSON_DEPTH_ERROR:
             raise too_deep() from exc
         raise bad_request(f"Request body is not valid JSON: {exc.msg} (position {exc.pos}).") from exc
-    if type(body) in (dict, list):
-        if len(raw) > THREADED_DEPTH_CHECK_BYTES:
-            deep = await asyncio.to_thread(json_depth_exceeds, body, MAX_JSON_DEPTH)
+
+
+async def check_depth(value: Any, size: int) -> None:
+    """Refuse a value nested past MAX_JSON_DEPTH (`size`: its JSON's bytes, which decide the thread)."""
+    if type(value) in (dict, list):
+        if size > THREADED_DEPTH_CHECK_BYTES:
+            deep = await asyncio.to_thread(json_depth_exceeds, value, MAX_JSON_DEPTH)
         else:
-            deep = json_depth_exceeds(body, MAX_JSON_DEPTH)
+            deep = json_depth_exceeds(value, MAX_JSON_DEPTH)
         if deep:
             raise too_deep()
-    return body

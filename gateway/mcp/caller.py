@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from gateway.auth import KeyIdentity, KeyRing, presented_key
 from gateway.config import PolicyConfig, effective_policy
 from gateway.ids import safe_id
-from gateway.stages.session import SESSION_REQUEST_HEADERS, _header_text
+from gateway.session_ids import SESSION_REQUEST_HEADERS, header_text
 
 CALLER = "cachegate.mcp.caller"  # the ASGI scope key the endpoint puts the authenticated caller under
 # The caller of the HTTP request being handled, for what the SDK runs before any handler (no context).
@@ -46,7 +46,7 @@ class McpCaller:
 def session_of(headers: Mapping[str, str]) -> str | None:
     names = (*SESSION_REQUEST_HEADERS, MCP_SESSION_HEADER)
     value = next((value for name in names if (value := headers.get(name))), None)
-    return safe_id(_header_text(value)) if value else None
+    return safe_id(header_text(value)) if value else None
 
 
 class Callers:

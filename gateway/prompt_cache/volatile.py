@@ -59,13 +59,25 @@ OVERLAP = 4_096  # characters a window may read past its end to finish a span th
 
 # Every span is a run of _INSIDE characters (all a span can hold, and all a lookahead deciding one reads),
 # so the characters outside split the text into runs that a match never crosses. Every span holds an
-# anchor: a digit (all kinds but two), a UUID's "-hhhh-" or a request id's "id:" / "id=". Only the
-# runs holding an anchor are scanned with the pattern; a run's neighbours are outside characters (not
-# word characters), so the pattern's word boundaries and lookaheads decide there as in the whole text.
+# anchor, a piece that every match of its alternative contains: a time's "d:dd", a date's "d-dd-d" or
+# "d/d" or month name, an epoch's ten digits, a UUID's "-hhhh-", a request id's prefix or "id:" / "id=".
+# Only the runs holding an anchor are scanned with the pattern (a bare digit, in every line number of a
+# tool's output, is not one); a run's neighbours are outside characters (not word characters), so the
+# pattern's word boundaries and lookaheads decide there as in the whole text.
 _INSIDE = r"\w\s.:+/,=-"
-_ANCHOR = r"[\dd-](?:(?<=[\d])|(?<=-)(?=[0-9a-fA-F]{4}-)|(?<=id)(?=[\s]*[:=]))"
+_MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_ID_PREFIXES = ("req", "request", "msg", "trace", "span", "run", "chatcmpl", "call")
+# A prefix's last letter first: one test for the many "_" of code that follow none.
+_ID_PREFIX_ENDS = "".join(sorted({prefix[-1] for prefix in _ID_PREFIXES}))
+_ID_PREFIX_BEHIND = "|".join(f"(?<={prefix}.)" for prefix in _ID_PREFIXES)
+_ANCHOR = (
+    rf"[\d_d-](?:(?<=[\d])(?=:[\d][\d]|-[\d][\d]-[\d]|/[\d]|,? [\d]{{4}}| {_MONTH})|(?<=1)(?=[6-9][\d]{{8}})"
+    r"|(?<=-)(?=[0-9a-fA-F]{4}-)|(?<=id)(?=[\s]*[:=])"
+    rf"|(?<=[{_ID_PREFIX_ENDS}][_-])(?:{_ID_PREFIX_BEHIND}))"
+)
 # An ASCII text's classes spelled out (the same characters as \w, \s and \d in that range): the scan
-# tests them as one bitmap instead of Unicode categories, twice as fast.
+# tests them as one bitmap instead of Unicode categories, twice as fast. (So the classes above are
+# written in brackets: the spelling replaces them as a bracket's contents.)
 _ASCII_CLASSES = {r"\w": "0-9A-Za-z_", r"\s": "\t-\r\x1c-\x20", r"\d": "0-9"}
 
 

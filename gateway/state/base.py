@@ -87,26 +87,11 @@ class StateStore(ABC):
         """Whether this store's batches can carry riders for `client` (its own Redis client, while up)."""
         return False
 
+    @abstractmethod
     async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
         """Each op's result, in order: what the single-op methods return. One round trip on Redis (not a
         transaction: each op is atomic on its own, as when called alone), which also carries `riders`
-        (only where `carries` said so)."""
-        if riders:
-            raise ValueError(f"a {self.backend} store carries no commands of others")
-        return [await self._one(op) for op in ops]
-
-    async def _one(self, op: Op) -> Any:
-        if op.kind == "get":
-            return await self.get(op.key)
-        if op.kind == "range":
-            return await self.range(op.key)
-        if op.kind == "incr":
-            return await self.incr(op.key, int(op.amount), op.ttl_s)
-        if op.kind == "incr_float":
-            return await self.incr_float(op.key, op.amount, op.ttl_s)
-        if op.kind == "set":
-            return await self.set(op.key, op.values[0], op.ttl_s)
-        return await self.push(op.key, *op.values, max_len=op.max_len, ttl_s=op.ttl_s)
+        (only where `carries` said so; a store that carries none refuses them)."""
 
     @abstractmethod
     async def get(self, key: str) -> bytes | None: ...

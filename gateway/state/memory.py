@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from gateway.state.base import Held, Meter, StateStore, Window
+from gateway.state.base import Held, Meter, Op, Rider, StateStore, Window
 
 
 class MemoryStore(StateStore):
@@ -36,7 +36,29 @@ class MemoryStore(StateStore):
         if ttl_s is not None:
             self._expiry[key] = time.monotonic() + ttl_s
 
+    async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
+        """Each op in turn, without a coroutine an op (a request's batches hold ~20 of them)."""
+        if riders:
+            raise ValueError("a memory store carries no commands of others")
+        return [self._op(op) for op in ops]
+
+    def _op(self, op: Op) -> Any:
+        if op.kind == "get":
+            return self._get(op.key)
+        if op.kind == "range":
+            return self._range(op.key, 0, -1)
+        if op.kind == "incr":
+            return self._incr(op.key, int(op.amount), op.ttl_s)
+        if op.kind == "incr_float":
+            return self._incr_float(op.key, op.amount, op.ttl_s)
+        if op.kind == "set":
+            return self._set(op.key, op.values[0], op.ttl_s)
+        return self._push(op.key, op.values, op.max_len, op.ttl_s)
+
     async def get(self, key: str) -> bytes | None:
+        return self._get(key)
+
+    def _get(self, key: str) -> bytes | None:
         value = self._live(key)
         if isinstance(value, int | float):  # counters read back as Redis returns them
             return str(value).encode()
@@ -45,6 +67,9 @@ class MemoryStore(StateStore):
     async def set(self, key: str, value: bytes, ttl_s: float | None = None, *, only_new: bool = False) -> bool:
         if only_new and self._live(key) is not None:
             return False
+        return self._set(key, value, ttl_s)
+
+    def _set(self, key: str, value: bytes, ttl_s: float | None) -> bool:
         self._expiry.pop(key, None)
         self._put(key, value, ttl_s)
         return True
@@ -58,16 +83,25 @@ class MemoryStore(StateStore):
         return removed
 
     async def incr(self, key: str, amount: int = 1, ttl_s: float | None = None) -> int:
+        return self._incr(key, amount, ttl_s)
+
+    def _incr(self, key: str, amount: int, ttl_s: float | None) -> int:
         value = int(self._live(key) or 0) + amount
         self._put(key, value, ttl_s if key not in self._expiry else None)
         return value
 
     async def incr_float(self, key: str, amount: float, ttl_s: float | None = None) -> float:
+        return self._incr_float(key, amount, ttl_s)
+
+    def _incr_float(self, key: str, amount: float, ttl_s: float | None) -> float:
         value = float(self._live(key) or 0.0) + amount
         self._put(key, value, ttl_s if key not in self._expiry else None)
         return value
 
     async def push(self, key: str, *values: bytes, max_len: int | None = None, ttl_s: float | None = None) -> int:
+        return self._push(key, values, max_len, ttl_s)
+
+    def _push(self, key: str, values: Sequence[bytes], max_len: int | None, ttl_s: float | None) -> int:
         # A deque bounded at max_len: appending is O(1) however long the list (request records: 10,000).
         items: deque[bytes] | None = self._live(key)
         if items is None or items.maxlen != max_len:
@@ -77,6 +111,9 @@ class MemoryStore(StateStore):
         return len(items)
 
     async def range(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
+        return self._range(key, start, end)
+
+    def _range(self, key: str, start: int, end: int) -> list[bytes]:
         items: deque[bytes] = self._live(key) or deque()
         size = len(items)
         first, last = (start + size if start < 0 else start), (end + size if end < 0 else end) + 1

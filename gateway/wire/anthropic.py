@@ -140,10 +140,21 @@ def _block_ids(content: Any, kind: str, field: str) -> set[str]:
     return {str(b.get(field)) for b in content if isinstance(b, dict) and b.get("type") == kind}
 
 
-def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
-    """Like the Anthropic API: tool_use ids must be answered by tool_result in the next user message."""
+def _pairing_start(messages: list[dict[str, Any]], known: int) -> int:
+    """Where the pairing check of a history whose first `known` messages passed it starts: the last of
+    them that is the assistant's (none is pending before it, or the check would have failed there)."""
+    start = known - 1
+    while start > 0 and messages[start]["role"] in ("user", "system"):
+        start -= 1
+    return max(start, 0)
+
+
+def _check_tool_pairing(messages: list[dict[str, Any]], start: int = 0) -> None:
+    """Like the Anthropic API: tool_use ids must be answered by tool_result in the next user message (from
+    `start`, a message before which none is pending)."""
     pending: set[str] = set()
-    for index, message in enumerate(messages):
+    for index in range(start, len(messages)):
+        message = messages[index]
         role = message["role"]
         if role == "system":  # not the API's; left to the provider
             continue
@@ -182,15 +193,15 @@ class AnthropicMessages(WireFormat):
     # prints "Failed to authenticate"). A 409 with `x-should-retry: false` it shows once, as do the SDKs.
     block_status = 409
 
-    def validate(self, body: Any) -> None:
+    def validate(self, body: Any, known: int = 0) -> None:
         body = require_object(body)
         require_str(body, "model")
         max_tokens = body.get("max_tokens")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             raise bad_request("max_tokens: Field required (a positive integer).", param="max_tokens")
         messages = require_list(body, "messages")
-        for index, message in enumerate(messages):
-            if not _valid_message(message):
+        for index in range(known, len(messages)):
+            if not _valid_message(message := messages[index]):
                 _check_message(index, message)
         check_sampling(body)
         _check_system(body.get("system"))
@@ -202,7 +213,7 @@ class AnthropicMessages(WireFormat):
             optional(
                 f"tools.{index}.type", tool.get("type"), (str,), "a string"
             )  # server tools: the prompt cache reads it
-        _check_tool_pairing(messages)
+        _check_tool_pairing(messages, _pairing_start(messages, known))
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         body: dict[str, Any] = {"type": ERROR_TYPES[error.kind], "message": error.message}

@@ -47,8 +47,10 @@ class WireFormat(ABC):
         return positive_int(body.get("max_tokens"))
 
     @abstractmethod
-    def validate(self, body: Any) -> None:
-        """Raise a GatewayError (400) naming the first problem in a request body."""
+    def validate(self, body: Any, known: int = 0) -> None:
+        """Raise a GatewayError (400) naming the first problem in a request body. `known`: how many of the
+        history's first messages are those of a history that passed (gateway/wire/validated.py): only the
+        rest are checked, with what follows them."""
 
     @abstractmethod
     def error_body(self, error: GatewayError) -> dict[str, Any]: ...

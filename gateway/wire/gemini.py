@@ -80,10 +80,11 @@ class Gemini(WireFormat):
     sse_comments = False  # google-genai parses every non-blank line as a chunk
     history_field = "contents"
 
-    def validate(self, body: Any) -> None:
+    def validate(self, body: Any, known: int = 0) -> None:
         body = require_object(body)
-        for index, content in enumerate(require_list(body, "contents")):
-            _check_content(f"contents[{index}]", content)
+        contents = require_list(body, "contents")
+        for index in range(known, len(contents)):
+            _check_content(f"contents[{index}]", contents[index])
         system = body.get("systemInstruction")
         optional("systemInstruction", system, (dict, str), "an object")
         if isinstance(system, dict):

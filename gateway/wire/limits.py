@@ -34,11 +34,12 @@ def check_limits(wire: WireFormat, body: Any) -> None:
         )
 
 
-async def validate_within_limits(wire: WireFormat, body: Any) -> None:
-    """The caps above, then the wire's own validation (off the event loop for long histories)."""
+async def validate_within_limits(wire: WireFormat, body: Any, known: int = 0) -> None:
+    """The caps above, then the wire's own validation (off the event loop for long histories; `known`:
+    WireFormat.validate's)."""
     check_limits(wire, body)
     messages = body.get(wire.history_field) if isinstance(body, dict) else None
-    if isinstance(messages, list) and len(messages) > THREADED_VALIDATION_MESSAGES:
-        await asyncio.to_thread(wire.validate, body)
+    if isinstance(messages, list) and len(messages) - known > THREADED_VALIDATION_MESSAGES:
+        await asyncio.to_thread(wire.validate, body, known)
     else:
-        wire.validate(body)
+        wire.validate(body, known)

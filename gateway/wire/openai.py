@@ -149,10 +149,21 @@ def _check_tool(where: str, tool: Any) -> None:
         expect(f"{where}.{tool['type']}.name", spec.get("name"), (str,), "a string")
 
 
-def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
-    """Like the OpenAI API: tool calls must be answered by tool messages right after them."""
+def _pairing_start(messages: list[dict[str, Any]], known: int) -> int:
+    """Where the pairing check of a history whose first `known` messages passed it starts: the last of
+    them that is not a tool message (none is pending before it, as before any message but a tool's)."""
+    start = known - 1
+    while start > 0 and messages[start]["role"] == "tool":
+        start -= 1
+    return max(start, 0)
+
+
+def _check_tool_pairing(messages: list[dict[str, Any]], start: int = 0) -> None:
+    """Like the OpenAI API: tool calls must be answered by tool messages right after them (from `start`,
+    a message before which none is pending)."""
     pending: set[str] = set()
-    for index, message in enumerate(messages):
+    for index in range(start, len(messages)):
+        message = messages[index]
         role = message["role"]
         if role == "tool":
             call_id = message.get("tool_call_id")
@@ -185,12 +196,12 @@ class OpenAIChat(WireFormat):
 
     upstream_fields = OPENAI_CHAT_FIELDS
 
-    def validate(self, body: Any) -> None:
+    def validate(self, body: Any, known: int = 0) -> None:
         body = require_object(body)
         require_str(body, "model")
         messages = require_list(body, "messages")
-        for index, message in enumerate(messages):
-            if not _valid_message(message):
+        for index in range(known, len(messages)):
+            if not _valid_message(message := messages[index]):
                 _check_message(index, message)
         check_sampling(body)
         optional_type(body, "max_tokens", (int,), "an integer")
@@ -200,7 +211,7 @@ class OpenAIChat(WireFormat):
         optional("tool_choice", body.get("tool_choice"), (str, dict), "a string or an object")
         for index, tool in enumerate(body.get("tools") or []):
             _check_tool(f"tools[{index}]", tool)
-        _check_tool_pairing(messages)
+        _check_tool_pairing(messages, _pairing_start(messages, known))
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         body = {"message": error.message, "type": ERROR_TYPES[error.kind], "param": error.param, "code": error.code}

@@ -215,10 +215,10 @@ class OpenAIResponses(WireFormat):
     lean_wire = "openai"  # OpenAI-compatible providers serve it at {api_base}/responses
     history_field = "input"
 
-    def validate(self, body: Any) -> None:
+    def validate(self, body: Any, known: int = 0) -> None:
         body = require_object(body)
         require_str(body, "model")
-        value = body.get("input")
+        value = body.get("input")  # its items are the provider's to judge: `known` saves nothing
         optional("input", value, (str, list), "a string or an array of input items")
         for index, item in enumerate(value if isinstance(value, list) else []):
             _check_item(index, item)
