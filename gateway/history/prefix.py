@@ -57,14 +57,14 @@ class SessionBodies:
 
     def __contains__(self, session: object) -> bool:
         """Whether a body of `session` (tenant, id) is kept."""
-        return isinstance(session, tuple) and _key(*session) in self._bodies
+        return isinstance(session, tuple) and session_key(*session) in self._bodies
 
     def facts(
         self, tenant: str, session: str, field: str, raw: bytes, messages: Sequence[Any], lookup: Lookup
     ) -> list[MessageFacts] | None:
         """The facts of `messages` (the history `field` parsed from `raw`), reusing the session's previous
         body for the messages it repeats; None when the bytes do not prove which message is which."""
-        key = _key(tenant, session)
+        key = session_key(tenant, session)
         previous = self._bodies.get(key)
         body = _next_body(previous, raw, messages, lookup) if previous is not None else None
         if body is None:
@@ -76,7 +76,8 @@ class SessionBodies:
         return list(body.facts)
 
 
-def _key(tenant: str, session: str) -> str:
+def session_key(tenant: str, session: str) -> str:
+    """A session's key in the per-session memories of this package (ids are the caller's: the tenant first)."""
     return f"{tenant}\x00{session}"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from gateway.bounded import Caps, TenantLRU
 from gateway.history.facts import MessageFacts, starts_with
-from gateway.history.prefix import CAPS, FACT_BYTES
+from gateway.history.prefix import CAPS, FACT_BYTES, session_key
 
 ENTRY_BYTES = 200
 
@@ -31,7 +31,7 @@ class ValidatedHistories:
     def known(self, tenant: str, session: str, wire: str, facts: Sequence[MessageFacts]) -> int:
         """How many of the history's first messages are the session's last history that passed in `wire`
         (all of that history, or 0)."""
-        entry = self._passed.get(_key(tenant, session))
+        entry = self._passed.get(session_key(tenant, session))
         if entry is None or entry[0] != wire or not starts_with(facts, entry[1]):
             return 0
         return len(entry[1])
@@ -41,11 +41,7 @@ class ValidatedHistories:
         # Each fact counted whole, as prefix.py counts it: an entry keeps its facts alive (the session's
         # body usually holds the same ones), so the bound holds even when both outlive the memo's.
         size = ENTRY_BYTES + FACT_BYTES * len(facts)
-        self._passed.put(_key(tenant, session), tenant, (wire, list(facts)), size)
-
-
-def _key(tenant: str, session: str) -> str:
-    return f"{tenant}\x00{session}"
+        self._passed.put(session_key(tenant, session), tenant, (wire, list(facts)), size)
 
 
 validated = ValidatedHistories()  # one per process, like the facts memo

@@ -81,6 +81,23 @@ def test_every_new_message_is_still_checked(gw: RunningGateway) -> None:
     assert send(gw, session, body([*history, {"role": "user", "content": "fine"}])).status_code == 200
 
 
+def test_a_session_body_too_deep_to_take_facts_of_is_a_400(gw: RunningGateway) -> None:
+    """Hostile nesting in a session's later bodies: past the depth limit, past what orjson writes (the
+    facts cannot be taken), past what it reads; in a new message and in one of the repeated messages'
+    places. Each is the depth limit's 400, never a 5xx."""
+    session = uuid.uuid4().hex
+    assert send(gw, session, body(START)).status_code == 200
+    start = orjson.dumps(START)[1:-1]
+    for levels in (70, 300, 1_100):
+        deep = b"[" * levels + b'"x"' + b"]" * levels
+        part = b'{"role":"user","content":[{"type":"text","text":"x","extra":' + deep + b"}]}"
+        for messages in (start + b"," + part, part + b"," + start):
+            raw = b'{"model":"' + MODEL.encode() + b'","messages":[' + messages + b'],"max_tokens":10}'
+            response = send(gw, session, raw)
+            assert response.status_code == 400, (levels, response.text[:200])
+            assert "nests JSON" in response.json()["error"]["message"]
+
+
 def test_an_edited_history_is_validated_whole(gw: RunningGateway) -> None:
     session = uuid.uuid4().hex
     assert send(gw, session, body([*START, CALL, RESULT])).status_code == 200
