@@ -26,7 +26,7 @@ serve: setup
 	$(VENV)/bin/cachegate serve $(if $(PORT),--port $(PORT)) $(if $(CONFIG),--config $(CONFIG))
 
 test: setup $(CLIS)/node_modules/.installed-lock.json
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # The same suite with every test's Redis on a fresh 3-master Redis Cluster (tests/run_on_cluster.py).
 test-cluster: setup $(CLIS)/node_modules/.installed-lock.json

@@ -12,7 +12,7 @@ from tests.guard_stage.agents import OpenAIAgent
 from tests.guard_stage.conftest import admin, guard_settings, metric
 from tests.redis_target import flush, redis_url
 
-REDIS_URL = redis_url(12)
+REDIS_URL = redis_url(10)  # flushed: a database no other suite uses
 LS = {"command": "ls"}
 
 

@@ -1,8 +1,8 @@
 """LangGraph's copied tests (upstream/) and the shim (shim/) only run in their own pytest process
 (run_suite.py): the normal run collects test_langgraph_suite_selection.py alone, which reads its outcome.
 
-That process is started at collection when the test is selected, at a lower CPU priority: its minute and
-more of work overlaps the rest of the suite (which leaves a core mostly idle) instead of adding to it."""
+That process is started at collection when the test is selected (in a run without pytest-xdist workers),
+at a lower CPU priority: its minute and more of work overlaps the rest of the suite instead of adding to it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ SLOW_TEST = "test_expected_langgraph_tests_pass_on_agent_runtime"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if any(item.name == SLOW_TEST for item in items):
+    # Under pytest-xdist every worker collects every test but runs only some: the test starts it, the
+    # other worker being the overlap then.
+    if any(item.name == SLOW_TEST for item in items) and not hasattr(config, "workerinput"):
         config.stash[SUITE] = SuiteRun.start()
 
 

@@ -14,7 +14,8 @@ SLOW_TEST = "test_setup_resolves_no_torch_on_a_standard_index"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if any(item.name == SLOW_TEST for item in items) and index_reachable():
+    # Under pytest-xdist every worker collects every test but runs only some: the test starts it then.
+    if any(item.name == SLOW_TEST for item in items) and not hasattr(config, "workerinput") and index_reachable():
         resolution = Resolution(Path(tempfile.mkdtemp(prefix="cachegate-pip-resolution-")))
         resolution.start()
         config.stash[RESOLUTION] = resolution
