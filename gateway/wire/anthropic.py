@@ -15,6 +15,7 @@ from gateway.wire.checks import (
     expect,
     optional,
     optional_type,
+    pairing_start,
     require_list,
     require_object,
     require_str,
@@ -140,15 +141,6 @@ def _block_ids(content: Any, kind: str, field: str) -> set[str]:
     return {str(b.get(field)) for b in content if isinstance(b, dict) and b.get("type") == kind}
 
 
-def _pairing_start(messages: list[dict[str, Any]], known: int) -> int:
-    """Where the pairing check of a history whose first `known` messages passed it starts: the last of
-    them that is the assistant's (none is pending before it, or the check would have failed there)."""
-    start = known - 1
-    while start > 0 and messages[start]["role"] in ("user", "system"):
-        start -= 1
-    return max(start, 0)
-
-
 def _check_tool_pairing(messages: list[dict[str, Any]], start: int = 0) -> None:
     """Like the Anthropic API: tool_use ids must be answered by tool_result in the next user message (from
     `start`, a message before which none is pending)."""
@@ -213,7 +205,7 @@ class AnthropicMessages(WireFormat):
             optional(
                 f"tools.{index}.type", tool.get("type"), (str,), "a string"
             )  # server tools: the prompt cache reads it
-        _check_tool_pairing(messages, _pairing_start(messages, known))
+        _check_tool_pairing(messages, pairing_start(messages, known, ("user", "system")))
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         body: dict[str, Any] = {"type": ERROR_TYPES[error.kind], "message": error.message}

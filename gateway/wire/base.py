@@ -49,7 +49,7 @@ class WireFormat(ABC):
     @abstractmethod
     def validate(self, body: Any, known: int = 0) -> None:
         """Raise a GatewayError (400) naming the first problem in a request body. `known`: how many of the
-        history's first messages are those of a history that passed (gateway/wire/validated.py): only the
+        history's first messages are those of a history that passed (gateway/history/validated.py): only the
         rest are checked, with what follows them."""
 
     @abstractmethod

@@ -82,3 +82,13 @@ def check_stream_options(body: dict[str, Any]) -> None:
     optional("stream_options", options, (dict,), "an object")
     if isinstance(options, dict):
         optional("stream_options.include_usage", options.get("include_usage"), (bool,), "a boolean")
+
+
+def pairing_start(messages: list[dict[str, Any]], known: int, answering: tuple[str, ...]) -> int:
+    """Where a tool-pairing check resumes for a history whose first `known` messages passed it: the last
+    of them whose role is not one of those `answering` calls (no call is pending before such a message,
+    or the check would have failed there)."""
+    start = known - 1
+    while start > 0 and messages[start]["role"] in answering:
+        start -= 1
+    return max(start, 0)

@@ -15,6 +15,7 @@ from gateway.wire.checks import (
     expect,
     optional,
     optional_type,
+    pairing_start,
     require_list,
     require_object,
     require_str,
@@ -149,15 +150,6 @@ def _check_tool(where: str, tool: Any) -> None:
         expect(f"{where}.{tool['type']}.name", spec.get("name"), (str,), "a string")
 
 
-def _pairing_start(messages: list[dict[str, Any]], known: int) -> int:
-    """Where the pairing check of a history whose first `known` messages passed it starts: the last of
-    them that is not a tool message (none is pending before it, as before any message but a tool's)."""
-    start = known - 1
-    while start > 0 and messages[start]["role"] == "tool":
-        start -= 1
-    return max(start, 0)
-
-
 def _check_tool_pairing(messages: list[dict[str, Any]], start: int = 0) -> None:
     """Like the OpenAI API: tool calls must be answered by tool messages right after them (from `start`,
     a message before which none is pending)."""
@@ -211,7 +203,7 @@ class OpenAIChat(WireFormat):
         optional("tool_choice", body.get("tool_choice"), (str, dict), "a string or an object")
         for index, tool in enumerate(body.get("tools") or []):
             _check_tool(f"tools[{index}]", tool)
-        _check_tool_pairing(messages, _pairing_start(messages, known))
+        _check_tool_pairing(messages, pairing_start(messages, known, ("tool",)))
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         body = {"message": error.message, "type": ERROR_TYPES[error.kind], "param": error.param, "code": error.code}

@@ -218,10 +218,11 @@ class OpenAIResponses(WireFormat):
     def validate(self, body: Any, known: int = 0) -> None:
         body = require_object(body)
         require_str(body, "model")
-        value = body.get("input")  # its items are the provider's to judge: `known` saves nothing
+        value = body.get("input")
         optional("input", value, (str, list), "a string or an array of input items")
-        for index, item in enumerate(value if isinstance(value, list) else []):
-            _check_item(index, item)
+        items = value if isinstance(value, list) else []
+        for index in range(known, len(items)):  # an item's check reads that item alone
+            _check_item(index, items[index])
         check_sampling(body)
         optional_type(body, "instructions", (str,), "a string")
         optional_type(body, "max_output_tokens", (int,), "an integer")

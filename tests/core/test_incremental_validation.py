@@ -30,7 +30,7 @@ CALL = {"role": "assistant", "content": None, "tool_calls": [
 ]}  # fmt: skip
 RESULT = {"role": "tool", "tool_call_id": "c1", "content": "a.py"}
 OPENAI, ANTHROPIC = OpenAIChat(), AnthropicMessages()
-PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "responses": "/v1/responses"}
 
 
 def send(gw: RunningGateway, session: str, raw: bytes, wire: str = "openai") -> httpx.Response:
@@ -96,6 +96,28 @@ def test_a_session_body_too_deep_to_take_facts_of_is_a_400(gw: RunningGateway) -
             response = send(gw, session, raw)
             assert response.status_code == 400, (levels, response.text[:200])
             assert "nests JSON" in response.json()["error"]["message"]
+
+
+def test_a_responses_session_checks_its_new_input_items(gw: RunningGateway) -> None:
+    """The Responses API's `input` items, the same way: the repeated ones are known, each new one checked."""
+    session = uuid.uuid4().hex
+    items: list[Any] = [
+        {"role": "user", "content": "list files"},
+        {"type": "function_call", "call_id": "c1", "name": "bash", "arguments": '{"cmd": "ls"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.py"},
+    ]
+
+    def sent(items: list[Any]) -> httpx.Response:
+        return send(gw, session, orjson.dumps({"model": MODEL, "input": items}), "responses")
+
+    assert sent(items).status_code == 200
+    later = [*items, {"role": "user", "content": "and now?"}]
+    assert known(session, later, "responses") == len(items)
+    bad = {"type": "function_call", "call_id": 5, "name": "bash", "arguments": "{}"}
+    response = sent([*later, bad])
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == f"input[{len(later)}].call_id"
+    assert sent(later).status_code == 200
 
 
 def test_an_edited_history_is_validated_whole(gw: RunningGateway) -> None:
