@@ -63,8 +63,14 @@ def metric(gw: RunningGateway, name: str, **labels: str) -> float:
 @pytest.fixture(scope="session")
 def replicas() -> Iterator[Replicas]:
     flush(REDIS_URL)
-    # Generous embedding timeout: the machine is shared, and a timed-out embedding would turn a hit into a miss.
-    settings: dict[str, Any] = {"redis_url": REDIS_URL, "policy": {"response_cache": {"embed_timeout_s": 10.0}}}
+    # Generous embedding and Redis timeouts: the machine is shared (the suite's other worker too), and a
+    # timed-out embedding, or a store that timed out and fell open, would turn a hit into a miss. The fall
+    # back on a slow or lost Redis has tests of its own (test_resilience.py, tests/state).
+    settings: dict[str, Any] = {
+        "redis_url": REDIS_URL,
+        "redis_timeout_s": 2.0,
+        "policy": {"response_cache": {"embed_timeout_s": 10.0}},
+    }
     with running_gateway(**settings) as a, running_gateway(**settings) as b:
         warm_embedders(a, b)
         yield Replicas(a, b)
