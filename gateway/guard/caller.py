@@ -15,7 +15,6 @@ tenant may also cap, per key:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass
 
@@ -25,7 +24,7 @@ from agent_runtime.guard import Detection, SessionCounters, StopReason, canonica
 from gateway.config.guard import CallerCap, CallerConfig, ChurnConfig
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
-from gateway.state import StateStore
+from gateway.state import Op, StateStore, incr_fields
 from gateway.state.base import Window
 
 AGENT_FIELDS = ("system", "instructions", "systemInstruction", "tools")
@@ -88,22 +87,17 @@ class Callers:
     async def open(self, ctx: RequestContext, churn: ChurnConfig, *, new_conversation: bool) -> Agent:
         """Count this request (and a new conversation) for its agent; read the agent's state."""
         prefix = f"{ctx.tenant_label}:guard-agent:{caller_id(ctx)}:{fingerprint(ctx)}:"
-        s, ttl = self.store, churn.window_s
-        sessions, calls, tokens, cost, stopped = await asyncio.gather(
-            s.incr(prefix + "sessions", 1 if new_conversation else 0, ttl),
-            s.incr(prefix + "calls", 1, ttl),
-            s.incr(prefix + "tokens", 0, ttl),
-            s.incr_float(prefix + "cost", 0.0, ttl),
-            s.get(prefix + "stopped"),
+        steps: dict[str, int | float] = {"sessions": int(new_conversation), "calls": 1, "tokens": 0, "cost": 0.0}
+        got, stopped = await self.store.batch(
+            [incr_fields(prefix + "counters", steps, churn.window_s), Op("get", prefix + "stopped")]
         )
-        counters = SessionCounters(llm_calls=calls - 1, total_tokens=tokens, cost_usd=cost)
-        return Agent(prefix, sessions >= churn.sessions, _detection(stopped), counters)
+        calls, tokens = int(got["calls"]), int(got["tokens"])
+        counters = SessionCounters(llm_calls=calls - 1, total_tokens=tokens, cost_usd=float(got["cost"]))
+        return Agent(prefix, got["sessions"] >= churn.sessions, _detection(stopped), counters)
 
     async def usage(self, agent: Agent, tokens: int, cost_usd: float, ttl_s: float) -> None:
-        s = self.store
-        await asyncio.gather(
-            s.incr(agent.prefix + "tokens", tokens, ttl_s), s.incr_float(agent.prefix + "cost", cost_usd, ttl_s)
-        )
+        steps: dict[str, int | float] = {"tokens": int(tokens), "cost": float(cost_usd)}
+        await self.store.batch([incr_fields(agent.prefix + "counters", steps, ttl_s)])
 
     async def stop(self, agent: Agent, detection: Detection, ttl_s: float) -> None:
         record = {"reason": detection.reason.value, "detector": detection.detector, "detail": detection.detail}

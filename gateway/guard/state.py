@@ -8,8 +8,10 @@ store keeps what the history cannot tell, each under ``{tenant}:guard:{session}:
   session's own requests whatever its history length; its key names the request (``request_key``).
   Read back deduplicated by key (the first strike of a request wins), so two replicas racing on one
   retried request escalate exactly once.
-- ``calls``, ``tokens``, ``cost``: atomic counters (LLM calls counted on the request path, tokens and
-  cost from each response). Tool calls need no counter: the history has them all.
+- ``counters``: atomic counters, the fields of one hash so that a request steps and reads them in one
+  command: ``calls`` (LLM calls, counted on the request path), ``tokens`` and ``cost`` (from each
+  response), ``mcp.calls`` (the MCP endpoint's tool calls: gateway/mcp/guard.py). Tool calls of the
+  model need no counter: the history has them all.
 - ``replay.<hash>``: how often a request body that the guard acted on was sent (short TTL). The same
   body again is a client retry: it gets the key of the first send, so the guard repeats its decision
   instead of escalating; ``RETRY_REPLAYS`` sends later the same body counts as a new request again
@@ -41,16 +43,16 @@ import orjson
 
 from agent_runtime.guard import Action, Decision, Step, StopReason, Strike, canonical_json
 from gateway.guard.timeline import TURNS_KEPT, Turn, decode
-from gateway.state import Op, StateStore
+from gateway.state import Op, StateStore, incr_fields
 
 STRIKES_KEPT = 200
 DECISIONS_KEPT = 50
 STEPS_SHOWN = 30
 # The MCP gateway's tool steps and calls (gateway/mcp/guard.py) live beside them: a reset clears both sides.
 FIELDS = (
-    "strikes", "calls", "tokens", "cost", "started", "status", "nudge", "decisions", "steps", "turns",
-    "mcp.steps", "mcp.calls",
+    "strikes", "counters", "started", "status", "nudge", "decisions", "steps", "turns", "mcp.steps",
 )  # fmt: skip
+COUNTERS = "counters"
 REPLAY = "replay."  # + a request body's hash ("." not ":": the admin listing splits keys at the last ":")
 # Sends of one body that count as one request: the original and the OpenAI / Anthropic SDKs' default
 # 2 retries. Retries come within the SDKs' timeouts (10 min by default), hence the TTL.
@@ -140,28 +142,20 @@ class GuardSessions:
             reads["started"] = Op("get", prefix + "started")
         return reads
 
-    async def begin(
-        self, prefix: str, *, tokens: bool, cost: bool, clock: bool, store: StateStore | None = None
-    ) -> Snapshot:
+    async def begin(self, prefix: str, *, clock: bool, store: StateStore | None = None) -> Snapshot:
         """Count this LLM call and read the session's state, in one round trip (`store`: the request's
-        view, whose reads declared ahead travel with it); usage only where a limit needs it."""
+        view, whose reads declared ahead travel with it)."""
         s, ttl = store or self.store, self.ttl_s
         reads = self.reads(prefix, clock=clock)
-        reads["calls"] = Op("incr", prefix + "calls", 1)  # its TTL is set below, on the session's first call
-        # Counters are read as an increment by 0: the store's get() only returns bytes values.
-        if tokens:
-            reads["tokens"] = Op("incr", prefix + "tokens", 0, ttl)
-        if cost:
-            reads["cost"] = Op("incr_float", prefix + "cost", 0.0, ttl)
+        # The usage counters are read as a step by 0, with the call's count: one command.
+        reads["counters"] = incr_fields(prefix + COUNTERS, {"calls": 1, "tokens": 0, "cost": 0.0}, ttl)
         got = dict(zip(reads, await s.batch(list(reads.values())), strict=True))  # one round trip
-        calls, started = int(got["calls"]), got.get("started")
-        strikes, nudge, used_tokens, used_cost = got["strikes"], got["nudge"], got.get("tokens"), got.get("cost")
-        turns = got["turns"]
+        counters, started = got["counters"], got.get("started")
+        calls, used_tokens, used_cost = int(counters["calls"]), int(counters["tokens"]), float(counters["cost"])
+        strikes, nudge, turns = got["strikes"], got["nudge"], got["turns"]
         now = time.time()
-        if calls == 1:  # the session's first request: its TTL starts here
-            await s.batch(
-                [Op("incr", prefix + "calls", 0, ttl), Op("set", prefix + "started", 0, ttl, (repr(now).encode(),))]
-            )
+        if calls == 1:  # the session's first request: its clock starts here
+            await s.batch([Op("set", prefix + "started", 0, ttl, (repr(now).encode(),))])
         elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         keyed = keyed_strikes(strikes)
@@ -169,8 +163,8 @@ class GuardSessions:
             strikes=list(keyed.values()),
             keys={key: strike.position for key, strike in keyed.items()},
             llm_calls=calls - 1,
-            total_tokens=used_tokens or 0,
-            cost_usd=used_cost or 0.0,
+            total_tokens=used_tokens,
+            cost_usd=used_cost,
             elapsed_s=max(0.0, now - _number(started)) if started else 0.0,
             nudge=nudge.decode() if nudge else None,
             turn_records=turns,
@@ -200,10 +194,7 @@ class GuardSessions:
         await self.store.batch(self._usage(prefix, tokens, cost_usd))
 
     def _usage(self, prefix: str, tokens: int, cost_usd: float) -> list[Op]:
-        return [
-            Op("incr", prefix + "tokens", tokens, self.ttl_s),
-            Op("incr_float", prefix + "cost", cost_usd, self.ttl_s),
-        ]
+        return [incr_fields(prefix + COUNTERS, {"tokens": int(tokens), "cost": float(cost_usd)}, self.ttl_s)]
 
     def answered(self, prefix: str, tokens: int, cost_usd: float, view: bytes, turn: Turn) -> list[Op]:
         """After an answer: the writes of the session's usage, its steps view and the turn (nobody waits
@@ -241,11 +232,9 @@ class GuardSessions:
         steps, status, started = values
         if started is None and not strikes_raw and not decisions_raw and status is None:
             return None
-        calls, tokens, cost = await asyncio.gather(
-            s.incr(prefix + "calls", 0, self.ttl_s),
-            s.incr(prefix + "tokens", 0, self.ttl_s),
-            s.incr_float(prefix + "cost", 0.0, self.ttl_s),
-        )
+        read = incr_fields(prefix + COUNTERS, {"calls": 0, "tokens": 0, "cost": 0.0}, self.ttl_s)
+        (counters,) = await s.batch([read])
+        calls, tokens, cost = counters["calls"], counters["tokens"], counters["cost"]
         strikes = unique_strikes(strikes_raw)
         shown = orjson.loads(steps) if steps else {"position": None, "tool_calls": 0, "steps": []}
         return {

@@ -26,11 +26,18 @@ import orjson
 from agent_runtime.guard import Action, Decision, GuardPolicy, Step, StepKind, Strike, escalate, evaluate
 from gateway.config.guard import GuardConfig
 from gateway.guard.policy import PolicyCache
-from gateway.guard.state import GuardSessions, decision_record, is_blocked, session_prefix, unique_strikes
-from gateway.state import Op, StateStore
+from gateway.guard.state import (
+    COUNTERS,
+    GuardSessions,
+    decision_record,
+    is_blocked,
+    session_prefix,
+    unique_strikes,
+)
+from gateway.state import Op, StateStore, incr_fields
 
 STEPS = "mcp.steps"  # the session's last tool calls seen at the MCP endpoint (hashes only, as JSON)
-CALLS = "mcp.calls"  # how many tool calls the MCP endpoint saw in the session
+CALLS = "mcp.calls"  # how many tool calls the MCP endpoint saw in the session (a field of the counters)
 
 
 @dataclass(eq=False)
@@ -87,18 +94,14 @@ class ToolGuard:
         if session_id is None or not policy.enabled:
             return None
         prefix = session_prefix(tenant, session_id)
-        strikes, model_calls, tool_calls, steps = await self.store.batch(
-            [
-                Op("range", prefix + "strikes"),
-                Op("incr", prefix + "calls", 0, self.ttl_s),
-                Op("incr", prefix + CALLS, 1, self.ttl_s),
-                Op("range", prefix + STEPS),
-            ]
+        counted = incr_fields(prefix + COUNTERS, {"calls": 0, CALLS: 1}, self.ttl_s)
+        strikes, counters, steps = await self.store.batch(
+            [Op("range", prefix + "strikes"), counted, Op("range", prefix + STEPS)]
         )
         return ToolSession(
             prefix,
             policy,
-            int(model_calls) + int(tool_calls),
+            int(counters["calls"]) + int(counters[CALLS]),
             unique_strikes(strikes),
             [_decode(raw) for raw in steps],
         )

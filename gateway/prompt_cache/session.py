@@ -14,7 +14,7 @@ import orjson
 
 from gateway.prompt_cache.accounting import CacheTotals
 from gateway.prompt_cache.prefix import PrefixRecord
-from gateway.state import Op, StateStore
+from gateway.state import Op, StateStore, incr_fields
 
 PREFIX = "prompt_cache"
 
@@ -61,7 +61,8 @@ def _state_key(line: str) -> str:
 
 
 def _totals_key(session_key: str) -> str:
-    return f"{PREFIX}:totals:{session_key}"
+    # "sums", not the "totals" of the counters of each field that came before: no key of theirs is this one.
+    return f"{PREFIX}:sums:{session_key}"
 
 
 def state_read(line: str) -> Op:
@@ -93,12 +94,8 @@ async def save_state(store: StateStore, line: str, state: SessionState, ttl_s: f
 
 async def add_totals(store: StateStore, session_key: str, step: CacheTotals, ttl_s: float) -> CacheTotals:
     """Add one request's totals (`step`) to the session's; the session's totals after it. Each field is a
-    counter of its own, stepped atomically: replicas answering one session at once lose none of its
-    requests (a read, add and write of one record would keep only one of two concurrent adds)."""
-    fields = step.to_json()
-    prefix = _totals_key(session_key)
-    ops = [
-        Op("incr_float" if isinstance(value, float) else "incr", f"{prefix}:{name}", value, ttl_s)
-        for name, value in fields.items()
-    ]
-    return CacheTotals.from_json(dict(zip(fields, await store.batch(ops), strict=True)))
+    counter stepped atomically (one command for all: a hash's fields): replicas answering one session at
+    once lose none of its requests (a read, add and write of one record would keep only one of two
+    concurrent adds)."""
+    (after,) = await store.batch([incr_fields(_totals_key(session_key), step.to_json(), ttl_s)])
+    return CacheTotals.from_json(after)

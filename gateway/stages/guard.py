@@ -184,13 +184,7 @@ class GuardStage(Stage):
         prefix = session_prefix(ctx.tenant_label, ctx.session_id or "")
         limits = policy.limits
         try:
-            snapshot = await self.sessions.begin(
-                prefix,
-                tokens=limits.max_total_tokens is not None,
-                cost=limits.max_cost_usd is not None,
-                clock=limits.max_wall_time_s is not None,
-                store=ctx.state,
-            )
+            snapshot = await self.sessions.begin(prefix, clock=limits.max_wall_time_s is not None, store=ctx.state)
         except Exception:  # any store failure: decide without the session's state
             self.metrics.errors.labels("state").inc()
             return GuardNote(sessionless_policy(policy), config, None, messages), None

@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from gateway.state.base import Op, StateStore, StateUnavailable
+from gateway.state.base import Op, StateStore, StateUnavailable, incr_fields
 from gateway.state.memory import MemoryStore
 from gateway.state.redis import RedisStore
 from gateway.state.resilient import ResilientStore
@@ -30,4 +30,5 @@ __all__ = [
     "StateUnavailable",
     "create_store",
     "durable",
+    "incr_fields",
 ]

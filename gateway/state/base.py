@@ -58,14 +58,24 @@ class Held:
 class Op:
     """One operation of a `batch`, as its single-op method takes it: a read (get, range), a counter step
     (incr, incr_float: an amount of 0 reads the counter; `ttl_s` set on its first write), a set (`values`
-    holds the one value) or a push (of `values`, keeping the newest `max_len`)."""
+    holds the one value) or a push (of `values`, keeping the newest `max_len`). `incr_fields`, which has
+    no single-op method, steps several counters kept as the fields of one hash, each atomically, by
+    `steps` (name, amount: an int counts in ints, a float in floats; 0 reads it), and answers a dict of
+    their values after it: a record a request updates in one command (a session's totals), not one
+    key and command per counter."""
 
-    kind: Literal["get", "range", "incr", "incr_float", "set", "push"]
+    kind: Literal["get", "range", "incr", "incr_float", "set", "push", "incr_fields"]
     key: str
     amount: float = 0
     ttl_s: float | None = None
     values: tuple[bytes, ...] = ()
     max_len: int | None = None
+    steps: tuple[tuple[str, int | float], ...] = ()
+
+
+def incr_fields(key: str, steps: dict[str, int | float], ttl_s: float | None = None) -> Op:
+    """The `incr_fields` op of `steps` (a field's amount of 0 reads it)."""
+    return Op("incr_fields", key, ttl_s=ttl_s, steps=tuple(steps.items()))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -16,6 +16,7 @@ connected anew before it is written to, instead of failing its next batch.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,7 +43,8 @@ async def exchange(
                 pipe.execute_command(*command)
             return list(await pipe.execute())
     pool = client.connection_pool
-    connection = await pool.get_connection()
+    idle = _idle(pool)
+    connection = idle.pop() if idle else await pool.get_connection()
     try:
         # Retried as redis-py retries a pipeline (a pooled connection the server dropped), reconnected.
         replies: list[Any] = await connection.retry.call_with_retry(
@@ -50,8 +52,11 @@ async def exchange(
         )
     except BaseException:
         await connection.disconnect()  # replies left unread would answer the connection's next user
+        await pool.release(connection)
         raise
-    finally:
+    if idle is not None and len(idle) < IDLE_KEPT:
+        idle.append(connection)  # every reply read: in step for the next exchange
+    else:
         await pool.release(connection)
     if not errors_in_place:
         for reply in replies:
@@ -61,6 +66,24 @@ async def exchange(
 
 
 READ_SIZE = 65_536
+# Connections an exchange keeps for the next one, per pool of one server: taking a connection from
+# redis-py's pool costs a lock, its observability records and a readiness probe each time (a third of a
+# round trip's CPU), where a connection that answered every command of its last exchange is in step by
+# construction; one the server closed since is connected again before it is written to (_send_and_read).
+# Still the pool's (in use there): closing the client disconnects them. A Sentinel's pool is left alone:
+# its connections follow the master through its own checks.
+IDLE_KEPT = 8
+_IDLE: weakref.WeakKeyDictionary[aioredis.ConnectionPool, list[Any]] = weakref.WeakKeyDictionary()
+
+
+def _idle(pool: aioredis.ConnectionPool) -> list[Any] | None:
+    """The pool's idle connections kept by exchanges (None: not a plain one-server pool)."""
+    if type(pool) is not aioredis.ConnectionPool:
+        return None
+    found = _IDLE.get(pool)
+    if found is None:
+        found = _IDLE[pool] = []
+    return found
 
 
 async def _send_and_read(connection: Any, commands: Sequence[Command], timeout_s: float) -> list[Any]:

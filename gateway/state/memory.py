@@ -53,6 +53,8 @@ class MemoryStore(StateStore):
             return self._incr_float(op.key, op.amount, op.ttl_s)
         if op.kind == "set":
             return self._set(op.key, op.values[0], op.ttl_s)
+        if op.kind == "incr_fields":
+            return self._incr_fields(op.key, op.steps, op.ttl_s)
         return self._push(op.key, op.values, op.max_len, op.ttl_s)
 
     async def get(self, key: str) -> bytes | None:
@@ -97,6 +99,14 @@ class MemoryStore(StateStore):
         value = float(self._live(key) or 0.0) + amount
         self._put(key, value, ttl_s if key not in self._expiry else None)
         return value
+
+    def _incr_fields(
+        self, key: str, steps: Sequence[tuple[str, int | float]], ttl_s: float | None
+    ) -> dict[str, int | float]:
+        current: dict[str, int | float] = self._live(key) or {}
+        after = {name: type(amount)(current.get(name, 0)) + amount for name, amount in steps}
+        self._put(key, {**current, **after}, ttl_s if key not in self._expiry else None)
+        return after
 
     async def push(self, key: str, *values: bytes, max_len: int | None = None, ttl_s: float | None = None) -> int:
         return self._push(key, values, max_len, ttl_s)

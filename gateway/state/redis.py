@@ -120,6 +120,18 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 """
 
+# Counters kept as the fields of one hash, stepped in one command. KEYS: the hash; ARGV: the TTL in ms (0:
+# none; set when the hash is created, as INCRBY and PEXPIRE NX do for a counter), then name, amount pairs.
+# Returns each field's value after its step (HINCRBYFLOAT's text: an integer's has no decimals).
+_INCR_FIELDS = """
+local after = {}
+for i = 2, #ARGV, 2 do
+  after[#after + 1] = redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+if ARGV[1] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[1], 'NX') end
+return after
+"""
+
 T = TypeVar("T")
 
 
@@ -248,6 +260,9 @@ class RedisStore(StateStore):
         elif op.kind == "set":
             ttl = _ttl_ms(op.ttl_s)
             commands.append(("SET", key, op.values[0]) if ttl is None else ("SET", key, op.values[0], "PX", ttl))
+        elif op.kind == "incr_fields":
+            pairs = [part for name, amount in op.steps for part in (name, amount)]
+            commands.append(("EVAL", _INCR_FIELDS, 1, key, _ms(op.ttl_s) if op.ttl_s is not None else 0, *pairs))
         elif op.kind == "push":
             commands.append(("RPUSH", key, *op.values))
             if op.max_len is not None:
@@ -274,6 +289,8 @@ class RedisStore(StateStore):
             return bool(reply)
         if op.kind == "push":
             return min(int(reply), op.max_len) if op.max_len is not None else int(reply)
+        if op.kind == "incr_fields":
+            return {name: type(amount)(float(value)) for (name, amount), value in zip(op.steps, reply, strict=True)}
         return int(reply) if op.kind == "incr" else float(reply)
 
     async def get(self, key: str) -> bytes | None:

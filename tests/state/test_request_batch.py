@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import hiredis
 import httpx
 import pytest
 
@@ -21,6 +22,10 @@ from gateway.state.base import Op
 from gateway.state.request import RequestStore
 from tests.deploy.processes import redis_cluster, redis_server
 from tests.gateway_harness import TENANT_KEYS, running_gateway
+
+# A session request's commands with every default stage on (22 on both wires when this was written; 38
+# while a session's counters were a key each, stepped with their TTL: two commands a counter).
+COMMANDS_PER_REQUEST = 24
 
 
 class WireCount:
@@ -32,6 +37,16 @@ class WireCount:
     def trips(self, marker: bytes) -> int:
         """Round trips that name `marker` (a tenant's name: every key of a request's state carries it)."""
         return sum(marker in chunk for chunk in self.chunks)
+
+    def commands(self, marker: bytes) -> int:
+        """Commands in those round trips (each a RESP array; a chunk holds whole commands: one write each)."""
+        total = 0
+        for chunk in (chunk for chunk in self.chunks if marker in chunk):
+            reader = hiredis.Reader()
+            reader.feed(chunk)
+            while reader.gets() is not False:
+                total += 1
+        return total
 
 
 async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, seen: list[bytes] | None) -> None:
@@ -201,14 +216,14 @@ def test_a_streamed_agent_request_costs_few_round_trips(wire: str) -> None:
     tag = uuid.uuid4().hex[:8]
     headers = {"authorization": f"Bearer {TENANT_KEYS['acme']}", "x-api-key": TENANT_KEYS["acme"],
                "anthropic-version": "2023-06-01", "x-session-id": f"s-{tag}"}  # fmt: skip
-    trips = []
+    trips, commands = [], []
     with (
         counting_redis() as (url, count),
         running_gateway(redis_url=url) as gw,
         httpx.Client(base_url=gw.url, headers=headers, timeout=30) as http,
     ):
         for messages in _agent_turns(wire, tag):
-            before = count.trips(b"acme")
+            before, sent = count.trips(b"acme"), count.commands(b"acme")
             body = {"model": model, "max_tokens": 256, "stream": True, "messages": messages, "tools": tools}
             with http.stream("POST", path, json=body) as answer:
                 assert answer.status_code == 200, answer.read()
@@ -216,8 +231,12 @@ def test_a_streamed_agent_request_costs_few_round_trips(wire: str) -> None:
                     pass
             time.sleep(0.5)  # the request's end and the request log's writer
             trips.append(count.trips(b"acme") - before)
+            commands.append(count.commands(b"acme") - sent)
     # the session's first request also starts its counters and loads the response cache's script
     assert max(trips[1:]) <= 4, trips
+    # A session's counters are the fields of one hash, stepped in one command (the prompt cache's totals
+    # and the guard's calls, tokens and cost).
+    assert max(commands[1:]) <= COMMANDS_PER_REQUEST, commands
 
 
 def test_records_of_requests_close_together_share_a_round_trip() -> None:

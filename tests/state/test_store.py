@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore
+from gateway.state import MemoryStore, RedisStore, ResilientStore, StateStore, incr_fields
 from gateway.state.base import Meter, Op, Window
 from tests.deploy.processes import redis_cluster, redis_sentinel
 from tests.gateway_harness import REDIS_TEST_URL
@@ -113,6 +113,31 @@ async def test_a_batch_answers_as_its_ops_would_one_by_one(store: StateStore) ->
     assert await store.batch([*writes, Op("push", "turns", values=(b"3", b"4"), max_len=3)]) == [True, 2, 3]
     assert await store.batch([Op("get", "view"), Op("range", "turns")]) == [b"x", [b"2", b"3", b"4"]]
     assert await store.incr_float("usd", 0.5) == pytest.approx(0.75)
+
+
+async def test_counters_in_one_hash_step_together_and_keep_their_types(store: StateStore) -> None:
+    first = incr_fields("totals", {"requests": 1, "read": 1200, "usd": 0.0015}, ttl_s=60)
+    assert await store.batch([first]) == [{"requests": 1, "read": 1200, "usd": pytest.approx(0.0015)}]
+    (after,) = await store.batch([incr_fields("totals", {"requests": 1, "read": 0, "usd": 0.0005, "new": 7})])
+    assert after == {"requests": 2, "read": 1200, "usd": pytest.approx(0.002), "new": 7}
+    assert [type(after[name]) for name in ("requests", "read", "usd")] == [int, int, float]
+    (read,) = await store.batch([incr_fields("totals", {"new": 0})])
+    assert read == {"new": 7}, "an amount of 0 reads a field; the others are not answered"
+
+
+async def test_concurrent_steps_of_one_hash_lose_none(store: StateStore) -> None:
+    """Replicas answering one session at once each add their step: none is lost (no read-add-write)."""
+    steps = [incr_fields("sums", {"requests": 1, "tokens": 10, "usd": 0.25}, ttl_s=60) for _ in range(40)]
+    await asyncio.gather(*(store.batch([step]) for step in steps))
+    (total,) = await store.batch([incr_fields("sums", {"requests": 0, "tokens": 0, "usd": 0.0})])
+    assert total == {"requests": 40, "tokens": 400, "usd": pytest.approx(10.0)}
+
+
+async def test_a_hash_of_counters_expires_with_its_first_writes_ttl(store: StateStore) -> None:
+    await store.batch([incr_fields("short", {"calls": 1}, ttl_s=0.05)])
+    await store.batch([incr_fields("short", {"calls": 1}, ttl_s=60)])  # not renewed: the first write's TTL
+    await asyncio.sleep(0.12)
+    assert await store.batch([incr_fields("short", {"calls": 0})]) == [{"calls": 0}], "the hash expired"
 
 
 async def test_redis_down_falls_back_and_counts() -> None:
