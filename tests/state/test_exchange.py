@@ -1,5 +1,6 @@
-"""One write of Redis commands (gateway/state/exchange.py, issue 28): packed as redis-py packs them, and a
-connection that met an error reply or a timeout never answers its next user with a stale reply."""
+"""One write of Redis commands (gateway/state/exchange.py, issue 28): packed as redis-py packs them, a
+connection that met an error reply or a timeout never answers its next user with a stale reply, and one
+that answered everything is kept for the next exchange."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+import gateway.state.exchange as exchanges
 from gateway.state.clients import redis_client
 from gateway.state.exchange import exchange
 from gateway.state.resp import Arg, packed
@@ -104,3 +106,20 @@ async def test_a_connection_the_server_closed_is_replaced_and_the_batch_answered
     finally:
         await admin.aclose()
         await client.aclose()
+
+
+async def test_an_exchange_keeps_its_connection_for_the_next_one_within_a_bound(client: aioredis.Redis) -> None:
+    """Sequential exchanges share one connection (no pool bookkeeping a trip); concurrent ones keep at most
+    IDLE_KEPT and give the rest back to the pool; closing the client disconnects the kept ones too."""
+    pool = client.connection_pool
+    try:
+        ids = [(await exchange(client, [("CLIENT", "ID")], 0.25))[0] for _ in range(5)]
+        assert len(set(ids)) == 1, ids
+        # Each exchange holds its connection until its reply: these take one each.
+        await asyncio.gather(*(exchange(client, [("BLPOP", f"test-exchange:{i}", 0.05)], 1.0) for i in range(12)))
+        kept = exchanges._IDLE[pool]
+        assert len(kept) == exchanges.IDLE_KEPT
+        assert len(pool._available_connections) == 12 - exchanges.IDLE_KEPT  # the rest went back to the pool
+    finally:
+        await client.aclose()
+    assert not any(connection.is_connected for connection in kept)
