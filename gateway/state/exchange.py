@@ -67,7 +67,7 @@ async def exchange(
 
 READ_SIZE = 65_536
 # Connections an exchange keeps for the next one, per pool of one server: taking a connection from
-# redis-py's pool costs a lock, its observability records and a readiness probe each time (a third of a
+# redis-py's pool costs a lock, its observability records and a readiness probe each time (a sixth of a
 # round trip's CPU), where a connection that answered every command of its last exchange is in step by
 # construction; one the server closed since is connected again before it is written to (_send_and_read).
 # Still the pool's (in use there): closing the client disconnects them. A Sentinel's pool is left alone:
