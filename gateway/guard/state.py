@@ -53,6 +53,10 @@ FIELDS = (
     "strikes", "counters", "started", "status", "nudge", "decisions", "steps", "turns", "mcp.steps",
 )  # fmt: skip
 COUNTERS = "counters"
+# The counters' own keys before they were one hash (until 2026-11-28): a session that spans that upgrade
+# carries its counts over on its first request after it (`_carry_over`), so its limits do not start again.
+# Not needed once every session of before has expired (session_ttl_s after the upgrade).
+LEGACY_COUNTERS: dict[str, type[int] | type[float]] = {"calls": int, "tokens": int, "cost": float}
 REPLAY = "replay."  # + a request body's hash ("." not ":": the admin listing splits keys at the last ":")
 # Sends of one body that count as one request: the original and the OpenAI / Anthropic SDKs' default
 # 2 retries. Retries come within the SDKs' timeouts (10 min by default), hence the TTL.
@@ -155,7 +159,10 @@ class GuardSessions:
         strikes, nudge, turns = got["strikes"], got["nudge"], got["turns"]
         now = time.time()
         if calls == 1:  # the session's first request: its clock starts here
-            await s.batch([Op("set", prefix + "started", 0, ttl, (repr(now).encode(),))])
+            carried, started = await self._carry_over(s, prefix, repr(now).encode())
+            calls += int(carried.get("calls", 0))
+            used_tokens += int(carried.get("tokens", 0))
+            used_cost += float(carried.get("cost", 0.0))
         elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         keyed = keyed_strikes(strikes)
@@ -169,6 +176,23 @@ class GuardSessions:
             nudge=nudge.decode() if nudge else None,
             turn_records=turns,
         )
+
+    async def _carry_over(self, s: StateStore, prefix: str, now: bytes) -> tuple[dict[str, int | float], bytes | None]:
+        """Start the session's clock, in the round trip that reads its counters of before they were one
+        hash (LEGACY_COUNTERS); those found are added to the hash and deleted, and the clock of before is
+        kept. The counts carried over, and the session's start."""
+        ttl = self.ttl_s
+        reads = [Op("get", prefix + name) for name in ("started", *LEGACY_COUNTERS)]
+        before, *raws, _ = await s.batch([*reads, Op("set", prefix + "started", 0, ttl, (now,))])
+        carried = {name: kind(raw) for (name, kind), raw in zip(LEGACY_COUNTERS.items(), raws, strict=True) if raw}
+        if not carried:
+            return {}, now
+        writes = [incr_fields(prefix + COUNTERS, carried, ttl)]
+        if before is not None:
+            writes.append(Op("set", prefix + "started", 0, ttl, (before,)))
+        await s.batch(writes)
+        await s.delete(*(prefix + name for name in LEGACY_COUNTERS))
+        return carried, before or now
 
     async def request_key(self, prefix: str, fingerprint: str) -> str:
         """The key of a request the guard acts on: the same for a body resent up to RETRY_REPLAYS times
