@@ -24,6 +24,7 @@ from agent_runtime.guard import Detection, SessionCounters, StopReason, canonica
 from gateway.config.guard import CallerCap, CallerConfig, ChurnConfig
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
+from gateway.guard.state import COUNTERS
 from gateway.state import Op, StateStore, incr_fields
 from gateway.state.base import Window
 
@@ -89,7 +90,7 @@ class Callers:
         prefix = f"{ctx.tenant_label}:guard-agent:{caller_id(ctx)}:{fingerprint(ctx)}:"
         steps: dict[str, int | float] = {"sessions": int(new_conversation), "calls": 1, "tokens": 0, "cost": 0.0}
         got, stopped = await self.store.batch(
-            [incr_fields(prefix + "counters", steps, churn.window_s), Op("get", prefix + "stopped")]
+            [incr_fields(prefix + COUNTERS, steps, churn.window_s), Op("get", prefix + "stopped")]
         )
         calls, tokens = int(got["calls"]), int(got["tokens"])
         counters = SessionCounters(llm_calls=calls - 1, total_tokens=tokens, cost_usd=float(got["cost"]))
@@ -97,7 +98,7 @@ class Callers:
 
     async def usage(self, agent: Agent, tokens: int, cost_usd: float, ttl_s: float) -> None:
         steps: dict[str, int | float] = {"tokens": int(tokens), "cost": float(cost_usd)}
-        await self.store.batch([incr_fields(agent.prefix + "counters", steps, ttl_s)])
+        await self.store.batch([incr_fields(agent.prefix + COUNTERS, steps, ttl_s)])
 
     async def stop(self, agent: Agent, detection: Detection, ttl_s: float) -> None:
         record = {"reason": detection.reason.value, "detector": detection.detector, "detail": detection.detail}

@@ -162,7 +162,7 @@ class GuardSessions:
             carried, started = await self._carry_over(s, prefix, repr(now).encode())
             calls += int(carried.get("calls", 0))
             used_tokens += int(carried.get("tokens", 0))
-            used_cost += float(carried.get("cost", 0.0))
+            used_cost += carried.get("cost", 0.0)
         elif clock and started is None:
             await s.set(prefix + "started", repr(now).encode(), ttl, only_new=True)
         keyed = keyed_strikes(strikes)
