@@ -36,7 +36,9 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         default=None, validation_alias=AliasChoices("redis_url", "CACHEGATE_REDIS_URL", "REDIS_URL")
     )
-    redis_timeout_s: float = Field(default=0.25, description="Per-operation Redis timeout before fallback")
+    redis_timeout_s: float = Field(
+        default=0.25, description="Per-operation Redis timeout before fallback, on the time the event loop could run"
+    )
     admin_keys: list[str] = Field(default_factory=list, description="Hashed admin keys: 'sha256:<hex>'")
     max_body_bytes: int = 8 * 1024 * 1024
     keep_alive_s: int = Field(

@@ -79,8 +79,8 @@ class ResponseCache:
         index = LocalIndex(index_caps(config), on_evict)
         embedder = Embedder(cpu_share=config.embed_cpu_share)
         if isinstance(primary, RedisStore):
-            breaker = Breaker()
-            backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker, primary.timeout_s)
+            breaker = Breaker(primary.timeout_s)
+            backend = RedisBackend(primary.client, primary.prefix, config.max_entries, breaker)
             sync: IndexSync = RedisIndexSync(backend, index, config.sync_log_max_len, breaker)
             return cls(backend, index, sync, embedder, metrics)
         return cls(MemoryBackend(config.max_entries), index, IndexSync(), embedder, metrics)

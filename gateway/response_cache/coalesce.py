@@ -68,8 +68,8 @@ class CoalesceMetrics:
 class FlightLock:
     """The cross-replica half: one Redis key per flight, owned by the leader's token."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker, timeout_s: float) -> None:
-        self.client, self.entries, self.breaker, self.timeout_s = client, prefix, breaker, timeout_s
+    def __init__(self, client: aioredis.Redis, prefix: str, breaker: Breaker) -> None:
+        self.client, self.entries, self.breaker = client, prefix, breaker
         self.prefix = f"{prefix}{META_ROOT}flight:"  # + the entry's key: its hash tag puts both on one slot
 
     async def acquire(self, key: str, lease: float) -> str | None:
@@ -82,7 +82,7 @@ class FlightLock:
         token = secrets.token_hex(16)
         # EVAL with the script's text (a few hundred bytes; Redis keeps it compiled): no NOSCRIPT retry.
         lookup = ("EVAL", FIND_OR_LEAD, 2, self.entries + key, self.prefix + key, token, _ms(lease))
-        replies = await self.breaker.call(lambda: exchange(self.client, [lookup], self.timeout_s))
+        replies = await self.breaker.call(lambda: exchange(self.client, [lookup], None))  # the breaker's deadline
         found, value = replies[0]
         if int(found):
             return bytes(value), None
@@ -152,7 +152,7 @@ class Coalescer:
     def create(cls, backend: EntryBackend, registry: CollectorRegistry) -> Coalescer:
         """Cross-replica when the cache entries live in Redis (so followers elsewhere can read them)."""
         if isinstance(backend, RedisBackend):
-            lock = FlightLock(backend.client, backend.prefix, backend.breaker, backend.timeout_s)
+            lock = FlightLock(backend.client, backend.prefix, backend.breaker)
             return cls(lock, CoalesceMetrics(registry))
         return cls(None, CoalesceMetrics(registry))
 

@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.exchange import Command, exchange
-from gateway.state.redis import glob_escape
+from gateway.state.redis import glob_escape, scanned
 
 T = TypeVar("T")
 Queued = Sequence[Command]  # Redis commands a write sends along, in its round trip
@@ -92,9 +93,11 @@ class MemoryBackend(EntryBackend):
 
 
 class Breaker:
-    """Fails fast for `cooldown_s` after a backend error."""
+    """Bounds each call by `timeout_s` of a running event loop (deadline.py); fails fast for `cooldown_s`
+    after a backend error."""
 
-    def __init__(self, cooldown_s: float = 2.0) -> None:
+    def __init__(self, timeout_s: float = 0.25, cooldown_s: float = 2.0) -> None:
+        self.timeout_s = timeout_s
         self.cooldown_s = cooldown_s
         self._down_until = 0.0
 
@@ -106,25 +109,26 @@ class Breaker:
         """A write that went without `call` failed: fail fast from now on, as `call` would."""
         self._down_until = time.monotonic() + self.cooldown_s
 
-    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
+    async def call(self, operation: Callable[[], Awaitable[T]], *, bounded: bool = True) -> T:
+        """`bounded=False`: the operation bounds its own steps (a scan, page by page)."""
         if self.down:
             raise CacheUnavailable("redis marked down")
         try:
-            return await operation()
+            async with StallTolerantDeadline(self.timeout_s if bounded else None):
+                return await operation()
         except (RedisError, OSError, TimeoutError) as exc:
             self.trip()
             raise CacheUnavailable(f"redis: {type(exc).__name__}") from exc
 
 
 class RedisBackend(EntryBackend):
-    """Entries as Redis strings with a TTL; a sorted set of keys by write time bounds their number."""
+    """Entries as Redis strings with a TTL; a sorted set of keys by write time bounds their number. Every
+    call runs under its breaker's deadline (exchanges take None: no second timer)."""
 
     shared = True
 
-    def __init__(
-        self, client: aioredis.Redis, prefix: str, max_entries: int, breaker: Breaker, timeout_s: float
-    ) -> None:
-        self.client, self.timeout_s = client, timeout_s
+    def __init__(self, client: aioredis.Redis, prefix: str, max_entries: int, breaker: Breaker) -> None:
+        self.client = client
         self.prefix = prefix
         self.max_entries = max_entries
         self.breaker = breaker
@@ -147,7 +151,7 @@ class RedisBackend(EntryBackend):
         return found
 
     async def _get_all(self, keys: list[str]) -> list[Any]:
-        return await exchange(self.client, [("GET", key) for key in keys], self.timeout_s)
+        return await exchange(self.client, [("GET", key) for key in keys], None)
 
     def write_commands(self, key: str, value: bytes, ttl_s: float) -> list[Command]:
         """A put's own commands: the entry, its place in the eviction order, then the entry count (`trim`)."""
@@ -160,7 +164,8 @@ class RedisBackend(EntryBackend):
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
             write = self.write_commands(key, value, ttl_s)
-            return await self.trim(int((await exchange(self.client, [*write, *(also or ())], self.timeout_s))[2]))
+            replies = await exchange(self.client, [*write, *(also or ())], None)
+            return await self.trim(int(replies[2]))
 
         return await self.breaker.call(run)
 
@@ -171,7 +176,7 @@ class RedisBackend(EntryBackend):
         popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
         evicted = [member.decode() for member, _ in popped]
         if evicted:  # one key per command: entries live on many slots
-            await exchange(self.client, [("DEL", self._k(member)) for member in evicted], self.timeout_s)
+            await exchange(self.client, [("DEL", self._k(member)) for member in evicted], None)
         return evicted
 
     async def delete(self, keys: list[str]) -> int:
@@ -180,7 +185,7 @@ class RedisBackend(EntryBackend):
 
         async def run() -> int:
             commands: list[Command] = [("DEL", self._k(key)) for key in keys]  # entries live on many slots
-            replies = await exchange(self.client, [*commands, ("ZREM", self.order_key, *keys)], self.timeout_s)
+            replies = await exchange(self.client, [*commands, ("ZREM", self.order_key, *keys)], None)
             return sum(int(deleted) for deleted in replies[:-1])
 
         return await self.breaker.call(run)
@@ -188,6 +193,7 @@ class RedisBackend(EntryBackend):
     async def keys(self, prefix: str) -> list[str]:
         async def run() -> list[str]:
             pattern = glob_escape(self._k(prefix)) + "*"
-            return [raw.decode()[len(self.prefix) :] async for raw in self.client.scan_iter(match=pattern, count=1000)]
+            found = scanned(self.client, pattern, 1000, self.breaker.timeout_s)
+            return [raw.decode()[len(self.prefix) :] async for raw in found]
 
-        return await self.breaker.call(run)
+        return await self.breaker.call(run, bounded=False)

@@ -6,7 +6,8 @@ short commands that cost twice the round trip's own I/O (issue 28). Its connecti
 still cost ~6x the I/O: a timer, an error-context string and a task switch for every reply. So on one
 server (a plain URL or the master Sentinel names) the commands are packed here (resp.py), written to a
 pooled connection's stream, and the bytes that come back are parsed with hiredis (the C parser redis-py
-itself uses) until every reply is in, under one deadline. The connection is redis-py's: it connects,
+itself uses) until every reply is in. One deadline bounds it all, taking the connection included, and
+does not count the time the event loop itself stalled (deadline.py). The connection is redis-py's: it connects,
 authenticates, selects the database and speaks TLS as configured. A Redis Cluster keeps redis-py's
 pipeline, which routes each command to its slot's node. Replies are raw (bytes, ints, lists): callers
 convert them. A pooled connection whose stream the server closed (a restart, an idle timeout) is
@@ -25,18 +26,31 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError, InvalidResponse, ResponseError
 
+from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.resp import Arg, packed
 
 Command = Sequence[Arg]
 
 
 async def exchange(
-    client: aioredis.Redis, commands: Sequence[Command], timeout_s: float, *, errors_in_place: bool = False
+    client: aioredis.Redis, commands: Sequence[Command], timeout_s: float | None, *, errors_in_place: bool = False
 ) -> list[Any]:
-    """The replies of `commands`, in order, from one round trip. An error reply raises its ResponseError,
-    or with `errors_in_place` stands in its command's place (commands of several callers: gateway/state/
-    redis.py `batch`, each taking its own). On a Redis Cluster every error reply raises: redis-py's cluster
-    pipeline retries the cluster's own transient errors (a failover, "the cluster is down") only then."""
+    """The replies of `commands`, in order, from one round trip, within `timeout_s` (None: the caller's
+    own deadline bounds it). An error reply raises its ResponseError, or with `errors_in_place` stands in
+    its command's place (commands of several callers: gateway/state/redis.py `batch`, each taking its
+    own). On a Redis Cluster every error reply raises: redis-py's cluster pipeline retries the cluster's
+    own transient errors (a failover, "the cluster is down") only then, within the deadline: a failover that
+    outlasts it is an outage to the caller (the state store's fallback)."""
+    async with StallTolerantDeadline(timeout_s):
+        replies = await _round_trip(client, commands)
+    if not errors_in_place:
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                raise reply
+    return replies
+
+
+async def _round_trip(client: aioredis.Redis, commands: Sequence[Command]) -> list[Any]:
     if isinstance(client, RedisCluster):
         async with client.pipeline(transaction=False) as pipe:
             for command in commands:
@@ -48,20 +62,18 @@ async def exchange(
     try:
         # Retried as redis-py retries a pipeline (a pooled connection the server dropped), reconnected.
         replies: list[Any] = await connection.retry.call_with_retry(
-            lambda: _send_and_read(connection, commands, timeout_s), lambda _: connection.disconnect()
+            lambda: _send_and_read(connection, commands), lambda _: connection.disconnect(nowait=True)
         )
     except BaseException:
-        await connection.disconnect()  # replies left unread would answer the connection's next user
+        # Replies left unread would answer the connection's next user. Not waiting for the close: the
+        # deadline that brought us here may be a server that stopped answering.
+        await connection.disconnect(nowait=True)
         await pool.release(connection)
         raise
     if idle is not None and len(idle) < IDLE_KEPT:
         idle.append(connection)  # every reply read: in step for the next exchange
     else:
         await pool.release(connection)
-    if not errors_in_place:
-        for reply in replies:
-            if isinstance(reply, ResponseError):
-                raise reply
     return replies
 
 
@@ -86,7 +98,7 @@ def _idle(pool: aioredis.ConnectionPool) -> list[Any] | None:
     return found
 
 
-async def _send_and_read(connection: Any, commands: Sequence[Command], timeout_s: float) -> list[Any]:
+async def _send_and_read(connection: Any, commands: Sequence[Command]) -> list[Any]:
     """Every reply, an error reply as its exception: read whole, the connection stays in step for its next
     user."""
     if connection.is_connected and connection._reader.at_eof():  # the server closed it while it was pooled
@@ -99,19 +111,16 @@ async def _send_and_read(connection: Any, commands: Sequence[Command], timeout_s
     replies: list[Any] = []
     try:
         writer.write(packed(commands))
-        async with asyncio.timeout(timeout_s):  # one deadline for the write and every reply
-            await writer.drain()
-            while len(replies) < len(commands):
-                reply = parser.gets()
-                if reply is not False:
-                    replies.append(reply)
-                    continue
-                data = await stream.read(READ_SIZE)
-                if not data:
-                    raise ConnectionError("Connection closed by server.")
-                parser.feed(data)
-    except TimeoutError:  # an OSError too: the deadline's, as it is
-        raise
+        await writer.drain()
+        while len(replies) < len(commands):
+            reply = parser.gets()
+            if reply is not False:
+                replies.append(reply)
+                continue
+            data = await stream.read(READ_SIZE)
+            if not data:
+                raise ConnectionError("Connection closed by server.")
+            parser.feed(data)
     except OSError as error:  # a reset or a broken pipe: redis-py's error for a dropped connection
         raise ConnectionError(f"Error while talking to Redis: {error}") from error
     if connection.health_check_interval:  # redis-py's reads move the next check on: so does this one

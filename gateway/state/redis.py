@@ -10,7 +10,14 @@ from redis.exceptions import RedisError, ResponseError
 
 from gateway.state.base import Held, Meter, Op, Rider, StateStore, StateUnavailable, Window
 from gateway.state.clients import redis_client
+from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.exchange import Command, exchange
+
+# redis-py's own socket timeouts are asyncio timers as well: one due while the event loop stalls fails a
+# call whose reply came in time. The store's calls run under a deadline that does not count stalls
+# (deadline.py) at the configured timeout; redis-py's are the backstop of what runs outside one (a
+# connection's clean-up, the client's close).
+BACKSTOP_TIMEOUT_S = 5.0
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -148,11 +155,23 @@ def glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
+async def scanned(client: aioredis.Redis, pattern: str, count: int, timeout_s: float) -> AsyncIterator[bytes]:
+    """The keys matching `pattern`, each page's wait under its own deadline (a whole scan may be long)."""
+    keys = aiter(client.scan_iter(match=pattern, count=count))
+    while True:
+        try:
+            async with StallTolerantDeadline(timeout_s):
+                raw = await anext(keys)
+        except StopAsyncIteration:
+            return
+        yield raw
+
+
 class RedisStore(StateStore):
     backend = "redis"
 
     def __init__(self, url: str, *, timeout_s: float = 0.25, prefix: str = "cg:") -> None:
-        self.client: aioredis.Redis = redis_client(url, timeout_s)
+        self.client: aioredis.Redis = redis_client(url, max(timeout_s, BACKSTOP_TIMEOUT_S))
         self.timeout_s = timeout_s
         self.prefix = prefix
 
@@ -211,7 +230,8 @@ class RedisStore(StateStore):
 
     async def _call(self, operation: Callable[[], Awaitable[T]]) -> T:
         try:
-            return await operation()
+            async with StallTolerantDeadline(self.timeout_s):
+                return await operation()
         except (RedisError, OSError, TimeoutError) as exc:
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
 
@@ -229,7 +249,7 @@ class RedisStore(StateStore):
 
         async def run() -> list[Any]:
             nonlocal answered
-            replies = await exchange(self.client, commands, self.timeout_s, errors_in_place=True)
+            replies = await exchange(self.client, commands, None, errors_in_place=True)  # under _call's deadline
             answered = True
             start = own
             for rider in riders:  # theirs first: an error reply among the ops fails only the ops
@@ -362,15 +382,15 @@ class RedisStore(StateStore):
 
     async def scan(self, prefix: str) -> AsyncIterator[str]:
         try:
-            async for raw in self.client.scan_iter(match=glob_escape(self.key(prefix)) + "*", count=500):
+            async for raw in scanned(self.client, glob_escape(self.key(prefix)) + "*", 500, self.timeout_s):
                 yield raw.decode()[len(self.prefix) :]
         except (RedisError, OSError, TimeoutError) as exc:
             raise StateUnavailable(f"redis: {type(exc).__name__}") from exc
 
     async def ping(self) -> bool:
         try:
-            return bool(await self.client.ping())
-        except (RedisError, OSError, TimeoutError):
+            return bool(await self._call(self.client.ping))
+        except StateUnavailable:
             return False
 
     async def close(self) -> None:

@@ -150,11 +150,11 @@ def redis_cluster(log_dir: Path, masters: int = 3) -> Iterator[str]:
             check=True, capture_output=True, timeout=60,
         )  # fmt: skip
         deadline = time.monotonic() + 30
-        probe = redis.Redis(port=ports[0])
-        while probe.cluster("INFO").get("cluster_state") != "ok":
-            assert time.monotonic() < deadline, "the cluster did not come up"
-            time.sleep(0.1)
-        probe.close()
+        for port in ports:  # each node's own view: one answers "the cluster is down" until it has converged
+            with redis.Redis(port=port) as probe:
+                while probe.cluster("INFO").get("cluster_state") != "ok":
+                    assert time.monotonic() < deadline, "the cluster did not come up"
+                    time.sleep(0.1)
         yield f"redis+cluster://127.0.0.1:{ports[0]}"
 
 

@@ -59,7 +59,7 @@ def replicas(cluster_url: str) -> Iterator[tuple[RunningGateway, RunningGateway]
 
 async def test_response_cache_entries_and_sync_log_span_the_slots(cluster_url: str) -> None:
     store = RedisStore(cluster_url, prefix=f"t-{uuid.uuid4().hex[:8]}:")
-    backend = RedisBackend(store.client, store.prefix, 3, Breaker(), store.timeout_s)
+    backend = RedisBackend(store.client, store.prefix, 3, Breaker(store.timeout_s))
     keys = [f"rc:acme:default:gpt:s:{i}" for i in range(5)]  # entries of many hash slots
     for key in keys:
         await backend.put(key, key.encode(), 60.0)

@@ -36,7 +36,7 @@ def _entry_key(tenant: str = "acme") -> str:
 def test_an_entry_and_its_flight_lock_share_a_hash_slot() -> None:
     for tenant in ("acme", "a{b}c", "}{", "{x}"):  # braces in a name are percent-encoded: never the tag
         key = _entry_key(tenant)
-        lock = FlightLock(Redis(), "cg:", Breaker(), 0.25)  # names keys only: never connects
+        lock = FlightLock(Redis(), "cg:", Breaker())  # names keys only: never connects
         entry, flight = lock.entries + key, lock.prefix + key
         assert key_slot(entry.encode()) == key_slot(flight.encode())
     slots = {key_slot(f"cg:{_entry_key()}".encode()) for _ in range(50)}
@@ -61,8 +61,8 @@ async def backends(request: pytest.FixtureRequest) -> AsyncIterator[tuple[RedisB
         # Generous timeouts: on a loaded machine a 0.25 s one trips the breaker, and the test tests no outage.
         stores = [RedisStore(url, timeout_s=5.0, prefix=prefix) for _ in range(2)]
         yield (
-            RedisBackend(stores[0].client, prefix, 100, Breaker(), stores[0].timeout_s),
-            RedisBackend(stores[1].client, prefix, 100, Breaker(), stores[1].timeout_s),
+            RedisBackend(stores[0].client, prefix, 100, Breaker(stores[0].timeout_s)),
+            RedisBackend(stores[1].client, prefix, 100, Breaker(stores[1].timeout_s)),
         )
         for store in stores:
             await store.close()

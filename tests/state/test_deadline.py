@@ -1,0 +1,146 @@
+"""Redis calls are judged on time the event loop could run (gateway/state/deadline.py).
+
+A stall of the replica's own loop (another tenant's huge request, security issue 11) must not fail a call
+whose reply came in time: before, the state store fell back to per-replica memory and a session the
+guard had blocked got served. A server that never answers still fails the call, stalls or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gateway.response_cache.store import Breaker
+from gateway.state import Op, RedisStore, ResilientStore, StateUnavailable
+from gateway.state.deadline import MAX_EXTENSIONS, StallTolerantDeadline
+from tests.gateway_harness import REDIS_TEST_URL
+
+TIMEOUT_S = 0.1
+STALL_S = 0.4  # four timeouts: the deadline falls inside it
+
+
+def stall_next_turn(seconds: float = STALL_S) -> None:
+    """Holds the loop in its next turn, as a huge request's synchronous step would (after the caller's
+    command is on the wire: the caller does not yield before writing it)."""
+    asyncio.get_running_loop().call_soon(time.sleep, seconds)
+
+
+@pytest.fixture
+async def silent_server() -> AsyncIterator[str]:
+    """A loopback server that takes connections and never answers: Redis hung, or a black hole."""
+    connections: list[asyncio.StreamWriter] = []
+
+    async def hold(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        for writer in connections:
+            writer.close()
+        server.close()
+
+
+async def test_a_stall_past_the_deadline_does_not_fail_a_call_that_was_answered() -> None:
+    fallbacks: list[str] = []
+    store = ResilientStore(RedisStore(REDIS_TEST_URL, timeout_s=TIMEOUT_S), fallbacks.append)
+    key = f"test-deadline:{{t}}:{uuid.uuid4().hex}"
+    try:
+        await store.set(key, b"before", ttl_s=60)  # connected and warm
+        for _ in range(3):
+            started = time.perf_counter()
+            stall_next_turn()
+            [value, count] = await store.batch([Op("get", key), Op("incr", key + ":n", amount=1, ttl_s=60)])
+            assert time.perf_counter() - started >= STALL_S  # the stall did cover the deadline
+            assert value == b"before"
+        stall_next_turn()
+        assert await store.get(key) == b"before"  # a call of redis-py's own, under the same deadline
+        assert (count, fallbacks, store.healthy) == (3, [], True)
+    finally:
+        await store.delete(key, key + ":n")
+        await store.close()
+
+
+async def test_a_loop_busy_with_another_requests_slices_does_not_fail_calls_that_were_answered() -> None:
+    """Huge requests work in slices (25 ms, then they yield): no single stall spans a deadline, but a call
+    of several round trips and pool hand-offs gets one turn per round of slices."""
+    fallbacks: list[str] = []
+    store = ResilientStore(RedisStore(REDIS_TEST_URL, timeout_s=TIMEOUT_S), fallbacks.append)
+    key = f"test-deadline:{{t}}:{uuid.uuid4().hex}"
+    busy = True
+
+    async def slices() -> None:
+        while busy:
+            time.sleep(0.025)
+            await asyncio.sleep(0)
+
+    try:
+        await store.set(key, b"warm", ttl_s=60)
+        workers = [asyncio.create_task(slices()) for _ in range(3)]
+        for _ in range(3):
+            await store.incr(key + ":n", 1, ttl_s=60)  # a redis-py transaction: several turns
+            await store.batch([Op("get", key)])
+        busy = False
+        await asyncio.gather(*workers)
+        assert (fallbacks, await store.incr(key + ":n", 0)) == ([], 3)
+    finally:
+        busy = False
+        await store.delete(key, key + ":n")
+        await store.close()
+
+
+async def test_a_server_that_never_answers_still_fails_the_call(silent_server: str) -> None:
+    store = RedisStore(silent_server, timeout_s=TIMEOUT_S)
+    try:
+        for call in (lambda: store.batch([Op("get", "k")]), lambda: store.get("k")):
+            started = time.perf_counter()
+            with pytest.raises(StateUnavailable):
+                await call()
+            assert time.perf_counter() - started < TIMEOUT_S * 3  # an idle loop: a turn or two past the deadline
+        assert await store.ping() is False
+    finally:
+        await store.close()
+
+
+async def test_a_loop_that_keeps_stalling_still_ends_a_call_that_is_never_answered() -> None:
+    loop = asyncio.get_running_loop()
+    stalls = 0
+    stalling = True
+
+    def keep_stalling() -> None:
+        nonlocal stalls
+        if stalling:
+            stalls += 1
+            time.sleep(2 * TIMEOUT_S)  # over a deadline or an extension's end each time
+            loop.call_later(0.01, keep_stalling)
+
+    loop.call_soon(keep_stalling)
+    started = time.perf_counter()
+    try:
+        with pytest.raises(TimeoutError):
+            async with StallTolerantDeadline(TIMEOUT_S):
+                await asyncio.Event().wait()
+    finally:
+        stalling = False
+    elapsed = time.perf_counter() - started
+    assert stalls > MAX_EXTENSIONS  # the deadline was moved on as often as it may be
+    # Each extension is at most the timeout; the stalls themselves the rest of the loop waited out too.
+    assert elapsed < TIMEOUT_S * (1 + MAX_EXTENSIONS) + stalls * 2 * TIMEOUT_S + 0.1
+
+
+async def test_a_stall_does_not_open_the_response_cache_breaker() -> None:
+    store = RedisStore(REDIS_TEST_URL, timeout_s=TIMEOUT_S)
+    breaker = Breaker(TIMEOUT_S)
+    try:
+        await store.client.ping()
+        stall_next_turn()
+        assert await breaker.call(lambda: store.client.echo("answered")) == b"answered"
+        assert not breaker.down
+    finally:
+        await store.close()
