@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ import anthropic
 import httpx
 import openai
 
+from gateway import collector
 from gateway.app import create_app
 from gateway.config import Settings, hash_key
 from gateway.services import Services
@@ -122,13 +124,22 @@ class RunningGateway:
 
 
 @contextmanager
-def running_gateway(**settings: Any) -> Iterator[RunningGateway]:
+def running_gateway(*, as_served: bool = False, **settings: Any) -> Iterator[RunningGateway]:
+    """A gateway on a free port of this process. `as_served`: its garbage collector as `cachegate serve`
+    runs it (gateway/collector.py: the start-up heap frozen, passes on the clock), for tests that time
+    the event loop; left frozen, this process's heap would keep its cycles after the test."""
     sock = free_socket()
     port = sock.getsockname()[1]
     config = Settings(**{**gateway_settings(), "port": port, **settings})
     app = create_app(config)
-    with serve_on_socket(app, sock) as url:
-        yield RunningGateway(url=url, services=app.state.services)
+    if as_served:
+        collector.take_over(app)
+    try:
+        with serve_on_socket(app, sock) as url:
+            yield RunningGateway(url=url, services=app.state.services)
+    finally:
+        if as_served:
+            gc.unfreeze()
 
 
 @contextmanager
