@@ -65,6 +65,8 @@ async def raise_error_fault(fault: FaultKind, settings: SimSettings) -> None:
             headers=headers,
         )
     if fault is FaultKind.SERVER_ERROR:
+        # A provider's 500 comes after it began the work: its base time to first token (0 unless realistic).
+        await asyncio.sleep(settings.latency.base_ttft_s * settings.latency.scale)
         raise SimError(500, ErrorKind.SERVER, "The server had an error while processing your request (simulated).")
     if fault is FaultKind.OVERLOADED:
         raise SimError(529, ErrorKind.OVERLOADED, "Overloaded")

@@ -10,14 +10,8 @@ from redis.exceptions import RedisError, ResponseError
 
 from gateway.state.base import Held, Meter, Op, Rider, StateStore, StateUnavailable, Window
 from gateway.state.clients import redis_client
-from gateway.state.deadline import StallTolerantDeadline
+from gateway.state.deadline import StallTolerantDeadline, backstop_s
 from gateway.state.exchange import Command, exchange
-
-# redis-py's own socket timeouts are asyncio timers as well: one due while the event loop stalls fails a
-# call whose reply came in time. The store's calls run under a deadline that does not count stalls
-# (deadline.py) at the configured timeout; redis-py's are the backstop of what runs outside one (a
-# connection's clean-up, the client's close).
-BACKSTOP_TIMEOUT_S = 5.0
 
 # Sorted sets of holders scored by when their place frees; Redis's own clock, so replicas never disagree.
 # KEYS: the windows; ARGV: holder, then (limit, seconds) per window. Returns "0" (taken) or the wait.
@@ -171,7 +165,9 @@ class RedisStore(StateStore):
     backend = "redis"
 
     def __init__(self, url: str, *, timeout_s: float = 0.25, prefix: str = "cg:") -> None:
-        self.client: aioredis.Redis = redis_client(url, max(timeout_s, BACKSTOP_TIMEOUT_S))
+        # Calls run under deadlines that do not count the event loop's stalls (deadline.py); redis-py's own
+        # socket timeouts, asyncio timers that do, only back them up.
+        self.client: aioredis.Redis = redis_client(url, backstop_s(timeout_s))
         self.timeout_s = timeout_s
         self.prefix = prefix
 
