@@ -33,6 +33,7 @@ import uvloop
 
 import gateway.state.exchange as exchanges
 from gateway.state.base import Op, incr_fields
+from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.exchange import Command, exchange
 from gateway.state.redis import RedisStore
 from tests.deploy.processes import redis_server
@@ -88,14 +89,15 @@ SHAPES: dict[str, dict[str, list[Op]]] = {
 
 
 async def _exchanged(client: Any, timeout_s: float, commands: Sequence[Command]) -> list[Any]:
-    return await exchange(client, commands, timeout_s)
+    async with StallTolerantDeadline(timeout_s):  # as the state store bounds it
+        return await exchange(client, commands)
 
 
 async def _through_the_pool(client: Any, timeout_s: float, commands: Sequence[Command]) -> list[Any]:
     """An exchange that takes its connection from redis-py's pool and gives it back (none kept)."""
     kept, exchanges.IDLE_KEPT = exchanges.IDLE_KEPT, 0
     try:
-        return await exchange(client, commands, timeout_s)
+        return await _exchanged(client, timeout_s, commands)
     finally:
         exchanges.IDLE_KEPT = kept
 

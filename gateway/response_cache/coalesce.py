@@ -82,7 +82,7 @@ class FlightLock:
         token = secrets.token_hex(16)
         # EVAL with the script's text (a few hundred bytes; Redis keeps it compiled): no NOSCRIPT retry.
         lookup = ("EVAL", FIND_OR_LEAD, 2, self.entries + key, self.prefix + key, token, _ms(lease))
-        replies = await self.breaker.call(lambda: exchange(self.client, [lookup], None))  # the breaker's deadline
+        replies = await self.breaker.call(lambda: exchange(self.client, [lookup]))
         found, value = replies[0]
         if int(found):
             return bytes(value), None

@@ -123,7 +123,7 @@ class Breaker:
 
 class RedisBackend(EntryBackend):
     """Entries as Redis strings with a TTL; a sorted set of keys by write time bounds their number. Every
-    call runs under its breaker's deadline (exchanges take None: no second timer)."""
+    call runs under its breaker's deadline."""
 
     shared = True
 
@@ -151,7 +151,7 @@ class RedisBackend(EntryBackend):
         return found
 
     async def _get_all(self, keys: list[str]) -> list[Any]:
-        return await exchange(self.client, [("GET", key) for key in keys], None)
+        return await exchange(self.client, [("GET", key) for key in keys])
 
     def write_commands(self, key: str, value: bytes, ttl_s: float) -> list[Command]:
         """A put's own commands: the entry, its place in the eviction order, then the entry count (`trim`)."""
@@ -164,7 +164,7 @@ class RedisBackend(EntryBackend):
     async def put(self, key: str, value: bytes, ttl_s: float, also: Queued | None = None) -> list[str]:
         async def run() -> list[str]:
             write = self.write_commands(key, value, ttl_s)
-            replies = await exchange(self.client, [*write, *(also or ())], None)
+            replies = await exchange(self.client, [*write, *(also or ())])
             return await self.trim(int(replies[2]))
 
         return await self.breaker.call(run)
@@ -176,7 +176,7 @@ class RedisBackend(EntryBackend):
         popped: Any = await self.client.zpopmin(self.order_key, size - self.max_entries)
         evicted = [member.decode() for member, _ in popped]
         if evicted:  # one key per command: entries live on many slots
-            await exchange(self.client, [("DEL", self._k(member)) for member in evicted], None)
+            await exchange(self.client, [("DEL", self._k(member)) for member in evicted])
         return evicted
 
     async def delete(self, keys: list[str]) -> int:
@@ -185,7 +185,7 @@ class RedisBackend(EntryBackend):
 
         async def run() -> int:
             commands: list[Command] = [("DEL", self._k(key)) for key in keys]  # entries live on many slots
-            replies = await exchange(self.client, [*commands, ("ZREM", self.order_key, *keys)], None)
+            replies = await exchange(self.client, [*commands, ("ZREM", self.order_key, *keys)])
             return sum(int(deleted) for deleted in replies[:-1])
 
         return await self.breaker.call(run)

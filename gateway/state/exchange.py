@@ -6,8 +6,9 @@ short commands that cost twice the round trip's own I/O (issue 28). Its connecti
 still cost ~6x the I/O: a timer, an error-context string and a task switch for every reply. So on one
 server (a plain URL or the master Sentinel names) the commands are packed here (resp.py), written to a
 pooled connection's stream, and the bytes that come back are parsed with hiredis (the C parser redis-py
-itself uses) until every reply is in. One deadline bounds it all, taking the connection included, and
-does not count the time the event loop itself stalled (deadline.py). The connection is redis-py's: it connects,
+itself uses) until every reply is in. The caller bounds it all, taking the connection included, with
+its deadline (deadline.py: one that does not count the event loop's stalls). The connection is
+redis-py's: it connects,
 authenticates, selects the database and speaks TLS as configured. A Redis Cluster keeps redis-py's
 pipeline, which routes each command to its slot's node. Replies are raw (bytes, ints, lists): callers
 convert them. A pooled connection whose stream the server closed (a restart, an idle timeout) is
@@ -26,23 +27,19 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError, InvalidResponse, ResponseError
 
-from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.resp import Arg, packed
 
 Command = Sequence[Arg]
 
 
-async def exchange(
-    client: aioredis.Redis, commands: Sequence[Command], timeout_s: float | None, *, errors_in_place: bool = False
-) -> list[Any]:
-    """The replies of `commands`, in order, from one round trip, within `timeout_s` (None: the caller's
-    own deadline bounds it). An error reply raises its ResponseError, or with `errors_in_place` stands in
-    its command's place (commands of several callers: gateway/state/redis.py `batch`, each taking its
-    own). On a Redis Cluster every error reply raises: redis-py's cluster pipeline retries the cluster's
-    own transient errors (a failover, "the cluster is down") only then, within the deadline: a failover that
-    outlasts it is an outage to the caller (the state store's fallback)."""
-    async with StallTolerantDeadline(timeout_s):
-        replies = await _round_trip(client, commands)
+async def exchange(client: aioredis.Redis, commands: Sequence[Command], *, errors_in_place: bool = False) -> list[Any]:
+    """The replies of `commands`, in order, from one round trip, within the caller's deadline. An error
+    reply raises its ResponseError, or with `errors_in_place` stands in its command's place (commands of
+    several callers: gateway/state/redis.py `batch`, each taking its own). On a Redis Cluster every error
+    reply raises: redis-py's cluster pipeline retries the cluster's own transient errors (a failover, "the
+    cluster is down") only then, within the deadline: a failover that outlasts it is an outage to the
+    caller (the state store's fallback)."""
+    replies = await _round_trip(client, commands)
     if not errors_in_place:
         for reply in replies:
             if isinstance(reply, ResponseError):

@@ -245,7 +245,7 @@ class RedisStore(StateStore):
 
         async def run() -> list[Any]:
             nonlocal answered
-            replies = await exchange(self.client, commands, None, errors_in_place=True)  # under _call's deadline
+            replies = await exchange(self.client, commands, errors_in_place=True)
             answered = True
             start = own
             for rider in riders:  # theirs first: an error reply among the ops fails only the ops

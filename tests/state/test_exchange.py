@@ -13,7 +13,7 @@ from redis.exceptions import ResponseError
 
 import gateway.state.exchange as exchanges
 from gateway.state.clients import redis_client
-from gateway.state.exchange import exchange
+from gateway.state.deadline import StallTolerantDeadline
 from gateway.state.resp import Arg, packed
 from tests.gateway_harness import REDIS_TEST_URL
 from tests.redis_target import cluster_target
@@ -37,6 +37,12 @@ def test_commands_are_packed_as_redis_py_packs_them() -> None:
 def test_a_bool_is_refused_as_redis_py_refuses_it() -> None:
     with pytest.raises(TypeError):
         packed([("SET", "k", True)])
+
+
+async def exchange(client: aioredis.Redis, commands: list[tuple[Arg, ...]], timeout_s: float) -> list[object]:
+    """An exchange under the deadline its callers in the gateway give it."""
+    async with StallTolerantDeadline(timeout_s):
+        return await exchanges.exchange(client, commands)
 
 
 @pytest.fixture
