@@ -9,7 +9,8 @@ provider direct, cachegate with its default stages, cachegate with the optional 
 Processes: the bench upstream (bench/overhead/upstream.py, answering after --delay seconds), the two
 gateways of bench/overhead/servers.py (one with the default stages, one core only), with --workers N a
 gateway with N workers and N one-process replicas (both on a private Redis; the agent generator sends each
-session's turns to one replica by a hash of its id, as deploy/nginx.conf balances), LiteLLM's proxy with
+session's turns to one replica by a hash of its id, as deploy/nginx.conf balances; one replica alone is
+the one-process-on-Redis row, which parts Redis's cost from a second process's), LiteLLM's proxy with
 --litellm, and one generator process per measurement. Workloads, each in OpenAI Chat non-streamed and
 Anthropic Messages streamed: `agent`, recorded agent sessions with their tools replayed turn by turn
 (--traces, default shared/data/agent-traces; bench/production_load/agent.py), and `synthetic`, sessions
@@ -65,6 +66,9 @@ def targets(servers: Fleet, wire: str, workers: int, workload: str) -> list[Targ
     if servers.gateway_workers is not None:
         found.append((f"cachegate, default stages, {workers} workers", (servers.gateway_workers,), f"{wire}-lean",
                       TENANT_KEY))  # fmt: skip
+    if servers.gateway_replicas:  # one of the replicas alone: Redis's cost apart from a second process's
+        found.append(("cachegate, default stages, Redis, one process", servers.gateway_replicas[:1],
+                      f"{wire}-lean", TENANT_KEY))  # fmt: skip
     if servers.gateway_replicas and workload == "agent":  # the agent generator routes a session by its id
         found.append((f"cachegate, default stages, {workers} replicas by session", servers.gateway_replicas,
                       f"{wire}-lean", TENANT_KEY))  # fmt: skip
