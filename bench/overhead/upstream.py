@@ -3,7 +3,9 @@
     python -m bench.overhead.upstream --port 8901 [--delay 1.5]
 
 `--delay`: every answer waits that long first (a provider stand-in with a fixed latency, for
-bench/production_load.py).
+bench/production_load.py). The input tokens it reports follow the request's size (a token per 4 bytes,
+about what the recorded agent sessions' JSON counts): the gateway reads a provider's count of a
+session's last turn (gateway/compaction/provider_count.py), so a fixed count would mislead it.
 
 Responses are pre-encoded per model, so the upstream's own cost is the ASGI server's and Starlette's.
 """
@@ -32,6 +34,7 @@ ANTHROPIC_USAGE = {
     "cache_read_input_tokens": 0,
 }
 CREATED = 1_700_000_000
+BYTES_A_TOKEN = 4
 
 
 def _pieces() -> list[str]:
@@ -125,37 +128,56 @@ def anthropic_events(model: str) -> tuple[bytes, ...]:
     return tuple(events)
 
 
+def input_tokens(raw: bytes) -> int:
+    return max(1, len(raw) // BYTES_A_TOKEN)
+
+
+def _counted(data: bytes, tokens: int) -> bytes:
+    """Pre-encoded bytes with the request's input tokens in place of the fixed count."""
+    if b'"usage"' not in data:
+        return data
+    total = tokens + USAGE["completion_tokens"]
+    data = data.replace(b'"prompt_tokens":24', b'"prompt_tokens":%d' % tokens)
+    data = data.replace(b'"total_tokens":40', b'"total_tokens":%d' % total)
+    return data.replace(b'"input_tokens":24', b'"input_tokens":%d' % tokens)
+
+
 async def _stream(events: tuple[bytes, ...]) -> AsyncIterator[bytes]:
     for event in events:
         yield event
 
 
-def _answer(body: bytes, events: tuple[bytes, ...] | None) -> Response:
+def _answer(body: bytes, events: tuple[bytes, ...] | None, tokens: int) -> Response:
     if events is not None:
-        return StreamingResponse(_stream(events), media_type="text/event-stream")
-    return Response(body, media_type="application/json")
+        counted = tuple(_counted(event, tokens) for event in events)
+        return StreamingResponse(_stream(counted), media_type="text/event-stream")
+    return Response(_counted(body, tokens), media_type="application/json")
 
 
 DELAY_S = 0.0  # set by --delay
 
 
 async def chat_completions(request: Request) -> Response:
-    payload = orjson.loads(await request.body())
+    raw = await request.body()
+    payload = orjson.loads(raw)
     if DELAY_S:
         await asyncio.sleep(DELAY_S)
     model = str(payload.get("model", ""))
     if payload.get("stream"):
         include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
-        return _answer(b"", openai_events(model, include_usage))
-    return _answer(openai_body(model), None)
+        return _answer(b"", openai_events(model, include_usage), input_tokens(raw))
+    return _answer(openai_body(model), None, input_tokens(raw))
 
 
 async def messages(request: Request) -> Response:
-    payload = orjson.loads(await request.body())
+    raw = await request.body()
+    payload = orjson.loads(raw)
     if DELAY_S:
         await asyncio.sleep(DELAY_S)
     model = str(payload.get("model", ""))
-    return _answer(b"", anthropic_events(model)) if payload.get("stream") else _answer(anthropic_body(model), None)
+    if payload.get("stream"):
+        return _answer(b"", anthropic_events(model), input_tokens(raw))
+    return _answer(anthropic_body(model), None, input_tokens(raw))
 
 
 async def health(request: Request) -> Response:

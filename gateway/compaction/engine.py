@@ -17,6 +17,7 @@ from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cut_steps
+from gateway.compaction.provider_count import ProviderCount, shows_under
 from gateway.compaction.results import Results
 from gateway.compaction.summarizer import (
     INSTRUCTION,
@@ -98,6 +99,7 @@ class Run:
         self.compactor = Compactor(config, self.thresholds, self.counter, config.retrieval_tool)
         self.summarizer = config.summarizer_model or self.route.name
         self.fixed = 0  # tools and system prompt: counted in execute
+        self.fixed_known = False  # whether execute counted them (not for a request under the byte bound)
         self.facts: list[MessageFacts] = []  # the messages' shared facts (gateway/history/): taken in execute
         self.totals = Totals(self.layout.name, self.counter.name)  # the session's: taken in execute
         self.session_name = ""  # the session's name (`session`): taken in execute
@@ -111,6 +113,12 @@ class Run:
 
     def tokens(self) -> int:
         return self.fixed + self.history.tokens()
+
+    def remember_provider_count(self, tokens: int) -> None:
+        """The provider's input tokens for this request, sent as its client sent it (`execute` returned no
+        body): the session's totals keep them for its next turn (provider_count.py)."""
+        if self.fixed_known and self.session_name:
+            self.totals.provider = ProviderCount(len(self.messages), self.fixed, tokens)
 
     async def _tool_results(self) -> Results:
         """results.tool_results from the start of the history after the summary (the session's totals
@@ -141,6 +149,7 @@ class Run:
         record = await self.memo.record(session)
         tools, system = self.body.get("tools") or [], self.layout.system(self.body)
         self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
+        self.fixed_known = True
         if record.summary is None and not record.compacted and totals.largest < t.shrink_at:
             quick = await self._untouched(totals)
             if quick is not None:
@@ -158,6 +167,10 @@ class Run:
         limit = min(t.compact_trigger, t.window)
         fresh = totals.bound(self.layout, self.messages)
         tokens = self.fixed + totals.tokens
+        if not totals.exact and tokens > limit and shows_under(totals.provider, totals.counts, self.fixed, limit):
+            # The provider's count of the session's last turn, and the bounds of what came since, are well
+            # under: the history need not be counted (provider_count.py). Not exact: nothing reported.
+            return Outcome(tokens, tokens, t.window, counted=False)
         # Counts that were bounds when taken and may be known now (by another session's count): they
         # decide whether to count (over the limit with them as bounds) or whether all are known (no bound
         # was taken now, and the newest one is known now). Otherwise the walk's sum is at most this one:
@@ -204,17 +217,19 @@ class Run:
             if results is not None
             else []
         )
-        tokens = self.tokens()
-        if not exact and tokens > min(t.compact_trigger, t.window):
+        tokens, limit = self.tokens(), min(t.compact_trigger, t.window)
+        # The provider's count of the last turn shows it well under (provider_count.py): nothing to count.
+        under = not exact and tokens > limit and shows_under(totals.provider, counts, self.fixed, limit)
+        if not exact and tokens > limit and not under:
             # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
             loose = await self._count_loose(totals)
             counts = list(totals.counts)
             self.history.settle(counts, loose)
             tokens, exact = self.tokens(), True
-        # Not exact: the bound shows it under every threshold, nothing to decide from a count.
+        # Not exact: a bound shows it under every threshold, nothing to decide from a count.
         outcome = Outcome(self.fixed + sum(counts), tokens, t.window, counted=exact)
         chosen: list[Candidate] = []
-        if tokens > self.thresholds.compact_trigger:
+        if tokens > self.thresholds.compact_trigger and not under:
             results = results if results is not None else await self._tool_results()
             candidates = await self.compactor.candidates(self.history, results, self.pacer)
             if self._must_summarize(tokens, sum(c.saving for c in candidates)):

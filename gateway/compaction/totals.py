@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from gateway.bounded import TenantLRU
 from gateway.compaction.layout import Layout, Message
+from gateway.compaction.provider_count import ProviderCount
 from gateway.compaction.results import ResultFacts, Results, message_results
 from gateway.compaction.tokens import MESSAGE_OVERHEAD, image_blocks, message_bound
 from gateway.history import MessageFacts, starts_with
@@ -49,6 +50,7 @@ class Totals:
     derived: int = 0
     found: list[tuple[int, ResultFacts]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    provider: ProviderCount | None = None  # the provider's count of a history this one extends
 
     @property
     def exact(self) -> bool:
@@ -173,6 +175,7 @@ class SessionTotals:
                 # Derived results are those of the same messages (the previous history's first `derived`).
                 totals.derived, totals.names = previous.derived, dict(previous.names)
                 totals.found = list(previous.found)
+                totals.provider = previous.provider
         return (yield from extend(totals, layout, messages, facts, start))
 
     def keep(self, session: str | None, tenant: str, totals: Totals) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from gateway.compaction import CompactionMetrics, Originals, Outcome, Run
@@ -18,6 +19,7 @@ from gateway.compaction.retrieval import answer_retrievals, with_tool
 from gateway.compaction.summarizer import Written
 from gateway.compaction.tokens import counter_for
 from gateway.context import RequestContext
+from gateway.governance.estimate import CUT_SHORT
 from gateway.guard.state import GuardSessions
 from gateway.services import Services
 from gateway.stages.base import Stage
@@ -28,6 +30,16 @@ from gateway.state import Op
 log = logging.getLogger("cachegate.compaction")
 TOOL_NOTE = "compaction_retrieval_tool"
 CHILDREN_MAX = 4096  # labelled metric children remembered (routes x actions: far fewer in practice)
+
+
+async def _remember_provider_count(ctx: RequestContext, run: Run) -> None:
+    """At the request's end: the provider's input tokens, when it counted them (answered upstream, its
+    usage came whole; an answer from a cache or an estimate of a count that never came is none)."""
+    if ctx.reply is None or ctx.reply.source != "upstream" or ctx.response_body is None or ctx.notes.get(CUT_SHORT):
+        return
+    tokens = ctx.wire.usage(ctx.response_body).input_total
+    if tokens > 0:
+        run.remember_provider_count(tokens)
 
 
 class CompactionStage(Stage):
@@ -57,8 +69,9 @@ class CompactionStage(Stage):
         offered = config.retrieval_tool and not ctx.stream and bool(original.get("tools"))
         if offered:
             ctx.body = with_tool(original, LAYOUTS[ctx.wire.name])
+        run = Run(ctx, config)
         try:
-            outcome = await Run(ctx, config).execute()
+            outcome = await run.execute()
         except Exception:
             # Fail open: the request goes upstream exactly as the client sent it.
             log.exception("compaction failed; forwarding the request unchanged")
@@ -68,6 +81,8 @@ class CompactionStage(Stage):
             return
         if outcome.body is not None:
             ctx.body = outcome.body
+        else:  # the provider counts the client's history: the next turn's bound (provider_count.py)
+            ctx.finishers.append(partial(_remember_provider_count, ctx, run))
         ctx.notes[TOOL_NOTE] = offered
         if outcome.summary_call is not None:
             await self._charge(ctx, outcome.summary_call)
