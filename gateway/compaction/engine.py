@@ -17,7 +17,7 @@ from gateway.compaction.layouts import LAYOUTS
 from gateway.compaction.memo import Memo, SessionRecord, Summary
 from gateway.compaction.originals import Originals
 from gateway.compaction.pairs import safe_cut_steps
-from gateway.compaction.provider_count import ProviderCount, shows_under
+from gateway.compaction.provider_count import ProviderCount, plausible, shows_under
 from gateway.compaction.results import Results
 from gateway.compaction.summarizer import (
     INSTRUCTION,
@@ -117,7 +117,7 @@ class Run:
     def remember_provider_count(self, tokens: int) -> None:
         """The provider's input tokens for this request, sent as its client sent it (`execute` returned no
         body): the session's totals keep them for its next turn (provider_count.py)."""
-        if self.fixed_known and self.session_name:
+        if self.fixed_known and self.session_name and plausible(tokens, self.totals.size):
             self.totals.provider = ProviderCount(len(self.messages), self.fixed, tokens)
 
     async def _tool_results(self) -> Results:

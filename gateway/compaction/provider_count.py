@@ -11,7 +11,10 @@ The engine still counts exactly where this bound comes within PROVIDER_SHARE of 
 its own count could pass the trigger only by running more than 1 / PROVIDER_SHARE times the provider's,
 so decisions near the trigger stay those of its own count. A count is used only for the history it was
 taken for (the session's totals carry it while the history extends that one) and only while the request's
-tools and system prompt count what they did then.
+tools and system prompt count what they did then. A count far below the history's size is not believed
+(a server that reports a token per message, or none of its prompt): under one token per
+PLAUSIBLE_BYTES_A_TOKEN bytes of messages, text of any language and code counts more (runs of
+whitespace can count less: those histories are counted, as before).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 PROVIDER_SHARE = 0.8
+PLAUSIBLE_BYTES_A_TOKEN = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,3 +39,8 @@ def shows_under(seen: ProviderCount | None, counts: Sequence[int], fixed: int, l
     if seen is None or seen.fixed != fixed or seen.messages > len(counts):
         return False
     return seen.tokens + sum(counts[seen.messages :]) <= PROVIDER_SHARE * limit
+
+
+def plausible(tokens: int, history_bytes: int) -> bool:
+    """Whether a provider's count of a history of `history_bytes` bytes is believed."""
+    return tokens * PLAUSIBLE_BYTES_A_TOKEN >= history_bytes

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
 
-from gateway.compaction.provider_count import PROVIDER_SHARE, ProviderCount, shows_under
+from gateway.compaction.provider_count import PROVIDER_SHARE, ProviderCount, plausible, shows_under
 from gateway.compaction.tokens import TokenCounter
 from gateway.config import PolicyConfig
 from gateway.context import Reply, RequestContext
@@ -35,6 +36,7 @@ def test_the_bound_is_the_count_plus_what_came_since() -> None:
     assert not shows_under(seen, counts, 11, limit)  # tools or system prompt changed
     assert not shows_under(seen, counts[:2], 10, limit)  # a history shorter than the one counted
     assert not shows_under(None, counts, 10, limit)
+    assert plausible(1000, 16_000) and not plausible(1000, 16_001)
 
 
 class Encodings:
@@ -88,26 +90,34 @@ async def turn(
     return ctx.response_headers
 
 
+def plausibly(messages: list[Message]) -> int:
+    """A provider's count of these messages: a token per 8 of their bytes."""
+    return len(orjson.dumps(messages)) // 8
+
+
 def answered(prompt_tokens: int | None) -> dict[str, Any]:
     message = {"role": "assistant", "content": "ok"}
     usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 1} if prompt_tokens is not None else None
     return {"object": "chat.completion", "choices": [{"index": 0, "message": message}], "usage": usage}
 
 
-PAD = 2_000  # a tool result's bytes: many turns before the history's byte bound passes the trigger
-TURNS = 60
+PAD = 2_000  # a tool result's bytes: many turns before the history's byte bound passes the trigger again
+TURNS = 30  # ~60 KB: its byte bound 3x the trigger, a provider's count of a token per 8 bytes well under it
 
 
-def replay(provider: int | None, monkeypatch: pytest.MonkeyPatch, **end: Any) -> list[tuple[dict[str, str], int]]:
+def replay(
+    provider: int | Callable[[list[Message]], int] | None, monkeypatch: pytest.MonkeyPatch, **end: Any
+) -> list[tuple[dict[str, str], int]]:
     """A session of tool turns, its history's bytes over the trigger's byte bound from some turn on and its
     tokens far under the trigger (COUNTED, runs of spaces), the provider reporting `provider` input tokens
-    for each request: each request's headers and the texts encoded for it."""
+    for each request (or those it gives the request's messages): each request's headers and the texts
+    encoded for it."""
     services, stage, policy = stage_for("counted")
     full, session = history(TURNS, uuid.uuid4().hex, PAD), uuid.uuid4().hex
     encodings, found = Encodings(monkeypatch), []
     for k in range(2, TURNS + 1, 2):
-        before = encodings.count
-        headers = asyncio.run(turn(services, stage, policy, full[:k], session, answer=answered(provider), **end))
+        before, count = encodings.count, provider(full[:k]) if callable(provider) else provider
+        headers = asyncio.run(turn(services, stage, policy, full[:k], session, answer=answered(count), **end))
         found.append((headers, encodings.count - before))
     monkeypatch.undo()
     return found
@@ -116,7 +126,7 @@ def replay(provider: int | None, monkeypatch: pytest.MonkeyPatch, **end: Any) ->
 def test_a_history_the_provider_counted_well_under_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     counted = replay(None, monkeypatch)
     assert sum(encoded for _, encoded in counted[1:]) > 0  # without a count, the history is counted...
-    with_count = replay(300, monkeypatch)
+    with_count = replay(plausibly, monkeypatch)
     assert sum(encoded for _, encoded in with_count[1:]) == 0  # ...with one, after the first turn, never
     for (exact, _), (bounded, _) in zip(counted, with_count, strict=True):
         assert exact["x-cachegate-compaction"] == bounded["x-cachegate-compaction"] == "none"
@@ -124,18 +134,19 @@ def test_a_history_the_provider_counted_well_under_is_not_counted(monkeypatch: p
 
 
 @pytest.mark.parametrize(
-    "end",
+    ("provider", "end"),
     [
-        {"answer": answered(None)},  # the provider sent no count
-        {"source": "response_cache"},  # not the provider's answer
-        {"cut_short": True},  # a stream cut short: a partial count
+        (None, {}),  # the provider sent no count
+        (5, {}),  # a count no history of these bytes has
+        (plausibly, {"source": "response_cache"}),  # not the provider's answer
+        (plausibly, {"cut_short": True}),  # a stream cut short: a partial count
     ],
-    ids=["no usage", "cached answer", "cut short"],
+    ids=["no usage", "implausible count", "cached answer", "cut short"],
 )
 def test_without_the_providers_own_count_the_history_is_counted(
-    monkeypatch: pytest.MonkeyPatch, end: dict[str, Any]
+    monkeypatch: pytest.MonkeyPatch, provider: Any, end: dict[str, Any]
 ) -> None:
-    found = replay(300, monkeypatch, **end) if "answer" not in end else replay(None, monkeypatch)
+    found = replay(provider, monkeypatch, **end)
     assert sum(encoded for _, encoded in found[1:]) > 0
 
 
@@ -149,7 +160,7 @@ def test_a_count_of_other_tools_is_not_used(monkeypatch: pytest.MonkeyPatch) -> 
     services, stage, policy = stage_for("counted")
     full, session = history(TURNS, uuid.uuid4().hex, PAD), uuid.uuid4().hex
     for k in range(2, TURNS - 1, 2):
-        asyncio.run(turn(services, stage, policy, full[:k], session, answer=answered(300)))
+        asyncio.run(turn(services, stage, policy, full[:k], session, answer=answered(plausibly(full[:k]))))
     encodings = Encodings(monkeypatch)
     headers = asyncio.run(turn(services, stage, policy, full, session, tools=[TOOL]))
     assert encodings.count > 0
