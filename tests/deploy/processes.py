@@ -24,7 +24,9 @@ import redis
 from tests.servers import free_socket
 
 REPO = Path(__file__).resolve().parents[2]
-STARTUP_TIMEOUT_S = 60.0
+# Two replicas of two workers and a simulator import LiteLLM at once, beside the other test worker: on a
+# loaded 2-core machine that took over 60 s once (a full suite at 13 min). Waiting costs nothing when fast.
+STARTUP_TIMEOUT_S = 120.0
 
 
 def free_port() -> int:
