@@ -16,13 +16,11 @@ import pytest
 from gateway.compaction.provider_count import PROVIDER_SHARE, ProviderCount, plausible, shows_under
 from gateway.compaction.tokens import TokenCounter
 from gateway.config import PolicyConfig
-from gateway.context import Reply, RequestContext
+from gateway.context import Reply
 from gateway.governance.estimate import CUT_SHORT
-from gateway.history.view import RawHistory
 from gateway.services import Services
 from gateway.stages.compaction import CompactionStage
-from gateway.wire import OPENAI
-from tests.compaction.test_work_per_turn import COUNTED, Message, history, stage_for
+from tests.compaction.test_work_per_turn import COUNTED, Message, context, history, stage_for
 
 TRIGGER = COUNTED["compact_trigger"]
 TOOL = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}
@@ -67,18 +65,7 @@ async def turn(
 ) -> dict[str, str]:
     """One request through the stage, then its end as the proxy ends it (finishers run) after the
     provider answered `answer` (its usage: the provider's count)."""
-    raw = orjson.dumps({"model": "m", "messages": messages, **({"tools": tools} if tools else {})})
-    body = orjson.loads(raw)
-    ctx = RequestContext(
-        wire=OPENAI,
-        body=body,
-        headers={},
-        services=services,
-        session_id=session,
-        route=services.settings.models[0],
-        policy=policy,
-        raw_history=RawHistory.of(raw, body, "messages"),
-    )
+    ctx = context(services, policy, messages, session, tools)
     await stage.on_request(ctx)
     await ctx.state.flush()
     ctx.reply = Reply(body=answer, source=source)

@@ -55,22 +55,29 @@ def history(messages: int, tag: str, pad: int) -> list[Message]:
     return found[:messages]
 
 
-async def request(
-    services: Services, stage: CompactionStage, policy: PolicyConfig, messages: list[Message], session: str = ""
-) -> Any:
-    raw = orjson.dumps({"model": "m", "messages": messages})
+def context(
+    services: Services, policy: PolicyConfig, messages: list[Message], session: str, tools: list[Any] | None = None
+) -> RequestContext:
+    """A request of the session, as the parse stage leaves it (its raw history known)."""
+    raw = orjson.dumps({"model": "m", "messages": messages, **({"tools": tools} if tools else {})})
     body = orjson.loads(raw)
-    ctx = RequestContext(
+    return RequestContext(
         wire=OPENAI,
         body=body,
         headers={},
         services=services,
         tenant=TenantConfig(name="acme"),
-        session_id=session or str(messages[0]["content"])[:40],
+        session_id=session,
         route=services.settings.models[0],
         policy=policy,
         raw_history=RawHistory.of(raw, body, "messages"),
     )
+
+
+async def request(
+    services: Services, stage: CompactionStage, policy: PolicyConfig, messages: list[Message], session: str = ""
+) -> Any:
+    ctx = context(services, policy, messages, session or str(messages[0]["content"])[:40])
     await stage.on_request(ctx)
     await ctx.state.flush()
     return ctx.response_headers
