@@ -81,7 +81,7 @@ class CompactionStage(Stage):
             return
         if outcome.body is not None:
             ctx.body = outcome.body
-        else:  # the provider counts the client's history: the next turn's bound (provider_count.py)
+        elif run.fixed_known:  # the provider counts the client's history: the next turn's bound (provider_count.py)
             ctx.finishers.append(partial(_remember_provider_count, ctx, run))
         ctx.notes[TOOL_NOTE] = offered
         if outcome.summary_call is not None:
