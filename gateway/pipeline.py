@@ -44,6 +44,8 @@ class Pipeline:
         for stage in self.request_stages[index + 1 :]:
             reads.extend(_reads(stage, ctx))
         ctx.state.expect(reads)
+        for stage in self.request_stages[index:]:
+            _ride(stage, ctx)
         return True
 
     async def run_response(self, ctx: RequestContext) -> None:
@@ -72,6 +74,13 @@ class Pipeline:
             log_failure(log, "stage %s failed; continuing without it", stage.name)
         finally:
             ctx.timings.stages.append((stage.name, side, started, time.perf_counter()))
+
+
+def _ride(stage: Stage, ctx: RequestContext) -> None:
+    try:
+        stage.rides_ahead(ctx)
+    except Exception:  # the stage makes its own round trip when it runs
+        log_failure(log, "stage %s could not ride the read-ahead", stage.name)
 
 
 def _reads(stage: Stage, ctx: RequestContext) -> list[Op]:

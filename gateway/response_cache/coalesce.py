@@ -28,7 +28,9 @@ from prometheus_client import CollectorRegistry, Counter
 
 from gateway.config import ModelConfig
 from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
+from gateway.state.base import Rider
 from gateway.state.exchange import Command, exchange
+from gateway.state.request import RequestStore
 
 MAX_LEASE_S = 300.0
 FIRST_POLL_S, MAX_POLL_S = 0.01, 0.25
@@ -80,13 +82,12 @@ class FlightLock:
     async def find_or_acquire(self, key: str, lease: float) -> tuple[bytes | None, str | None]:
         """The entry stored under `key` (no lock taken), else the lock's token when this call took it."""
         token = secrets.token_hex(16)
+        replies = await self.breaker.call(lambda: exchange(self.client, [self.find_or_lead_command(key, token, lease)]))
+        return _found_or_led(replies[0], token)
+
+    def find_or_lead_command(self, key: str, token: str, lease: float) -> Command:
         # EVAL with the script's text (a few hundred bytes; Redis keeps it compiled): no NOSCRIPT retry.
-        lookup = ("EVAL", FIND_OR_LEAD, 2, self.entries + key, self.prefix + key, token, _ms(lease))
-        replies = await self.breaker.call(lambda: exchange(self.client, [lookup]))
-        found, value = replies[0]
-        if int(found):
-            return bytes(value), None
-        return None, token if int(value) else None
+        return ("EVAL", FIND_OR_LEAD, 2, self.entries + key, self.prefix + key, token, _ms(lease))
 
     async def held(self, key: str) -> bool:
         return bool(await self.breaker.call(lambda: self.client.exists(self.prefix + key)))
@@ -101,6 +102,14 @@ class FlightLock:
 
 def _ms(seconds: float) -> int:
     return max(int(seconds * 1000), 1)
+
+
+def _found_or_led(reply: Any, token: str) -> tuple[bytes | None, str | None]:
+    """FIND_OR_LEAD's reply: the entry, else the token when the lock was taken with it."""
+    found, value = reply
+    if int(found):
+        return bytes(value), None
+    return None, token if int(value) else None
 
 
 @dataclass(eq=False)
@@ -118,7 +127,11 @@ class Flight:
         self.done.set()
         if self.coalescer.flights.get(self.key) is self:
             del self.coalescer.flights[self.key]
-        lock, token = self.coalescer.lock, self.token
+        await self.release_lock()
+
+    async def release_lock(self) -> None:
+        """The cross-replica lock's half of `release`."""
+        lock, token, self.token = self.coalescer.lock, self.token, None
         if lock is not None and token is not None:
             with contextlib.suppress(CacheUnavailable):  # the lease ends it
                 await lock.release(self.key, token)
@@ -140,6 +153,41 @@ class Flight:
         if task is None:
             return
         task.add_done_callback(lambda _: self.coalescer.later(self.release()))
+
+
+@dataclass(eq=False)
+class Boarding:
+    """A lookup-and-lead that rides a request's state round trip (`Coalescer.board`)."""
+
+    coalescer: Coalescer
+    lock: FlightLock
+    flight: Flight
+    lease: float
+    token: str
+    reply: Any = None  # FIND_OR_LEAD's reply, or the error that kept it from Redis; None: not sent yet
+    found: bytes | None = None
+
+    def landed(self, replies: list[Any] | BaseException) -> None:
+        self.reply = replies if isinstance(replies, BaseException) else replies[0]
+        if isinstance(self.reply, BaseException):
+            return
+        self.found, self.flight.token = _found_or_led(self.reply, self.token)
+        if self.flight.token is not None and self.flight.done.is_set():
+            # The request ended before its trip went (sent by its last flush): the lock goes at once.
+            self.coalescer.later(self.flight.release_lock())
+
+    async def outcome(self, state: RequestStore) -> tuple[bytes | None, Flight | None]:
+        """What `find_or_lead` returns; sends the request's round trip when no stage has sent it yet.
+        CacheUnavailable (the flight released) when the trip failed."""
+        if self.reply is None:
+            with contextlib.suppress(Exception):  # its error reaches `landed`
+                await state.batch([])
+        reply = self.reply
+        if reply is None or isinstance(reply, BaseException):
+            self.lock.breaker.trip()
+            await self.flight.release()
+            raise CacheUnavailable(f"redis: {type(reply).__name__}")
+        return await self.coalescer.settle(self.flight, self.found, self.lease)
 
 
 class Coalescer:
@@ -170,18 +218,40 @@ class Coalescer:
         replica: see `following`): the stored value of `key` (no flight led; decode it, and `join` when it
         is unusable), else the flight this request leads (release it or bind it to its task), else
         (None, None) once the other replica's flight ended: then read the cache."""
-        assert self.lock is not None and key not in self.flights
-        flight = Flight(self, key)
-        self.flights[key] = flight  # before any await: the next identical request on this replica follows
+        flight = self._open(key)
         try:
-            found, flight.token = await self.lock.find_or_acquire(key, lease)
+            found, flight.token = await self._locked().find_or_acquire(key, lease)
         except BaseException:
             await flight.release()
             raise
+        return await self.settle(flight, found, lease)
+
+    def board(self, key: str, lease: float, state: RequestStore) -> Boarding:
+        """`find_or_lead`'s round trip as a rider of the request's next state round trip (the state's Redis
+        client is the cache's: `state.carries`), so that it costs no round trip of its own. The flight is
+        this replica's from now on; `Boarding.outcome` is what `find_or_lead` returns."""
+        lock = self._locked()
+        boarding = Boarding(self, lock, self._open(key), lease, secrets.token_hex(16))
+        state.ride(Rider(lock.client, [lock.find_or_lead_command(key, boarding.token, lease)], boarding.landed))
+        return boarding
+
+    def _locked(self) -> FlightLock:
+        assert self.lock is not None
+        return self.lock
+
+    def _open(self, key: str) -> Flight:
+        assert key not in self.flights
+        flight = Flight(self, key)
+        self.flights[key] = flight  # before any await: the next identical request on this replica follows
+        return flight
+
+    async def settle(self, flight: Flight, found: bytes | None, lease: float) -> tuple[bytes | None, Flight | None]:
+        """After the lookup: the flight led, or released once the entry was found or another replica's
+        flight ended."""
         if found is not None or flight.token is None:
             try:
                 if found is None:  # another replica leads: wait for it (this replica's followers too)
-                    await self._poll(key, lease)
+                    await self._poll(flight.key, lease)
             finally:
                 await flight.release()
             return found, None

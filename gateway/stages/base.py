@@ -17,7 +17,8 @@ class Stage:
     and sees `ctx.response_body`. A stage that raises is skipped and counted (fail open) unless it
     sets `fail_closed` — authentication does. `reads_ahead` names the state reads `on_request` will make
     (gateway/state/request.py): asked of every later stage when the first stage that names some is
-    reached, so that they all travel in one round trip.
+    reached, so that they all travel in one round trip; `rides_ahead`, asked of the same stages then,
+    may add commands of the stage's own Redis client to that trip (`ctx.state.ride`).
     """
 
     name: ClassVar[str] = "stage"
@@ -31,3 +32,6 @@ class Stage:
 
     def reads_ahead(self, ctx: RequestContext) -> Sequence[Op]:
         return ()
+
+    def rides_ahead(self, ctx: RequestContext) -> None:
+        return None

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import orjson
@@ -20,7 +21,7 @@ import orjson
 from gateway.config.response_cache import JudgeConfig, ResponseCacheConfig
 from gateway.context import Reply, RequestContext
 from gateway.response_cache.cache import Hit, Judge, ResponseCache
-from gateway.response_cache.coalesce import Coalescer, Flight, lease_s
+from gateway.response_cache.coalesce import Boarding, Coalescer, Flight, lease_s
 from gateway.response_cache.controls import Controls, parse_controls
 from gateway.response_cache.eligibility import Decision, decide, storable
 from gateway.response_cache.entry import Entry
@@ -47,6 +48,7 @@ CACHE_HEADER = "x-cachegate-cache"
 SIMILARITY_HEADER = "x-cachegate-similarity"
 AGE_HEADER = "x-cachegate-cache-age"
 JUDGE_HEADER = "x-cachegate-cache-judge"  # yes / no: the judge ruled on a candidate below the threshold
+AHEAD_NOTE = "response_cache_ahead"
 log = logging.getLogger("cachegate.response_cache")
 
 
@@ -55,6 +57,7 @@ class Pending:
     """What the lookup learned that the store step needs (kept in ctx.notes['response_cache'])."""
 
     decision: Decision
+    controls: Controls
     place: Place
     exact_key: str
     scope: SemanticScope | None
@@ -62,11 +65,20 @@ class Pending:
     vector: np.ndarray | None = field(default=None, repr=False)
     flight: Flight | None = None  # the flight this request leads, taken with its lookup
     followed: bool = False  # its lookup waited for another replica's identical request in flight
+    boarding: Boarding | None = None  # its lookup and lead, sent with the read-ahead (`rides_ahead`)
 
     @property
     def semantic_key(self) -> str:
         assert self.scope is not None
         return self.place.key(SEMANTIC_TIER, digest([self.scope_id, self.scope.prompt]))
+
+
+@dataclass(eq=False)
+class Ahead:
+    """The keys the read-ahead computed (`rides_ahead`), and the body they keyed."""
+
+    body: dict[str, Any]
+    pending: Pending
 
 
 def _served_marker(pending: Pending) -> str:
@@ -89,31 +101,20 @@ class ResponseCacheStage(Stage):
         self.coalescer = Coalescer.create(self.cache.backend, services.metrics.registry)
 
     async def on_request(self, ctx: RequestContext) -> None:
-        policy = ctx.policy.response_cache
-        if not policy.enabled or ctx.route is None or ctx.wire.name not in CACHEABLE_WIRES:
+        unkeyed = self._unkeyed(ctx)
+        if unkeyed is not None:
+            if unkeyed == "too_many_messages":
+                self.metrics.skips.labels("all", unkeyed).inc()
             return
-        if len(ctx.body.get(ctx.wire.history_field) or ()) > policy.max_request_messages:  # work bound: not even keyed
-            self.metrics.skips.labels("all", "too_many_messages").inc()
-            return
-        wire = ctx.wire.name
-        controls = parse_controls(ctx.headers)
-        canonical = canonical_request(wire, ctx.body, ctx.headers, ctx.history)
-        scope = semantic_scope(wire, canonical)
-        decision = decide(wire, ctx.body, scope, controls, policy)
-        place = Place(ctx.tenant_label, decision.namespace, ctx.route.name)
-        pending = Pending(
-            decision=decision,
-            place=place,
-            exact_key=place.key(EXACT_TIER, exact_key(wire, canonical)),
-            scope=scope,
-            scope_id=digest([wire, place.prefix(), scope.settings_hash, scope.history_hash]) if scope else "",
-        )
+        pending = await self._pending_now(ctx)
         ctx.notes[self.name] = pending
         ctx.response_headers[CACHE_HEADER] = "miss"
+        decision, controls = pending.decision, pending.controls
         if not decision.serve:
             self.metrics.skips.labels("all", _skip_reason(controls)).inc()
             await self._count_regenerated(ctx, pending)
             return
+        policy = ctx.policy.response_cache
         try:
             hit = await self._lookup(ctx, pending, policy)
         except CacheUnavailable:
@@ -126,18 +127,80 @@ class ResponseCacheStage(Stage):
         elif decision.exact and decision.store and policy.coalesce:
             await self._coalesce(ctx, pending)
 
+    def rides_ahead(self, ctx: RequestContext) -> None:
+        """The exact tier's lookup and lead, with the request's first state round trip when the cache's
+        Redis is the state's: keyed on the body as it is now, and used if no stage rewrites it before this
+        one runs (a guard's nudge, compaction); otherwise the flight is let go and the lookup made then."""
+        lock = self.coalescer.lock
+        if lock is None or ctx.route is None or self._unkeyed(ctx) is not None or not ctx.state.carries(lock.client):
+            return
+        pending = self._pending(ctx)
+        ctx.notes[AHEAD_NOTE] = Ahead(ctx.body, pending)
+        if pending.decision.serve and self._leads(pending, ctx.policy.response_cache):
+            pending.boarding = self.coalescer.board(pending.exact_key, lease_s(ctx.route), ctx.state)
+            pending.boarding.flight.end_with(asyncio.current_task())
+
+    @staticmethod
+    def _unkeyed(ctx: RequestContext) -> str | None:
+        """Why the request is not even keyed (None: it is)."""
+        policy = ctx.policy.response_cache
+        if not policy.enabled or ctx.route is None or ctx.wire.name not in CACHEABLE_WIRES:
+            return "off"
+        if len(ctx.body.get(ctx.wire.history_field) or ()) > policy.max_request_messages:  # work bound
+            return "too_many_messages"
+        return None
+
+    async def _pending_now(self, ctx: RequestContext) -> Pending:
+        """The request's keys: those of the read-ahead while the body is the one they keyed."""
+        ahead = ctx.notes.pop(AHEAD_NOTE, None)
+        if isinstance(ahead, Ahead):
+            if ahead.body is ctx.body:
+                return ahead.pending
+            if ahead.pending.boarding is not None:  # a stage rewrote the body since: another key
+                await ahead.pending.boarding.flight.release()
+        return self._pending(ctx)
+
+    def _pending(self, ctx: RequestContext) -> Pending:
+        assert ctx.route is not None
+        wire = ctx.wire.name
+        controls = parse_controls(ctx.headers)
+        canonical = canonical_request(wire, ctx.body, ctx.headers, ctx.history)
+        scope = semantic_scope(wire, canonical)
+        decision = decide(wire, ctx.body, scope, controls, ctx.policy.response_cache)
+        place = Place(ctx.tenant_label, decision.namespace, ctx.route.name)
+        return Pending(
+            decision=decision,
+            controls=controls,
+            place=place,
+            exact_key=place.key(EXACT_TIER, exact_key(wire, canonical)),
+            scope=scope,
+            scope_id=digest([wire, place.prefix(), scope.settings_hash, scope.history_hash]) if scope else "",
+        )
+
+    @staticmethod
+    def _leads(pending: Pending, policy: ResponseCacheConfig) -> bool:
+        """Whether a miss of the exact tier leads a flight, taken with the lookup (`_find_exact`)."""
+        decision = pending.decision
+        semantic = decision.semantic and pending.scope is not None
+        return decision.exact and decision.store and policy.coalesce and not semantic
+
     async def _find_exact(self, ctx: RequestContext, pending: Pending, *, lead: bool) -> Entry | None:
         """The exact tier's entry. `lead`: a miss leads a flight (`_coalesce`), taken with the lookup in one
         atomic round trip where the lock is in Redis and no identical request of this replica is in
-        flight: then this request leads (`pending.flight`) or, when another replica's identical request
-        does, it waited for that (`pending.followed`: read the cache again)."""
-        decision, key = pending.decision, pending.exact_key
-        if not lead or ctx.route is None or not self._leads_in_one_trip(key):
+        flight (the read-ahead's, when it carried it: `rides_ahead`): then this request leads
+        (`pending.flight`) or, when another replica's identical request does, it waited for that
+        (`pending.followed`: read the cache again)."""
+        decision, key, boarding = pending.decision, pending.exact_key, pending.boarding
+        if boarding is not None:
+            pending.boarding = None
+            found, flight = await boarding.outcome(ctx.state)  # bound to the request's task when it boarded
+        elif not lead or ctx.route is None or not self._leads_in_one_trip(key):
             return await self.cache.find_exact(key, decision.max_age_s)
-        found, flight = await self.coalescer.find_or_lead(key, lease_s(ctx.route))
-        if flight is not None:
-            pending.flight = flight
-            flight.end_with(asyncio.current_task())
+        else:
+            found, flight = await self.coalescer.find_or_lead(key, lease_s(ctx.route))
+            if flight is not None:
+                flight.end_with(asyncio.current_task())
+        pending.flight = flight
         pending.followed = found is None and flight is None
         # Found but unusable (corrupt, too old): a miss, led by `_coalesce` as when the lock comes apart.
         return await self.cache.exact_entry(key, found, decision.max_age_s)
@@ -208,7 +271,7 @@ class ResponseCacheStage(Stage):
         decision, metrics = pending.decision, self.metrics
         semantic = decision.semantic and pending.scope is not None
         if decision.exact:
-            entry = await self._find_exact(ctx, pending, lead=decision.store and policy.coalesce and not semantic)
+            entry = await self._find_exact(ctx, pending, lead=self._leads(pending, policy))
             if entry is not None:
                 metrics.hits.labels("exact").inc()
                 return "exact", Hit(entry, 1.0)

@@ -19,11 +19,20 @@ from prometheus_client import CollectorRegistry
 from redis.asyncio import Redis
 from redis.cluster import key_slot
 
+from gateway.config import Settings, TenantConfig
+from gateway.context import RequestContext
+from gateway.pipeline import Pipeline
 from gateway.response_cache.coalesce import Coalescer, FlightLock
 from gateway.response_cache.entry import Entry, decode_entry, encode_entry
 from gateway.response_cache.keys import EXACT_TIER, Place
-from gateway.response_cache.store import Breaker, RedisBackend
+from gateway.response_cache.store import Breaker, CacheUnavailable, RedisBackend
+from gateway.services import create_services
+from gateway.stages.base import Stage
+from gateway.stages.response_cache import ResponseCacheStage
 from gateway.state import RedisStore
+from gateway.state.base import Op
+from gateway.state.request import RequestStore
+from gateway.wire import OPENAI
 from tests.deploy.processes import redis_cluster, redis_server
 from tests.gateway_harness import TENANT_KEYS, running_gateway
 from tests.state.test_request_batch import counting_redis
@@ -137,3 +146,134 @@ def test_an_uncached_request_costs_two_round_trips_and_a_hit_one() -> None:
             time.sleep(0.3)  # the flight's end
             trips.append((count.trips(b"rc:acme:") - before, answer.headers["x-cachegate-cache"]))
     assert trips[1:] == [(2, "miss"), (1, "exact")]
+
+
+@contextlib.asynccontextmanager
+async def _replica(url: str, prefix: str) -> AsyncIterator[tuple[RedisStore, Coalescer]]:
+    """A replica's state store and the coalescer of its cache, on one Redis client (as the gateway builds them)."""
+    store = RedisStore(url, timeout_s=5.0, prefix=prefix)
+    try:
+        yield store, Coalescer.create(RedisBackend(store.client, prefix, 100, Breaker(5.0)), CollectorRegistry())
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("server", ["redis", "cluster"])
+async def test_a_lookup_that_rides_a_request_round_trip_leads_follows_and_finds(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    """`board`: the lookup and lead go with the request's state round trip (one trip for both; on a cluster,
+    one per node), with `find_or_lead`'s semantics: a miss leads, another replica's identical request
+    follows it, a hit takes no lock."""
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    with contextlib.ExitStack() as stack:
+        if server == "cluster":
+            url, count = request.getfixturevalue("cluster_url"), None
+        else:
+            url, count = stack.enter_context(counting_redis())
+        async with _replica(url, prefix) as (store, one), _replica(url, prefix) as (other, two):
+            assert one.lock is not None
+            key = _entry_key()
+            view = RequestStore(store)
+            view.expect([Op("get", "session")])
+            boarding = one.board(key, 5.0, view)
+            assert one.following(key)  # from the start: an identical request on this replica joins it
+            before = count.trips(prefix.encode()) if count else 0
+            assert await view.get("session") is None  # the stage that reads first sends the trip
+            found, led = await boarding.outcome(view)
+            assert count is None or count.trips(prefix.encode()) - before == 1
+            assert found is None and led is not None and led.token is not None and await one.lock.held(key)
+            # Another replica's identical request, riding its own request's trip, waits for the flight.
+            follower_view = RequestStore(other)
+            follower = asyncio.create_task(two.board(key, 5.0, follower_view).outcome(follower_view))
+            await asyncio.sleep(0.1)
+            assert not follower.done()
+            stored = encode_entry(_answer(key))
+            await one.lock.client.set(one.lock.entries + key, stored)
+            await led.release()
+            assert await asyncio.wait_for(follower, 3.0) in ((None, None), (stored, None))
+            # A hit takes no lock, and the flight it opened on this replica ends with the lookup.
+            hit_view = RequestStore(store)
+            found, flight = await one.board(key, 5.0, hit_view).outcome(hit_view)  # no stage sent a trip: it does
+            assert flight is None and found == stored
+            assert not one.following(key) and not await one.lock.held(key)
+
+
+async def test_a_lock_taken_after_its_request_ended_is_let_go() -> None:
+    """A request the guard answered never reaches the response cache: its lookup goes with the request's last
+    flush, after its flight ended, and the lock that lookup takes is released when it lands."""
+    with counting_redis() as (url, _):
+        async with _replica(url, f"t{uuid.uuid4().hex[:8]}:") as (store, coalescer):
+            assert coalescer.lock is not None
+            key, view = _entry_key(), RequestStore(store)
+            boarding = coalescer.board(key, 60.0, view)
+            await boarding.flight.release()  # the request ended
+            await view.flush()
+            for _ in range(50):
+                if not await coalescer.lock.held(key):
+                    break
+                await asyncio.sleep(0.05)
+            assert boarding.reply is not None and not await coalescer.lock.held(key)
+
+
+async def test_a_ridden_lookup_without_redis_is_unavailable() -> None:
+    async with _replica("redis://127.0.0.1:1/0", "t:") as (store, coalescer):
+        store.timeout_s = 0.2
+        view, key = RequestStore(store), _entry_key()
+        boarding = coalescer.board(key, 5.0, view)
+        with pytest.raises(CacheUnavailable):
+            await boarding.outcome(view)
+        assert not coalescer.following(key) and coalescer.lock is not None and coalescer.lock.breaker.down
+
+
+class _Reader(Stage):
+    """The first stage to read state (as the guard does): its read sends the request's first round trip;
+    `rewrite`: it then rewrites the body, as a guard's nudge or compaction may."""
+
+    name = "reader"
+
+    def __init__(self, rewrite: bool) -> None:
+        self.rewrite = rewrite
+
+    def reads_ahead(self, ctx: RequestContext) -> list[Op]:
+        return [Op("get", "reader")]
+
+    async def on_request(self, ctx: RequestContext) -> None:
+        await ctx.state.get("reader")
+        if self.rewrite:
+            ctx.body = {**ctx.body, "messages": [*ctx.body["messages"], {"role": "user", "content": "Note: ..."}]}
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+async def test_the_stage_keys_the_body_it_forwards(rewrite: bool) -> None:
+    """Through the pipeline on Redis: the response cache's lookup rides the read-ahead, keyed on the body as
+    it was then; a stage that rewrites the body after (a guard's nudge, compaction) makes the stage let
+    that flight go and look the rewritten body up: the lock it holds is the forwarded body's, alone."""
+    with counting_redis() as (url, count):
+        model = {"name": "m", "provider": "openai", "model": "gpt-4o-mini", "api_base": "http://x"}
+        services = create_services(Settings.model_validate({"models": [model], "redis_url": url}))
+        stage = ResponseCacheStage(services)
+        pipeline = Pipeline([_Reader(rewrite), stage], [], services.metrics)
+        body = {"model": "m", "messages": [{"role": "user", "content": uuid.uuid4().hex}]}
+        ctx = RequestContext(
+            wire=OPENAI,
+            body=body,
+            headers={},
+            services=services,
+            tenant=TenantConfig(name="acme"),
+            session_id="s",
+            route=services.settings.models[0],
+        )
+        before = count.trips(b"acme")
+        await pipeline.run_request(ctx)  # in this task: the flight it leads lasts until released below
+        pending = ctx.notes[stage.name]
+        assert pending.flight is not None and pending.flight.token is not None  # a miss: it leads
+        lock = stage.coalescer.lock
+        assert lock is not None
+        held = [key async for key in lock.client.scan_iter(match=f"{lock.prefix}*")]
+        assert held == [(lock.prefix + pending.exact_key).encode()]
+        # One: the read-ahead carried the lookup. Rewritten: also the let-go lock's release and the new lookup.
+        assert count.trips(b"acme") - before == (3 if rewrite else 1)
+        assert stage.coalescer.flights.keys() == {pending.exact_key}
+        await pending.flight.release()
+        await services.close()
