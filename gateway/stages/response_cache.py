@@ -134,6 +134,8 @@ class ResponseCacheStage(Stage):
         lock = self.coalescer.lock
         if lock is None or ctx.route is None or self._unkeyed(ctx) is not None or not ctx.state.carries(lock.client):
             return
+        if ctx.policy.compaction.enabled and ctx.policy.compaction.retrieval_tool:
+            return  # compaction offers its tool in most such bodies: the key would change (a lock taken for naught)
         pending = self._pending(ctx)
         ctx.notes[AHEAD_NOTE] = Ahead(ctx.body, pending)
         if pending.decision.serve and self._leads(pending, ctx.policy.response_cache):

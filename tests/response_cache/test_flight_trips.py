@@ -19,7 +19,8 @@ from prometheus_client import CollectorRegistry
 from redis.asyncio import Redis
 from redis.cluster import key_slot
 
-from gateway.config import Settings, TenantConfig
+from gateway.config import PolicyConfig, Settings, TenantConfig
+from gateway.config.compaction import CompactionConfig
 from gateway.context import RequestContext
 from gateway.pipeline import Pipeline
 from gateway.response_cache.coalesce import Coalescer, FlightLock
@@ -236,25 +237,28 @@ class _Reader(Stage):
         self.rewrite = rewrite
 
     def reads_ahead(self, ctx: RequestContext) -> list[Op]:
-        return [Op("get", "reader")]
+        return [Op("get", "acme:reader")]
 
     async def on_request(self, ctx: RequestContext) -> None:
-        await ctx.state.get("reader")
+        await ctx.state.get("acme:reader")
         if self.rewrite:
             ctx.body = {**ctx.body, "messages": [*ctx.body["messages"], {"role": "user", "content": "Note: ..."}]}
 
 
-@pytest.mark.parametrize("rewrite", [False, True])
-async def test_the_stage_keys_the_body_it_forwards(rewrite: bool) -> None:
+@pytest.mark.parametrize("case", ["untouched", "rewritten", "retrieval tool"])
+async def test_the_stage_keys_the_body_it_forwards(case: str) -> None:
     """Through the pipeline on Redis: the response cache's lookup rides the read-ahead, keyed on the body as
     it was then; a stage that rewrites the body after (a guard's nudge, compaction) makes the stage let
-    that flight go and look the rewritten body up: the lock it holds is the forwarded body's, alone."""
+    that flight go and look the rewritten body up: the lock it holds is the forwarded body's, alone. With
+    compaction's retrieval tool on (it rewrites most tool-using bodies) the lookup does not ride."""
+    rewrite = case == "rewritten"
     with counting_redis() as (url, count):
         model = {"name": "m", "provider": "openai", "model": "gpt-4o-mini", "api_base": "http://x"}
         services = create_services(Settings.model_validate({"models": [model], "redis_url": url}))
         stage = ResponseCacheStage(services)
         pipeline = Pipeline([_Reader(rewrite), stage], [], services.metrics)
         body = {"model": "m", "messages": [{"role": "user", "content": uuid.uuid4().hex}]}
+        retrieval = CompactionConfig(retrieval_tool=case == "retrieval tool")
         ctx = RequestContext(
             wire=OPENAI,
             body=body,
@@ -263,6 +267,7 @@ async def test_the_stage_keys_the_body_it_forwards(rewrite: bool) -> None:
             tenant=TenantConfig(name="acme"),
             session_id="s",
             route=services.settings.models[0],
+            policy=PolicyConfig(compaction=retrieval),
         )
         before = count.trips(b"acme")
         await pipeline.run_request(ctx)  # in this task: the flight it leads lasts until released below
@@ -273,7 +278,8 @@ async def test_the_stage_keys_the_body_it_forwards(rewrite: bool) -> None:
         held = [key async for key in lock.client.scan_iter(match=f"{lock.prefix}*")]
         assert held == [(lock.prefix + pending.exact_key).encode()]
         # One: the read-ahead carried the lookup. Rewritten: also the let-go lock's release and the new lookup.
-        assert count.trips(b"acme") - before == (3 if rewrite else 1)
+        # Not riding: the read-ahead and the stage's own lookup.
+        assert count.trips(b"acme") - before == {"untouched": 1, "rewritten": 3, "retrieval tool": 2}[case]
         assert stage.coalescer.flights.keys() == {pending.exact_key}
         await pending.flight.release()
         await services.close()
