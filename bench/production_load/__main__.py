@@ -87,6 +87,7 @@ def generate(workload: str, spec: dict[str, Any], group: tuple[Server, ...], arg
         module = "bench.production_load.agent"
         pids = [pid for server in group for pid in (server.process.pid, *children(server.process.pid))]
         spec |= {"traces": str(args.traces), "sessions": args.sessions, "buckets": args.buckets, "pids": pids}
+        spec |= {"parts": str(args.parts or "")}
     else:
         module = "bench.production_load.generate"
         spec |= {"duration_s": args.duration, "turns": TURNS}
@@ -224,10 +225,18 @@ def main() -> None:
     parser.add_argument("--traces", type=Path, default=default_traces(), help="agent sessions (JSONL, .gz or not)")
     parser.add_argument("--sessions", type=int, default=0, help="agent workload: N sessions spread over the file")
     parser.add_argument("--buckets", type=int, default=10, help="agent workload: parts of each session measured")
+    parser.add_argument(
+        "--parts",
+        type=Path,
+        help="agent workload: tools and system prompt sent instead of the sessions' (JSON: Anthropic-shaped "
+        "`tools` and `system`, e.g. an agent CLI's, written by bench.production_load.capture)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for production_load{,_history}.{json,png}")
     args = parser.parse_args()
     if "agent" in args.workloads:
         require(args.traces, "--traces")
+        if args.parts:
+            require(args.parts, "--parts")
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []

@@ -50,6 +50,7 @@ class Spec(Endpoint):
     buckets: int
     pids: list[int]
     replicas: list[str] = field(default_factory=list)  # URLs: each session's turns go to one (a hash of its id)
+    parts: str = ""  # a JSON file of Anthropic-shaped `tools` and `system` sent instead of the sessions' ("": none)
 
     def url_for(self, session_id: str) -> str:
         return self.replicas[zlib.crc32(session_id.encode()) % len(self.replicas)] if self.replicas else self.url
@@ -88,13 +89,39 @@ def turns(spec: Spec) -> Iterator[Turn]:
             yield Turn(number, messages[:k], session["tools"], index, index * spec.buckets // len(ks))
 
 
-def body(spec: Spec, turn: Turn) -> bytes:
+def body(spec: Spec, turn: Turn, parts: dict[str, Any] | None = None) -> bytes:
+    """The turn's request; `parts` (an agent CLI's tools and system prompt, Anthropic-shaped) in place of
+    the session's, as the same object on every request (the bytes of an agent resending them)."""
     if spec.wire == "openai":
-        payload: dict[str, Any] = {"messages": turn.messages, "tools": turn.tools}
+        messages = turn.messages
+        if parts is not None:
+            rest = messages[1:] if messages and messages[0].get("role") == "system" else messages
+            messages = [{"role": "system", "content": system_text(parts["system"])}, *rest]
+        tools = openai_tools(parts["tools"]) if parts is not None else turn.tools
+        payload: dict[str, Any] = {"messages": messages, "tools": tools}
     else:
         system, converted = to_anthropic(turn.messages)
         payload = {"system": system, "messages": converted, "tools": anthropic_tools(turn.tools)}
+        if parts is not None:
+            payload |= {"system": parts["system"], "tools": parts["tools"]}
     return orjson.dumps({"model": spec.model, "max_tokens": 1024, "stream": spec.stream, **payload})
+
+
+def system_text(system: Any) -> str:
+    """An Anthropic system prompt (a string or text blocks) as one text."""
+    return system if isinstance(system, str) else "\n\n".join(block.get("text", "") for block in system)
+
+
+def openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic tool definitions as OpenAI Chat function tools."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]},
+        }
+        for t in tools
+        if "input_schema" in t  # Anthropic's server tools (web search) have no OpenAI form
+    ]
 
 
 async def phase(
@@ -125,12 +152,13 @@ async def run(spec: Spec) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
     samples: list[Any] = []
     buckets: list[dict[str, Any]] = []
+    parts = orjson.loads(Path(spec.parts).read_bytes()) if spec.parts else None
     slip, run_start = 0.0, time.perf_counter()
     async with aiohttp.ClientSession(timeout=timeout, connector=connector) as http:
         for bucket, members in enumerate(by_bucket):
             # Round-robin over sessions: turn i of every session before turn i+1 of any.
             members.sort(key=lambda t: (t.index, t.session))
-            payloads = [(f"agent-{spec.tag}-{t.session}", body(spec, t)) for t in members]
+            payloads = [(f"agent-{spec.tag}-{t.session}", body(spec, t, parts)) for t in members]
             out: list[Any] = []
             cpu, wall = cpu_s(spec.pids), time.perf_counter()
             slip = max(slip, await phase(http, spec, payloads, run_start, out))

@@ -28,7 +28,7 @@ from gateway.compaction.summarizer import (
     write_summary,
 )
 from gateway.compaction.thresholds import Thresholds, context_window
-from gateway.compaction.tokens import TokenCounter, counter_for
+from gateway.compaction.tokens import CONTENT, JSON, TokenCounter, counter_for
 from gateway.compaction.totals import Totals, sessions
 from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
@@ -147,8 +147,7 @@ class Run:
             sessions.keep(session, self.tenant, totals)
             return Outcome(0, 0, t.window, counted=False)
         record = await self.memo.record(session)
-        tools, system = self.body.get("tools") or [], self.layout.system(self.body)
-        self.fixed = await self.counter.json_off_loop(tools) + await self.counter.content_off_loop(system)
+        self.fixed = await self._fixed_tokens()
         self.fixed_known = True
         if record.summary is None and not record.compacted and totals.largest < t.shrink_at:
             quick = await self._untouched(totals)
@@ -158,6 +157,20 @@ class Run:
         outcome = await self._walk(record, session, totals)
         sessions.keep(session, self.tenant, totals)
         return outcome
+
+    async def _fixed_tokens(self) -> int:
+        """The tools' and the system prompt's tokens, counted once per content: a body's own values by
+        their facts, which the session's previous body vouches for when they are the same (no serialization:
+        an agent CLI sends tens of kilobytes of them, unchanged, on every request)."""
+        view, counter, field = self.ctx.history, self.counter, self.layout.system_field
+        tools, system = self.body.get("tools"), self.layout.system(self.body)
+        if tools:
+            fixed = await counter.part_off_loop(view.part_facts("tools", tools), JSON, tools)
+        else:  # counted as an empty list, as a provider renders none
+            fixed = await counter.json_off_loop([])
+        if system is not None and field is not None:
+            fixed += await counter.part_off_loop(view.part_facts(field, system), CONTENT, system)
+        return fixed
 
     async def _untouched(self, totals: Totals) -> Outcome | None:
         """The outcome of a request with nothing recorded and no result to shrink, when it stays under

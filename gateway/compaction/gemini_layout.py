@@ -54,10 +54,8 @@ def _content(function_response: dict[str, Any]) -> Any:
 class GeminiLayout(Layout):
     name = "gemini"
     history_field = "contents"
+    system_field = "systemInstruction"
     usage_field = "usageMetadata"
-
-    def system(self, body: dict[str, Any]) -> Any:
-        return body.get("systemInstruction")
 
     @staticmethod
     def _parts(message: Message) -> list[Any]:

@@ -63,6 +63,7 @@ def result_handle(call_id: str, content: Any) -> str:
 class Layout(ABC):
     name: str
     history_field = "messages"  # the body field holding the conversation
+    system_field: str | None = None  # the body field holding the system prompt (None: it is in the history)
     usage_field = "usage"  # the reply field holding its usage
 
     def messages(self, body: dict[str, Any]) -> list[Message]:
@@ -72,9 +73,9 @@ class Layout(ABC):
     def with_messages(self, body: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
         return {**body, self.history_field: messages}
 
-    @abstractmethod
     def system(self, body: dict[str, Any]) -> Any:
         """The system prompt wherever this layout keeps it outside `messages` (None if inside)."""
+        return body.get(self.system_field) if self.system_field is not None else None
 
     @abstractmethod
     def calls(self, message: Message) -> list[tuple[str, str]]:
@@ -154,9 +155,6 @@ class Layout(ABC):
 class OpenAILayout(Layout):
     name = "openai"
 
-    def system(self, body: dict[str, Any]) -> Any:
-        return None
-
     def calls(self, message: Message) -> list[tuple[str, str]]:
         calls = message.get("tool_calls") if message.get("role") == "assistant" else None
         return [
@@ -226,9 +224,7 @@ class OpenAILayout(Layout):
 
 class AnthropicLayout(Layout):
     name = "anthropic"
-
-    def system(self, body: dict[str, Any]) -> Any:
-        return body.get("system")
+    system_field = "system"
 
     @staticmethod
     def _blocks(message: Message) -> list[Any]:

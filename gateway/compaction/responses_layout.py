@@ -23,12 +23,10 @@ REASONING = "reasoning"
 class ResponsesLayout(Layout):
     name = "responses"
     history_field = "input"
+    system_field = "instructions"
 
     def messages(self, body: dict[str, Any]) -> list[Message]:
         return input_items(body)
-
-    def system(self, body: dict[str, Any]) -> Any:
-        return body.get("instructions")
 
     def calls(self, message: Message) -> list[tuple[str, str]]:
         kind = item_type(message)

@@ -45,6 +45,9 @@ JSON_KEYS = ("input", "args", "response")
 MESSAGE_FIELDS = ("tool_calls", "parts", "output", "arguments", "name", "summary")
 MEMO_SIZE = 50_000
 LARGE_MESSAGE_BYTES = 64 * 1024  # ~5 ms of encoding: larger messages are counted off the event loop
+# How a body part (gateway/history/view.py `part_facts`) is counted: a tool list as the JSON the provider
+# renders, a system prompt as message content.
+JSON, CONTENT = "json", "content"
 
 
 @lru_cache(maxsize=8)
@@ -164,6 +167,17 @@ class TokenCounter:
     async def json_off_loop(self, value: Any) -> int:
         """`json`, counted off the event loop when large."""
         return await self._memoised_off_loop(b"j", value, self._json_now)
+
+    async def part_off_loop(self, facts: MessageFacts, how: str, value: Any) -> int:
+        """A body part's tokens (`how`: JSON for a tool list, CONTENT for a system prompt), kept in its
+        facts (gateway/history/view.py `part_facts`), counted off the event loop when large."""
+        key = f"{how}:{self.name}"
+        known = facts.tokens.get(key)
+        if known is None:
+            count = self._json_now if how == JSON else self.content_now
+            found = await asyncio.to_thread(count, value) if facts.size > LARGE_MESSAGE_BYTES else count(value)
+            known = facts.tokens.setdefault(key, found)
+        return known
 
     def _message_now(self, m: dict[str, Any]) -> int:
         fields = [m[key] for key in MESSAGE_FIELDS if m.get(key)]

@@ -28,19 +28,26 @@ IMAGE_MARK = b'"type":"image'
 MEMO_SIZE = 50_000  # entries of ~550 bytes each (measured): ~27 MB at most (a SWE-bench session: ~100 messages)
 
 
-def content_digest(data: bytes) -> bytes:
-    """SHA-256 (hardware-accelerated on current CPUs: twice BLAKE2b's speed here), truncated."""
-    return hashlib.sha256(data).digest()[:DIGEST_SIZE]
+def content_digest(data: bytes, kind: bytes = b"") -> bytes:
+    """SHA-256 (hardware-accelerated on current CPUs: twice BLAKE2b's speed here), truncated. `kind`: what
+    the content is, when not a message (a body's tools, its system prompt): the same bytes in another role
+    are another entry."""
+    hashed = hashlib.sha256(kind)
+    hashed.update(data)
+    return hashed.digest()[:DIGEST_SIZE]
 
 
 @dataclass(slots=True, eq=False)
 class MessageFacts:
-    """One message content's facts; a stage fills in its own field the first time it needs it."""
+    """One message content's facts; a stage fills in its own field the first time it needs it. A body's
+    other top-level values (its tools, a system prompt: `HistoryView.part_facts`) have facts of the same
+    kind, filled in by the stages that read them."""
 
     digest: bytes
     size: int  # bytes of the message's JSON
     image_marks: int  # IMAGE_MARKs in it
-    tokens: dict[str, int] = field(default_factory=dict)  # by tiktoken encoding name
+    # By tiktoken encoding name (a body part's: by "<how counted>:<encoding>", gateway/compaction/tokens.py)
+    tokens: dict[str, int] = field(default_factory=dict)
     prompt_cache: tuple[bytes, bytes] | None = None  # (plain, masked) digests: gateway/prompt_cache/prefix.py
     compaction: MessageResults | None = None  # its tool calls and results: gateway/compaction/results.py
     response_cache: bytes | None = None  # digest of its canonical form: gateway/response_cache/keys.py
@@ -64,9 +71,10 @@ class FactMemo:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def facts(self, data: bytes) -> MessageFacts:
-        """The facts of the message whose JSON is `data`: remembered ones, else a new empty entry."""
-        digest = content_digest(data)
+    def facts(self, data: bytes, kind: bytes = b"") -> MessageFacts:
+        """The facts of the message whose JSON is `data` (`kind`: of the body part, see content_digest):
+        remembered ones, else a new empty entry."""
+        digest = content_digest(data, kind)
         found = self._entries.get(digest)
         if found is not None:
             self._entries.move_to_end(digest)

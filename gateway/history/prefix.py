@@ -12,12 +12,16 @@ JSON.stringify), so a message's bytes are its serialization, at the offset where
 the next element (after the previous one, a comma and white space). That the array is the body's history
 field (not a nested copy of it, not a duplicate key the parser dropped) is proved once per body shape by
 parsing the body with the array replaced by 0; a later body with the same bytes around the array has the
-same shape. Anything else (another formatting, a body shape not proved, an edited history) is `None`:
-the caller takes the ordinary path. Memory: the previous body per session, bounded per tenant and in all.
+same shape. Those bytes are also every other top-level value of the body (its tools, its system prompt):
+a body that follows its session's previous one has the same values there, so the facts the stages took
+of them (`Body.parts`) hold for it too, again without a serialization. Anything else (another formatting,
+a body shape not proved, an edited history) is `None`: the caller takes the ordinary path. Memory: the
+previous body per session, bounded per tenant and in all.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,6 +50,9 @@ class Body:
     ends: list[int]  # offset just past each message
     close: int  # offset just past the array's ']'
     facts: list[MessageFacts]
+    # The facts of the body's other top-level values, by field (gateway/history/view.py `part_facts`): the
+    # next body keeps them while the bytes around its history are these (so are those values).
+    parts: dict[str, MessageFacts] = dataclasses.field(default_factory=dict)
 
 
 class SessionBodies:
@@ -59,11 +66,12 @@ class SessionBodies:
         """Whether a body of `session` (tenant, id) is kept."""
         return isinstance(session, tuple) and session_key(*session) in self._bodies
 
-    def facts(
+    def body(
         self, tenant: str, session: str, field: str, raw: bytes, messages: Sequence[Any], lookup: Lookup
-    ) -> list[MessageFacts] | None:
-        """The facts of `messages` (the history `field` parsed from `raw`), reusing the session's previous
-        body for the messages it repeats; None when the bytes do not prove which message is which."""
+    ) -> Body | None:
+        """`raw` located: the facts of `messages` (the history `field` parsed from it), reusing the session's
+        previous body for the messages it repeats, and for its other values when the bytes around the
+        history are the same; None when the bytes do not prove which message is which."""
         key = session_key(tenant, session)
         previous = self._bodies.get(key)
         body = _next_body(previous, raw, messages, lookup) if previous is not None else None
@@ -73,7 +81,7 @@ class SessionBodies:
                 self._bodies.pop(key)
                 return None
         self._bodies.put(key, tenant, body, len(raw) + FACT_BYTES * len(body.ends))
-        return list(body.facts)
+        return body
 
 
 def session_key(tenant: str, session: str) -> str:
@@ -94,7 +102,7 @@ def _next_body(previous: Body, raw: bytes, messages: Sequence[Any], lookup: Look
     # The bytes around the array are the previous body's: the same, proved, shape.
     if close is None or raw[close:] != previous.raw[previous.close :]:
         return None
-    return Body(raw, previous.start, new_ends, close, facts)
+    return Body(raw, previous.start, new_ends, close, facts, previous.parts)
 
 
 def _repeated(previous: Body, raw: bytes, most: int) -> int:

@@ -8,6 +8,11 @@ prompt cache copies a message before changing it), nor the body's messages befor
 
 A request of a session whose raw body is known (`RawHistory`) gets the facts of the messages it repeats
 from the session's previous body (gateway/history/prefix.py) instead of serializing and hashing them.
+
+The body's other top-level values (tools, a system prompt: an agent CLI's are tens of kilobytes, the same
+on every request) have facts too (`part_facts`), so that each stage derives what it needs of them once
+per content rather than once per request; the session's previous body vouches for them when the bytes
+around its history are the same (no serialization at all).
 """
 
 from __future__ import annotations
@@ -34,11 +39,12 @@ class RawHistory:
     raw: bytes
     field: str
     messages: tuple[Any, ...]
+    parts: dict[str, Any]  # the body's top-level values as parsed (by field), the history's included
 
     @classmethod
     def of(cls, raw: bytes, body: Any, field: str) -> RawHistory | None:
         messages = body.get(field) if type(body) is dict else None
-        return cls(raw, field, tuple(messages)) if type(messages) is list else None
+        return cls(raw, field, tuple(messages), dict(body)) if type(messages) is list else None
 
 
 bodies = SessionBodies()  # one per process, like the memo
@@ -55,8 +61,11 @@ class HistoryView:
         """`raw`: the body's history and bytes, used with the previous body of `session` (tenant, id)."""
         self._memo = facts
         self._raw = raw if session is not None else None
+        self._parsed = raw.parts if raw is not None else {}
+        self._parts: dict[str, MessageFacts] | None = None  # the located body's (prefix.py `Body.parts`)
         self._session, self._bodies = session or ("", ""), known
         self._seen: dict[int, tuple[Any, MessageFacts]] = {}
+        self._seen_parts: dict[tuple[str, int], tuple[Any, MessageFacts]] = {}  # `part_facts`'s: (field, id)
         # The last history asked for as a whole: (its messages then, their facts). Stages that keep the
         # body's history (most requests) get the list again without a lookup a message.
         self._last: tuple[tuple[Any, ...], list[MessageFacts]] | None = None
@@ -114,9 +123,32 @@ class HistoryView:
             return None
         self._raw = None  # once: a second history is another list
         tenant, session = self._session
-        found = self._bodies.facts(tenant, session, raw.field, raw.raw, held, self._serialized)
-        if found is not None:  # one C-level pass (map, zip), not a Python loop a message
-            self._seen.update(zip(map(id, held), zip(held, found, strict=True), strict=True))
+        body = self._bodies.body(tenant, session, raw.field, raw.raw, held, self._serialized)
+        if body is None:
+            return None
+        self._parts = body.parts
+        # One C-level pass (map, zip), not a Python loop a message.
+        self._seen.update(zip(map(id, held), zip(held, body.facts, strict=True), strict=True))
+        return list(body.facts)
+
+    def part_facts(self, field: str, value: Any) -> MessageFacts:
+        """The facts of `value`, the body's top-level `field` other than its history (its tools, a system
+        prompt), by content and field. The value as parsed from a body that follows its session's previous
+        body (the same bytes around the history) has that body's facts of it, with no serialization; any
+        other value (one a stage made) is serialized and looked up."""
+        seen = self._seen_parts.get((field, id(value)))
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        parsed = field in self._parsed and self._parsed[field] is value
+        if parsed and self._raw is not None:  # the body not located yet: now
+            self.known_facts(self._raw.messages)
+        parts = self._parts if parsed else None
+        found = parts.get(field) if parts is not None else None
+        if found is None:
+            found = self._memo.facts(orjson.dumps(value), f"part:{field}".encode())
+            if parts is not None:
+                parts[field] = found
+        self._seen_parts[field, id(value)] = (value, found)
         return found
 
 

@@ -217,7 +217,9 @@ def optimize_steps(
     copy = yield from copy_steps(body, shape, replaced=TOOLS_FIELD)  # tools_part_steps gives new tools
     work = copy.body
     style = cache_style(route, config)
-    sent_tools, tools_part = yield from tools_part_steps(work.get("tools"), config.canonical_tools)
+    given = work.get("tools")  # the caller's (not copied): its facts are those of the body's tools
+    given_facts = (view or HistoryView()).part_facts("tools", given)
+    sent_tools, tools_part = yield from tools_part_steps(given, config.canonical_tools, given_facts)
     if "tools" in work:
         work["tools"] = sent_tools
     at: list[int] = []  # the system messages' positions (read before any message is copied)

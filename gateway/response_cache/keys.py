@@ -13,7 +13,7 @@ request costs its new messages' work, not its history's.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter, is_
@@ -96,6 +96,25 @@ def message_digest(message: dict[str, Any]) -> bytes:
     return hashlib.blake2b(orjson.dumps(_message(message), option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 
+def _tools(tools: Any) -> Any:
+    return [_message(t) if isinstance(t, dict) else t for t in tools] if isinstance(tools, list) else tools
+
+
+# The body's large parts, keyed by the digest of their canonical form (taken once per content: an agent
+# CLI sends tens of kilobytes of them, unchanged, on every request), and how each is made canonical.
+PART_FORMS: dict[str, Callable[[Any], Any]] = {"system": _blocks, "tools": _tools}
+
+
+def _part_digest(view: HistoryView, name: str, value: Any, form: Callable[[Any], Any]) -> str:
+    """The digest of the canonical form of the body's part `name`, kept in the part's facts."""
+    facts = view.part_facts(name, value)
+    if facts.response_cache is None:
+        facts.response_cache = hashlib.blake2b(
+            orjson.dumps(form(value), option=orjson.OPT_SORT_KEYS), digest_size=16
+        ).digest()
+    return facts.response_cache.hex()
+
+
 @dataclass(frozen=True, slots=True)
 class CanonicalRequest:
     """A request as the cache keys it: its settings (every field but the messages, normalised), and its
@@ -119,13 +138,13 @@ def canonical_request(
     for name, default in SAMPLING_DEFAULTS.get(wire, {}).items():
         value = settings.get(name)
         settings[name] = float(value) if isinstance(value, int | float) else default
-    if "system" in settings:
-        settings["system"] = _blocks(settings["system"])
-    if isinstance(settings.get("tools"), list):
-        settings["tools"] = [_message(t) if isinstance(t, dict) else t for t in settings["tools"]]
+    view = view or HistoryView()
+    for name, form in PART_FORMS.items():
+        if name in settings:
+            settings[name] = _part_digest(view, name, settings[name], form)
     history = body.get("messages")
     history = history if isinstance(history, list) else []
-    known = finish((view or HistoryView()).facts_steps(history))
+    known = finish(view.facts_steps(history))
     if not all(map(isinstance, history, repeat(dict))):  # never sent by a client the provider answers
         kept = [(m, f) for m, f in zip(history, known, strict=True) if isinstance(m, dict)]
         history, known = [m for m, _ in kept], [f for _, f in kept]

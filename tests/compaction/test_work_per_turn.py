@@ -75,9 +75,14 @@ def context(
 
 
 async def request(
-    services: Services, stage: CompactionStage, policy: PolicyConfig, messages: list[Message], session: str = ""
+    services: Services,
+    stage: CompactionStage,
+    policy: PolicyConfig,
+    messages: list[Message],
+    session: str = "",
+    tools: list[Any] | None = None,
 ) -> Any:
-    ctx = context(services, policy, messages, session or str(messages[0]["content"])[:40])
+    ctx = context(services, policy, messages, session or str(messages[0]["content"])[:40], tools)
     await stage.on_request(ctx)
     await ctx.state.flush()
     return ctx.response_headers
@@ -98,6 +103,8 @@ def traced(run: Callable[[], Any]) -> tuple[Any, Counter[str]]:
         if event == "call" and (name.startswith(str(COMPACTION)) or name == STAGE):
             if frame.f_code is TokenCounter._message_now.__code__:
                 lines["encode"] += 1
+            elif frame.f_code is TokenCounter._json_now.__code__:
+                lines["encode json"] += 1
             return local
         return None
 
@@ -178,3 +185,23 @@ def test_an_edited_history_is_summed_again() -> None:
     assert int(headers["x-cachegate-compaction-tokens-before"]) == exact_tokens(edited)
     shorter = asyncio.run(request(services, stage, policy, full[:10]))  # a client that went back
     assert int(shorter["x-cachegate-compaction-tokens-before"]) == exact_tokens(full[:10])
+
+
+def test_the_tools_are_counted_once_a_session() -> None:
+    """An agent's tools (an agent CLI's are tens of kilobytes) come back unchanged on every request: encoded
+    on the first, then taken from the tools' facts (tests/history/test_part_facts.py: found with no
+    serialization); the count is the one the tools' JSON gives."""
+    services, stage, policy = stage_for("counted")
+    tag = uuid.uuid4().hex
+    tools = [
+        {"type": "function", "function": {"name": f"tool{n}", "description": f"{tag} " + "Does things. " * 200}}
+        for n in range(8)
+    ]
+    full, session = history(12, tag, PADS["counted"]), f"tools-{tag}"
+    for turn in range(2, 11, 2):
+        asyncio.run(request(services, stage, policy, full[:turn], session, tools))
+    headers, lines = traced(lambda: asyncio.run(request(services, stage, policy, full, session, tools)))
+    assert lines["encode json"] == 0 and lines["encode"] == 2  # the new turn only
+    counter = counter_for("openai", "gpt-4o-mini")
+    exact = counter.json(tools) + sum(counter.message(m) for m in full)
+    assert int(headers["x-cachegate-compaction-tokens-before"]) == exact

@@ -6,10 +6,12 @@ import time
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 
 from gateway.config.response_cache import ResponseCacheConfig
 from gateway.errors import GatewayError
+from gateway.history.view import HistoryView, RawHistory
 from gateway.response_cache.controls import parse_controls
 from gateway.response_cache.eligibility import decide
 from gateway.response_cache.entry import CorruptEntry, Entry, decode_entry, encode_entry
@@ -36,6 +38,29 @@ def test_fields_that_cannot_change_the_answer_are_ignored() -> None:
     assert key("anthropic", base) == key("anthropic", same)
     assert key("openai", base) != key("anthropic", base)
     assert key("openai", base) != key("openai", {**base, "max_tokens": 10})
+
+
+def test_tools_and_system_key_by_their_canonical_content() -> None:
+    """Keyed by a digest of their canonical form, taken once per content (issue 28): marks and a string
+    system's shape do not matter, any other difference does, and a system never stands for tools."""
+    tool = {"name": "Bash", "description": "Runs a command.", "input_schema": {"type": "object"}}
+    base = {"model": "m", "max_tokens": 5, "messages": [USER], "tools": [tool], "system": "be brief"}
+    same = {
+        **base,
+        "tools": [{**tool, "cache_control": {"type": "ephemeral"}}],
+        "system": [{"type": "text", "text": "be brief"}],
+    }
+    assert key("anthropic", base) == key("anthropic", same)
+    assert key("anthropic", base) != key("anthropic", {**base, "tools": [{**tool, "description": "Runs."}]})
+    assert key("anthropic", base) != key("anthropic", {**base, "system": "be thorough"})
+    assert key("anthropic", base) != key("anthropic", {**base, "tools": []})
+    assert key("anthropic", {**base, "tools": "x"}) != key("anthropic", {**base, "system": "x", "tools": None})
+    # Through a session's view (the facts the previous body vouches for): the keys of serializing them.
+    raw = orjson.dumps(base)
+    for _ in range(2):
+        body = orjson.loads(raw)
+        view = HistoryView(raw=RawHistory.of(raw, body, "messages"), session=("acme", "keys"))
+        assert exact_key("anthropic", canonical_request("anthropic", body, None, view)) == key("anthropic", base)
 
 
 def test_semantic_scope_separates_settings_and_history() -> None:
