@@ -17,7 +17,7 @@ from gateway.pacing import CHUNK, Steps, finish
 from gateway.prompt_cache.breakpoints import Limits, Placement, plan_breakpoints
 from gateway.prompt_cache.layout import block_groups
 from gateway.prompt_cache.min_tokens import min_cacheable_tokens
-from gateway.prompt_cache.prefix import PrefixBreak, diagnose, record_prefix_steps
+from gateway.prompt_cache.prefix import PartHash, PrefixBreak, diagnose, record_prefix_steps
 from gateway.prompt_cache.providers import CacheStyle, cache_style
 from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
@@ -217,9 +217,11 @@ def optimize_steps(
     copy = yield from copy_steps(body, shape, replaced=TOOLS_FIELD)  # tools_part_steps gives new tools
     work = copy.body
     style = cache_style(route, config)
+    parts = view or HistoryView()  # the facts of the body's tools and system prompt
     given = work.get("tools")  # the caller's (not copied): its facts are those of the body's tools
-    given_facts = (view or HistoryView()).part_facts("tools", given)
-    sent_tools, tools_part = yield from tools_part_steps(given, config.canonical_tools, given_facts)
+    sent_tools, tools_part = yield from tools_part_steps(
+        given, config.canonical_tools, parts.part_facts("tools", given)
+    )
     if "tools" in work:
         work["tools"] = sent_tools
     at: list[int] = []  # the system messages' positions (read before any message is copied)
@@ -236,9 +238,15 @@ def optimize_steps(
         digests = head = None
     tools, part = work.get("tools"), system.part()
     known = (len(head.facts), head.plain, head.masked) if head is not None else None
+    system_hash = None
+    if system.whole and not moved and system.holders and system.holders[0][1] in body:
+        # One body field, as the caller sent it (the copy's is the same content): hashed once per content.
+        name = system.holders[0][1]
+        system_hash = yield from PartHash.of_known_steps(part, parts.part_facts(name, body[name]))
     record = yield from record_prefix_steps(
-        route.name, tools, part, messages, previous.record, digests, tools_hash=tools_part.hash, head=known
-    )
+        route.name, tools, part, messages, previous.record, digests,
+        tools_hash=tools_part.hash, system_hash=system_hash, head=known,
+    )  # fmt: skip
     relocated = bool(moved)
     if relocated:
         shape.append_note(work, relocation_note(moved), copy.own)

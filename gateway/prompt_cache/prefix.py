@@ -85,6 +85,17 @@ class PartHash:
         masked = yield from masked_steps(data)
         return cls(digest(data), masked.hex())
 
+    @classmethod
+    def of_known_steps(cls, part: Any, facts: MessageFacts) -> Steps[PartHash]:
+        """The hash of a part whose facts are `facts` (gateway/history/view.py `part_facts`): taken once
+        per content, kept there as the messages' digests are (`_message_digests`)."""
+        known = facts.prompt_cache
+        if known is None:
+            data = serialize(part)
+            masked = yield from masked_steps(data)
+            known = facts.prompt_cache = (raw_digest(data), masked)
+        return cls(known[0].hex(), known[1].hex())
+
     def to_list(self) -> list[str]:
         return [self.plain, self.masked]
 
@@ -175,14 +186,16 @@ def record_prefix_steps(
     facts: list[MessageFacts] | None = None,
     *,
     tools_hash: PartHash | None = None,
+    system_hash: PartHash | None = None,
     head: tuple[int, bytes, bytes] | None = None,
 ) -> Steps[PrefixRecord]:
     """The request's prefix record; `previous` (the session's last record), `facts` (the facts of
-    `messages`, in order), `tools_hash` (the hash of `tools`, known) and `head` (the first messages'
-    digests, known: `_message_digests`) only save work."""
+    `messages`, in order), `tools_hash` and `system_hash` (the hashes of `tools` and `system`, known)
+    and `head` (the first messages' digests, known: `_message_digests`) only save work."""
     if tools_hash is None:
         tools_hash = yield from PartHash.of_steps(tools)
-    system_hash = yield from PartHash.of_steps(system)
+    if system_hash is None:
+        system_hash = yield from PartHash.of_steps(system)
     plain, masked = yield from _message_digests(messages, previous, facts, head)
     return PrefixRecord(model, tools_hash, system_hash, plain, masked)
 

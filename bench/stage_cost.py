@@ -1,0 +1,250 @@
+"""What each stage costs a request of a recorded agent session: CPU time, and optionally instructions.
+
+    python -m bench.stage_cost --out DIR [--traces FILE] [--sessions 10] [--parts FILE]
+        [--wires openai anthropic] [--instructions]
+
+One gateway process per configuration (every default stage; the optional stages off) and wire, each
+serving the sessions' requests one after the other in-process (create_app over httpx's ASGI transport,
+the collector paced as in `gateway serve`) against bench.overhead.upstream with no delay. The requests
+are bench/production_load's agent workload (bench/production_load/agent.py: turn by turn, round robin
+over the sessions, `--parts`: an agent CLI's tools and system prompt in place of the sessions').
+
+Sequential requests make a stage's thread CPU time its own: each stage hook's is summed, per request and
+per fifth of the sessions' turns. That is still a clock, noisy on a shared machine. `--instructions` runs
+each process under valgrind's callgrind as well, instrumented only while the requests are served
+(valgrind's client requests): instructions executed per request, the same count on every run of the same code
+and data whatever else the machine does, so a change of a few percent is resolved where the clock
+cannot (instructions are not time: they leave out cache misses and the upstream's process; the garbage
+collector runs on CPython's allocation counts there, not paced by the clock). Output:
+DIR/stage_cost.json and a table on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from bench.overhead.servers import TENANT_KEY, free_port, gateway_config
+from bench.production_load.agent import Spec, body, turns
+from gateway.traces import default_traces
+
+CONFIGS = {"default stages": False, "optional stages off": True}  # name -> core only
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+PARTS = 5
+WARMUP = 5  # requests of sessions of their own, before measuring (imports, first-use caches)
+
+
+def headers(wire: str) -> dict[str, str]:
+    found = {"authorization": f"Bearer {TENANT_KEY}", "content-type": "application/json"}
+    if wire == "anthropic":
+        found |= {"anthropic-version": "2023-06-01", "x-api-key": TENANT_KEY}
+    return found
+
+
+def requests(wire: str, traces: str, sessions: int, parts: str) -> list[tuple[str, bytes, int]]:
+    """(session id, body, fifth of its session) per request, in the agent workload's order."""
+    spec = Spec(
+        url="", wire=wire, model=f"{wire}-lean", stream=wire == "anthropic", headers={}, tag=f"sc{time.time_ns()}",
+        rate=1.0, timeout_s=30.0, traces=traces, sessions=sessions, buckets=PARTS, pids=[], parts=parts,
+    )  # fmt: skip
+    given = json.loads(Path(parts).read_text()) if parts else None
+    ordered = sorted(turns(spec), key=lambda t: (t.index, t.session))
+    return [(f"{spec.tag}-{t.session}", body(spec, t, given), t.bucket) for t in ordered]
+
+
+def _timed(hook: Callable[[Any], Awaitable[None]], name: str, spent: dict[str, float]) -> Callable[[Any], Any]:
+    async def timed(ctx: Any) -> None:
+        started = time.thread_time()
+        try:
+            await hook(ctx)
+        finally:
+            spent[name] += time.thread_time() - started
+
+    return timed
+
+
+# Valgrind's client requests (its header's macros: machine code, so a small library), no-ops outside it.
+TOGGLE_C = """#include <valgrind/callgrind.h>
+void instrument_on(void) { CALLGRIND_START_INSTRUMENTATION; }
+void instrument_off(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+
+
+def toggle_library(workdir: Path) -> Path:
+    source, library = workdir / "toggle.c", workdir / "toggle.so"
+    source.write_text(TOGGLE_C)
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    return library
+
+
+def _callgrind(on: bool) -> None:
+    """Instructions counted from here (`on`) until here (off): the requests only, not startup."""
+    library = os.environ.get("STAGE_COST_TOGGLE")
+    if library:
+        toggle = ctypes.CDLL(library)
+        (toggle.instrument_on if on else toggle.instrument_off)()
+
+
+async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> dict[str, Any]:
+    """The child's measurement: the requests through one gateway, in this process."""
+    from gateway import collector
+    from gateway.app import create_app
+    from gateway.config.settings import load_settings
+
+    app = create_app(load_settings(config))
+    if not os.environ.get("STAGE_COST_TOGGLE"):
+        # Under callgrind the clock runs ~50x slower a instruction: the paced collector would run that
+        # much more often a request; CPython's own (by allocations) keeps the count the code's.
+        collector.take_over(app)
+    spent: dict[str, float] = defaultdict(float)
+    pipeline = app.state.services.pipeline
+    for side, stages in (("request", pipeline.request_stages), ("response", pipeline.response_stages)):
+        for stage in stages:
+            hook = "on_request" if side == "request" else "on_response"
+            setattr(stage, hook, _timed(getattr(stage, hook), f"{stage.name}.{side}", spent))
+    parts: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:
+
+            async def send(session: str, payload: bytes) -> None:
+                answer = await client.post(
+                    PATHS[wire], content=payload, headers={**headers(wire), "x-session-id": session}
+                )
+                if answer.status_code != 200:
+                    raise RuntimeError(f"{answer.status_code}: {answer.text[:300]}")
+
+            for session, payload, _ in work[:WARMUP]:
+                await send(f"warmup-{session}", payload)
+            spent.clear()
+            _callgrind(True)
+            started = time.thread_time()
+            for session, payload, part in work:
+                before = time.thread_time()
+                await send(session, payload)
+                parts[part][0] += time.thread_time() - before
+                parts[part][1] += 1
+            total = time.thread_time() - started
+            _callgrind(False)
+    count = len(work)
+    stages = sorted(spent.items(), key=lambda kv: -kv[1])
+    return {
+        "requests": count,
+        "cpu_ms_per_request": round(total / count * 1000, 3),
+        "cpu_ms_by_fifth": [round(parts[p][0] / parts[p][1] * 1000, 3) for p in sorted(parts)],
+        "stages_ms_per_request": {name: round(s / count * 1000, 3) for name, s in stages},
+    }
+
+
+def _instructions(out_file: Path) -> int:
+    """The total instructions callgrind counted (its `totals:` line; `summary:` is written before the
+    counts and may say 0)."""
+    found = re.findall(r"^totals:\s+(\d+)", out_file.read_text(errors="replace"), re.MULTILINE)
+    if not found:
+        raise RuntimeError(f"no instruction count in {out_file}")
+    return int(found[-1])
+
+
+def measure(args: argparse.Namespace, config_name: str, wire: str, upstream: str, workdir: Path) -> dict[str, Any]:
+    """One child process: its measurement, with instructions per request under callgrind if asked."""
+    config = workdir / f"{wire}-{CONFIGS[config_name]}.yaml"
+    config.write_text(yaml.safe_dump(gateway_config(upstream, 0, CONFIGS[config_name])))
+    child = [sys.executable, "-m", "bench.stage_cost", "--child", str(config), wire, str(args.traces),
+             str(args.sessions), str(args.parts or "")]  # fmt: skip
+    env = {**os.environ, "PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"} if args.instructions else dict(os.environ)
+    out_file = workdir / f"callgrind-{wire}-{CONFIGS[config_name]}.out"
+    if args.instructions:
+        env["STAGE_COST_TOGGLE"] = str(toggle_library(workdir))
+        child = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}", *child]
+    done = subprocess.run(child, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{config_name} / {wire} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if args.instructions:
+        result["instructions_per_request"] = _instructions(out_file) // result["requests"]
+    return {"config": config_name, "wire": wire, **result}
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    for wire in sorted({r["wire"] for r in rows}):
+        found = {r["config"]: r for r in rows if r["wire"] == wire}
+        default, off = found["default stages"], found["optional stages off"]
+        line = f"{wire}: CPU ms a request {default['cpu_ms_per_request']} / {off['cpu_ms_per_request']} (default / off)"
+        line += f", default over off +{default['cpu_ms_per_request'] - off['cpu_ms_per_request']:.3f} ms"
+        if "instructions_per_request" in default:
+            ratio = default["instructions_per_request"] / off["instructions_per_request"]
+            line += f"; instructions {default['instructions_per_request']:,} / {off['instructions_per_request']:,}"
+            line += f" ({ratio:.3f}x)"
+        print(line)
+        for stage, ms in default["stages_ms_per_request"].items():
+            if ms >= 0.01:
+                print(f"    {stage:34s} {ms:7.3f} ms   (stages off: {off['stages_ms_per_request'].get(stage, 0):.3f})")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        config, wire, traces, sessions, parts = sys.argv[2:7]
+        work = requests(wire, traces, int(sessions), parts)
+        result = asyncio.run(serve(Path(config), wire, work))
+        print(json.dumps(result))
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces", type=Path, default=default_traces(), help="agent sessions (JSONL, .gz or not)")
+    parser.add_argument("--sessions", type=int, default=10, help="N sessions spread over the file")
+    parser.add_argument("--parts", type=Path, help="tools and system prompt (bench.production_load.capture)")
+    parser.add_argument("--wires", nargs="+", choices=tuple(PATHS), default=list(PATHS))
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (callgrind, slow)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    upstream = subprocess.Popen(
+        [sys.executable, "-m", "bench.overhead.upstream", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    rows = []
+    try:
+        httpx_wait(f"http://127.0.0.1:{port}/health")
+        with tempfile.TemporaryDirectory() as workdir:
+            for wire in args.wires:
+                for config_name in CONFIGS:
+                    print(f"  {wire}, {config_name} ...", flush=True)
+                    rows.append(measure(args, config_name, wire, f"http://127.0.0.1:{port}", Path(workdir)))
+    finally:
+        upstream.terminate()
+        upstream.wait()
+    (args.out / "stage_cost.json").write_text(json.dumps(rows, indent=1))
+    report(rows)
+
+
+def httpx_wait(url: str, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(url).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not answer")
+        time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    main()
