@@ -160,24 +160,31 @@ def _instructions(out_file: Path) -> int:
     return int(found[-1])
 
 
+def _run(child: list[str], env: dict[str, str], what: str) -> dict[str, Any]:
+    done = subprocess.run(child, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 def measure(args: argparse.Namespace, config_name: str, wire: str, upstream: str, workdir: Path) -> dict[str, Any]:
-    """One child process: its measurement, with instructions per request under callgrind if asked."""
+    """A child process's measurement; with `--instructions`, a second child's count under callgrind (its
+    clock runs tens of times slower: the CPU times are the first one's)."""
     config = workdir / f"{wire}-{CONFIGS[config_name]}.yaml"
     config.write_text(yaml.safe_dump(gateway_config(upstream, 0, CONFIGS[config_name])))
     child = [sys.executable, "-m", "bench.stage_cost", "--child", str(config), wire, str(args.traces),
              str(args.sessions), str(args.parts or "")]  # fmt: skip
-    env = {**os.environ, "PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"} if args.instructions else dict(os.environ)
-    out_file = workdir / f"callgrind-{wire}-{CONFIGS[config_name]}.out"
+    what = f"{config_name} / {wire}"
+    result = {"config": config_name, "wire": wire, **_run(child, dict(os.environ), what)}
     if args.instructions:
+        out_file = workdir / f"callgrind-{wire}-{CONFIGS[config_name]}.out"
+        env = {**os.environ, "PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"}
         env["STAGE_COST_TOGGLE"] = str(toggle_library(workdir))
-        child = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}", *child]
-    done = subprocess.run(child, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{config_name} / {wire} failed:\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    if args.instructions:
-        result["instructions_per_request"] = _instructions(out_file) // result["requests"]
-    return {"config": config_name, "wire": wire, **result}
+        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}"]
+        counted = _run([*valgrind, *child], env, f"{what} under callgrind")
+        result["instructions_per_request"] = _instructions(out_file) // counted["requests"]
+    return result
 
 
 def report(rows: list[dict[str, Any]]) -> None:

@@ -42,3 +42,27 @@ def test_bodies_carry_the_tools_and_the_run_tag_in_both_wires() -> None:
     blocks = [b["type"] for m in messages["messages"] if isinstance(m["content"], list) for b in m["content"]]
     assert "tool_use" in blocks and "tool_result" in blocks
     assert Path(default_traces()).exists()
+
+
+def test_an_agent_clis_parts_replace_the_sessions_in_both_wires() -> None:
+    """--parts: an agent CLI's tools and system prompt (Anthropic-shaped) in place of the session's, the
+    same bytes on every request (as the CLI resends them)."""
+    system = [{"type": "text", "text": "You are a CLI."}, {"type": "text", "text": "Be careful."}]
+    tools = [
+        {"name": "Bash", "description": "Runs a command.", "input_schema": {"type": "object"}},
+        {"type": "web_search_20250305", "name": "web_search"},  # a server tool: no OpenAI form
+    ]
+    parts = {"tools": tools, "system": system}
+    found = list(turns(spec("openai")))
+    messages = [orjson.loads(body(spec("anthropic"), t, parts)) for t in found[:3]]
+    assert all(m["system"] == system and m["tools"] == tools for m in messages)
+    chats = [orjson.loads(body(spec("openai"), t, parts)) for t in found[:3]]
+    for chat, turn in zip(chats, found[:3], strict=True):
+        assert chat["messages"][0] == {"role": "system", "content": "You are a CLI.\n\nBe careful."}
+        assert chat["messages"][1:] == turn.messages[1:] and turn.messages[0]["role"] == "system"
+        assert chat["tools"] == [
+            {
+                "type": "function",
+                "function": {"name": "Bash", "description": "Runs a command.", "parameters": {"type": "object"}},
+            }
+        ]
