@@ -39,21 +39,15 @@ from typing import Any
 import httpx
 import yaml
 
+from bench.overhead.run import PATHS
 from bench.overhead.servers import TENANT_KEY, free_port, gateway_config
 from bench.production_load.agent import Spec, body, turns
+from bench.production_load.generate import client_headers
 from gateway.traces import default_traces
 
 CONFIGS = {"default stages": False, "optional stages off": True}  # name -> core only
-PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 PARTS = 5
 WARMUP = 5  # requests of sessions of their own, before measuring (imports, first-use caches)
-
-
-def headers(wire: str) -> dict[str, str]:
-    found = {"authorization": f"Bearer {TENANT_KEY}", "content-type": "application/json"}
-    if wire == "anthropic":
-        found |= {"anthropic-version": "2023-06-01", "x-api-key": TENANT_KEY}
-    return found
 
 
 def requests(wire: str, traces: str, sessions: int, parts: str) -> list[tuple[str, bytes, int]]:
@@ -124,7 +118,7 @@ async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> 
 
             async def send(session: str, payload: bytes) -> None:
                 answer = await client.post(
-                    PATHS[wire], content=payload, headers={**headers(wire), "x-session-id": session}
+                    PATHS[wire], content=payload, headers={**client_headers(wire, TENANT_KEY), "x-session-id": session}
                 )
                 if answer.status_code != 200:
                     raise RuntimeError(f"{answer.status_code}: {answer.text[:300]}")

@@ -47,6 +47,7 @@ from bench.overhead.servers import (
     children,
     fleet,
 )
+from bench.production_load.generate import client_headers
 from bench.shared_data import require
 from gateway.traces import default_traces
 
@@ -114,11 +115,9 @@ def measure(
 ) -> dict[str, Any]:
     """One target at one rate and workload; a group of replicas is sent each session's turns by one of them
     (a hash of its id, as deploy/nginx.conf balances) and measured by their CPU together."""
-    headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
-    if wire == "anthropic":
-        headers |= {"anthropic-version": "2023-06-01", "x-api-key": key}
     spec: dict[str, Any] = {
-        "url": group[0].url + PATHS[wire], "wire": wire, "model": model, "stream": stream, "headers": headers,
+        "url": group[0].url + PATHS[wire], "wire": wire, "model": model, "stream": stream,
+        "headers": client_headers(wire, key),
         "tag": uuid.uuid4().hex[:8], "rate": rate, "timeout_s": 60.0,
     }  # fmt: skip
     if len(group) > 1:

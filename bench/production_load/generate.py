@@ -32,6 +32,14 @@ class Spec(Endpoint):
     timeout_s: float
 
 
+def client_headers(wire: str, key: str) -> dict[str, str]:
+    """What a client of the wire sends with its key (also bench/stage_cost.py)."""
+    headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
+    if wire == "anthropic":
+        headers |= {"anthropic-version": "2023-06-01", "x-api-key": key}
+    return headers
+
+
 def body(spec: Spec, number: int) -> bytes:
     """Request `number`: turn `number % turns` of session `number // turns`."""
     session, turn = divmod(number, spec.turns)

@@ -59,9 +59,13 @@ HEADERS_KEY = " headers"  # a space: never a body field name of either API
 _RESPONSE_CACHE = attrgetter("response_cache")
 
 
-def digest(value: Any) -> str:
+def raw_digest(value: Any) -> bytes:
     """A stable 128-bit hash of a JSON-able value (key order does not matter)."""
-    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+
+
+def digest(value: Any) -> str:
+    return raw_digest(value).hex()
 
 
 def _blocks(content: Any) -> Any:
@@ -93,7 +97,7 @@ def answer_headers(headers: Mapping[str, str]) -> dict[str, str]:
 def message_digest(message: dict[str, Any]) -> bytes:
     """128 bits naming a message's canonical form (key order, marks and a string content's shape do not
     matter): two messages the provider reads alike digest alike."""
-    return hashlib.blake2b(orjson.dumps(_message(message), option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    return raw_digest(_message(message))
 
 
 def _tools(tools: Any) -> Any:
@@ -109,9 +113,7 @@ def _part_digest(view: HistoryView, name: str, value: Any, form: Callable[[Any],
     """The digest of the canonical form of the body's part `name`, kept in the part's facts."""
     facts = view.part_facts(name, value)
     if facts.response_cache is None:
-        facts.response_cache = hashlib.blake2b(
-            orjson.dumps(form(value), option=orjson.OPT_SORT_KEYS), digest_size=16
-        ).digest()
+        facts.response_cache = raw_digest(form(value))
     return facts.response_cache.hex()
 
 
