@@ -165,6 +165,7 @@ def _strip_marks(work: WorkingCopy, wire: str) -> Steps[None]:
     message is copied first: any may carry marks)."""
     body = work.body
     body.pop("cache_control", None)
+    work.own_tools()
     for index in range(len(work.messages)):
         work.own(index)
         if index % CHUNK == CHUNK - 1:

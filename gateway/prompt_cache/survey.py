@@ -190,8 +190,11 @@ def _units(wire: str, work: WorkingCopy, known: list[MessageBlocks | None], syst
 
 
 def unit_blocks(work: WorkingCopy, wire: str, unit: Unit, *, own: bool = False) -> list[Block]:
-    """The blocks of a unit in the working copy (`own`: of the caller's message copied first)."""
+    """The blocks of a unit in the working copy (`own`: of the caller's message, or the shared tools, copied
+    first)."""
     if unit == TOOLS:
+        if own:
+            work.own_tools()
         return tool_blocks(work.body)
     if unit == SYSTEM:
         return system_blocks(work.body)

@@ -4,8 +4,10 @@ prefix hash and the volatile kinds in them, remembered by the tools' content (is
 An agent sends the same tools on every request of a session (a coding CLI's are tens of kilobytes):
 sorting them into canonical form, serializing them twice (hash, volatile scan) and hashing them again
 is derived once per distinct tools, found by the tools' facts (gateway/history/view.py `part_facts`: no
-serialization when the session's previous body vouches for them). A request then costs one parse: each
-gets tools objects of its own, read from the JSON kept (marks are placed on them).
+serialization when the session's previous body vouches for them). The tools as sent are then one JSON
+value shared by the requests that send them, never changed: a request's working copy copies the one
+tool a mark lands on (work.py `own_tools`), so remembered tools cost a list copy, not a parse of tens of
+kilobytes; LiteLLM, which may change what it is given, gets a copy (gateway/upstream/litellm_path.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ KNOWN_MAX_BYTES = 1 << 20  # larger tool lists are derived on every request rath
 
 @dataclass(frozen=True, slots=True)
 class ToolsPart:
-    sent: bytes  # the JSON of the tools as sent (canonical when configured)
+    tools: Any  # the tools as sent (canonical when configured): shared by the requests, never changed
     hash: PartHash
     kinds: frozenset[str]  # volatile kinds in the tools
 
@@ -42,22 +44,27 @@ def _derive(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
     data = serialize(tools)
     kinds = frozenset(span.kind for span in (yield from spans_steps(data.decode()))) if tools else frozenset()
     part_hash = yield from PartHash.of_data_steps(data)
-    return tools, ToolsPart(orjson.dumps(tools), part_hash, kinds)
+    return tools, ToolsPart(tools, part_hash, kinds)
+
+
+def _listed(tools: Any) -> Any:
+    """A request's own list of the shared tools (the tools themselves are copied only to be marked)."""
+    return list(tools) if isinstance(tools, list) else tools
 
 
 def tools_part_steps(tools: Any, canonical: bool, facts: MessageFacts) -> Steps[tuple[Any, ToolsPart]]:
     """(the tools to send, their part) for the request's `tools` (None when the body has none), whose
-    facts are `facts`; the tools returned are a new object, never `tools` (the caller's: marks are placed
-    on the new one)."""
+    facts are `facts`. The tools returned are never `tools` nor any of its objects (the caller's): a
+    list of the request's own whose tools are shared (work.py `own_tools` copies them before a mark)."""
     if facts.size > KNOWN_MAX_BYTES:
         return (yield from _derive(orjson.loads(orjson.dumps(tools)), canonical))
     key = facts.digest + (b"canonical" if canonical else b"as-sent")
     known = _known.get(key)
-    if known is not None:
+    if known is None:
+        _, known = yield from _derive(orjson.loads(orjson.dumps(tools)), canonical)
+        _known[key] = known
+        if len(_known) > KNOWN_TOOLS:
+            _known.popitem(last=False)
+    else:
         _known.move_to_end(key)
-        return orjson.loads(known.sent), known
-    sent, part = yield from _derive(orjson.loads(orjson.dumps(tools)), canonical)
-    _known[key] = part
-    if len(_known) > KNOWN_TOOLS:
-        _known.popitem(last=False)
-    return sent, part
+    return _listed(known.tools), known

@@ -3,7 +3,9 @@
 Every change the optimizer makes lands on it and the caller's body stays as it came (the stage swaps the
 copy in only when everything worked). A request changes a few of its history's messages (system text,
 the last turn, the marked blocks): the history's list is copied, each of its messages only before it
-changes (`own`), so a long history costs a list copy rather than a deep copy on every request.
+changes (`own`), so a long history costs a list copy rather than a deep copy on every request. The
+tools are the prompt cache's shared ones (tools_part.py): each is copied before a mark is placed on it or
+taken off (`own_tools`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class WorkingCopy:
     body: dict[str, Any]
     messages: list[Any]
     owned: set[int] = field(default_factory=set)
+    tools_owned: bool = False
 
     def own(self, index: int) -> Any:
         """The history's message at `index`, copied first if it is still the caller's."""
@@ -44,6 +47,14 @@ class WorkingCopy:
             self.messages[index] = orjson.loads(orjson.dumps(self.messages[index]))
             self.owned.add(index)
         return self.messages[index]
+
+    def own_tools(self) -> None:
+        """The tools' objects copied, if still shared: a mark is a key of a tool's own (layout.py `Block`),
+        so a copy of each tool's top level is all a mark needs."""
+        tools = self.body.get("tools")
+        if not self.tools_owned and isinstance(tools, list):
+            self.body["tools"] = [dict(tool) if isinstance(tool, dict) else tool for tool in tools]
+        self.tools_owned = True
 
 
 def copy_steps(body: dict[str, Any], shape: Shape, replaced: frozenset[str] = frozenset()) -> Steps[WorkingCopy]:

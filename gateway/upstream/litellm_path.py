@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import litellm
+import orjson
 
 from gateway.config import ModelConfig
 from gateway.upstream.errors import UpstreamError, UpstreamTimeout, parse_retry_after
@@ -107,6 +108,10 @@ class LiteLLMUpstream:
     def _kwargs(self, wire: str, route: ModelConfig, api_base: str | None, body: dict[str, Any]) -> dict[str, Any]:
         # `body` holds only the wire's public fields (router.call); the gateway's own arguments come last.
         params = {k: v for k, v in body.items() if k not in ("model", "stream_options", *LITELLM_RESERVED)}
+        if isinstance(params.get("tools"), list):
+            # LiteLLM's adapters may change the tools they are given in place (schema clean-ups); the
+            # body's may be the prompt cache's, shared by later requests (prompt_cache/tools_part.py).
+            params["tools"] = orjson.loads(orjson.dumps(params["tools"]))
         if wire == "openai" and route.lean_wire != "openai":
             params = narrowed(params)
         if route.provider == "gemini":
