@@ -53,6 +53,7 @@ class MessageFacts:
     response_cache: bytes | None = None  # digest of its canonical form: gateway/response_cache/keys.py
     prompt_blocks: MessageBlocks | None = None  # what its prompt blocks say: gateway/prompt_cache/survey.py
     guard: tuple[str, MessageParts] | None = None  # (format, its steps' parts): gateway/history/steps.py
+    volatile: frozenset[str] | None = None  # volatile kinds in a system prompt: gateway/prompt_cache/optimizer.py
 
 
 def starts_with(facts: Sequence[MessageFacts], prefix: list[MessageFacts]) -> bool:

@@ -64,12 +64,23 @@ class Outcome:
         return f"{ours}; client={self.client_marks}"
 
 
-def _volatile_kinds(tools: ToolsPart, system: SystemPrompt) -> Steps[list[str]]:
-    """Kinds of volatile content in the system prompt and the tools."""
-    kinds: set[str] = set(tools.kinds)
+def _system_kinds(system: SystemPrompt) -> Steps[frozenset[str]]:
+    kinds: set[str] = set()
     for text_field in system.fields():
         kinds |= {span.kind for span in (yield from spans_steps(text_field.text))}
-    return sorted(kinds)
+    return frozenset(kinds)
+
+
+def _volatile_kinds(tools: ToolsPart, system: SystemPrompt, facts: MessageFacts | None) -> Steps[list[str]]:
+    """Kinds of volatile content in the system prompt and the tools; `facts`: the system prompt's, when it
+    is one body field as the caller sent it (its kinds are scanned once per content)."""
+    if facts is None:
+        found = yield from _system_kinds(system)
+    else:
+        if facts.volatile is None:
+            facts.volatile = yield from _system_kinds(system)
+        found = facts.volatile
+    return sorted(tools.kinds | found)
 
 
 def _take_volatile(body: dict[str, Any], shape: Shape, system: SystemPrompt) -> Steps[list[str]]:
@@ -229,7 +240,10 @@ def optimize_steps(
     if shape.system_messages:
         at = system_indexes(copy.messages, (len(head.facts), head.system) if head is not None else None)
     system = yield from shape.system_steps(work, copy.own, at)
-    volatile = yield from _volatile_kinds(tools_part, system)
+    # One body field (the copy's is the caller's content, before any relocation): its facts are known.
+    name = system.holders[0][1] if system.whole and system.holders and system.holders[0][1] in body else None
+    system_facts = parts.part_facts(name, body[name]) if name is not None else None
+    volatile = yield from _volatile_kinds(tools_part, system, system_facts)
     moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
@@ -240,10 +254,8 @@ def optimize_steps(
     tools, part = work.get("tools"), system.part()
     known = (len(head.facts), head.plain, head.masked) if head is not None else None
     system_hash = None
-    if system.whole and not moved and system.holders and system.holders[0][1] in body:
-        # One body field, as the caller sent it (the copy's is the same content): hashed once per content.
-        name = system.holders[0][1]
-        system_hash = yield from PartHash.of_known_steps(part, parts.part_facts(name, body[name]))
+    if system_facts is not None and not moved:  # hashed once per content
+        system_hash = yield from PartHash.of_known_steps(part, system_facts)
     record = yield from record_prefix_steps(
         route.name, tools, part, messages, previous.record, digests,
         tools_hash=tools_part.hash, system_hash=system_hash, head=known,
