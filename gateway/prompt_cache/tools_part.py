@@ -5,9 +5,10 @@ An agent sends the same tools on every request of a session (a coding CLI's are 
 sorting them into canonical form, serializing them twice (hash, volatile scan) and hashing them again
 is derived once per distinct tools, found by the tools' facts (gateway/history/view.py `part_facts`: no
 serialization when the session's previous body vouches for them). The tools as sent are then one JSON
-value shared by the requests that send them, never changed: a request's working copy copies the one
-tool a mark lands on (work.py `own_tools`), so remembered tools cost a list copy, not a parse of tens of
-kilobytes; LiteLLM, which may change what it is given, gets a copy (gateway/upstream/litellm_path.py).
+value shared by the requests that send them, never changed: a request's working copy copies the tools'
+top levels before a mark lands on one (work.py `own_tools`), so remembered tools cost a list copy, not a
+parse of tens of kilobytes; LiteLLM, which may change what it is given, gets a copy
+(gateway/upstream/litellm_path.py).
 """
 
 from __future__ import annotations
