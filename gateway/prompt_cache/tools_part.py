@@ -13,12 +13,12 @@ parse of tens of kilobytes; LiteLLM, which may change what it is given, gets a c
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from gateway.bounded import Caps, TenantLRU
 from gateway.history import MessageFacts
 from gateway.pacing import Steps
 from gateway.prompt_cache.canonical import canonical_tools_steps
@@ -27,6 +27,10 @@ from gateway.prompt_cache.volatile import spans_steps
 
 KNOWN_TOOLS = 256  # distinct tool lists remembered (a deployment's agents use a handful)
 KNOWN_MAX_BYTES = 1 << 20  # larger tool lists are derived on every request rather than held
+# Their JSON bytes held in all (parsed, a few times that): callers choose the tools, so the count alone
+# would let 256 lists of a megabyte each pin a gigabyte. Keyed by content, shared by every tenant.
+KNOWN_BYTES = 16 << 20
+SHARED = ""  # the one "tenant" of the map: an entry is content any caller may send
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +40,7 @@ class ToolsPart:
     kinds: frozenset[str]  # volatile kinds in the tools
 
 
-_known: OrderedDict[bytes, ToolsPart] = OrderedDict()
+_known: TenantLRU[ToolsPart] = TenantLRU(Caps(KNOWN_TOOLS, KNOWN_BYTES, KNOWN_TOOLS, KNOWN_BYTES))
 
 
 def _derive(tools: Any, canonical: bool) -> Steps[tuple[Any, ToolsPart]]:
@@ -59,13 +63,9 @@ def tools_part_steps(tools: Any, canonical: bool, facts: MessageFacts) -> Steps[
     list of the request's own whose tools are shared (work.py `own_tools` copies them before a mark)."""
     if facts.size > KNOWN_MAX_BYTES:
         return (yield from _derive(orjson.loads(orjson.dumps(tools)), canonical))
-    key = facts.digest + (b"canonical" if canonical else b"as-sent")
+    key = facts.digest.hex() + (":canonical" if canonical else ":as-sent")
     known = _known.get(key)
     if known is None:
         _, known = yield from _derive(orjson.loads(orjson.dumps(tools)), canonical)
-        _known[key] = known
-        if len(_known) > KNOWN_TOOLS:
-            _known.popitem(last=False)
-    else:
-        _known.move_to_end(key)
+        _known.put(key, SHARED, known, facts.size)
     return _listed(known.tools), known

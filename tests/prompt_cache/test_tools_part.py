@@ -33,6 +33,11 @@ def tool_lists() -> list[Any]:
     return [tools, anthropic_tools(tools), stamped, marked, reordered, [], None, {"not": "a list"}]
 
 
+def forget_known() -> None:
+    for key in [key for key, _ in tools_part._known.oldest()]:
+        tools_part._known.pop(key)
+
+
 def remembered(tools: Any, canonical: bool) -> tuple[Any, tools_part.ToolsPart]:
     """As the optimizer asks: the tools with their facts, in a request's view."""
     return finish(tools_part_steps(tools, canonical, HistoryView().part_facts("tools", tools)))
@@ -47,7 +52,7 @@ def derived(tools: Any, canonical: bool) -> tuple[bytes, PartHash, frozenset[str
 
 @pytest.mark.parametrize("canonical", [True, False])
 def test_a_remembered_part_is_the_part_derived_again(canonical: bool) -> None:
-    tools_part._known.clear()
+    forget_known()
     for tools in tool_lists():
         for _ in range(2):  # derived, then remembered
             copy = orjson.loads(orjson.dumps(tools))
@@ -92,7 +97,7 @@ def test_marks_land_on_copies_of_the_remembered_tools(provider: str) -> None:
     """Remembered tools are shared by the requests that send them: the optimizer's marks (Anthropic: one
     placed on the tools' end) and its removal of the client's (Gemini: marks would buy an explicit cache)
     land on copies, so each request sends what deriving its tools anew would, and none sees another's."""
-    tools_part._known.clear()
+    forget_known()
     wire = "anthropic" if provider == "anthropic" else "openai"
     user = [{"role": "user", "content": "Fix the failing test."}]
     sent = []
@@ -102,7 +107,7 @@ def test_marks_land_on_copies_of_the_remembered_tools(provider: str) -> None:
         outcome = optimize(body, wire, ROUTES[provider], PromptCacheConfig(), SessionState(), "s", 1.0)
         assert orjson.dumps(body) == given  # the caller's body as it came
         sent.append(orjson.dumps(outcome.body["tools"]))
-    (part,) = tools_part._known.values()
+    ((_, part),) = tools_part._known.oldest()
     canonical = finish(canonical_tools_steps(large_tools(wire)))
     assert orjson.dumps(part.tools) == orjson.dumps(canonical)  # as derived: no request's marks
     assert sent[0] == sent[1] == sent[2]
@@ -126,3 +131,18 @@ def test_litellm_gets_tools_of_its_own() -> None:
         return set()
 
     assert not objects(kwargs["tools"]) & objects(tools)
+
+
+def test_the_remembered_tools_are_bounded_by_bytes() -> None:
+    """Callers choose the tools: lists of a large size each are held only up to KNOWN_BYTES in all, the
+    least recently used out first, whatever their count."""
+    forget_known()
+    size = tools_part.KNOWN_MAX_BYTES // 2
+    lists = [[{"name": f"t{n}", "description": "x" * size}] for n in range(3 * tools_part.KNOWN_BYTES // size)]
+    for tools in lists:
+        remembered(tools, False)
+    assert tools_part._known.bytes <= tools_part.KNOWN_BYTES < sum(len(orjson.dumps(t)) for t in lists)
+    assert len(tools_part._known) < len(lists)
+    newest = orjson.dumps(lists[-1])
+    assert any(orjson.dumps(part.tools) == newest for _, part in tools_part._known.oldest())
+    forget_known()
