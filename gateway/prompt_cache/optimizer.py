@@ -28,7 +28,7 @@ from gateway.prompt_cache.tools_part import ToolsPart, tools_part_steps
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
 from gateway.prompt_cache.turns import Prefix, Turn
 from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
-from gateway.prompt_cache.work import WorkingCopy, copy_steps
+from gateway.prompt_cache.work import WorkingCopy, copy_of
 
 KEY_FIELDS = ("prompt_cache_key", "prompt_cache_retention")
 STATIC_CAUSES = {"model_changed", "tools_changed", "system_changed"}
@@ -107,13 +107,14 @@ def _place_marks(
     facts: list[MessageFacts] | None,
     head: SurveyHead | None,
     system: list[int] | None,
+    static: bytes | None,
 ) -> Steps[SurveyHead | None]:
     """Plan and place the marks; the survey's known run (for the line's next request: turns.py)."""
     body = work.body
     skip = config.skip_unstable_prefix and outcome.state.static_changes >= 2
     # Token counts are only needed when marks will be planned.
     min_tokens = 0 if skip else config.min_tokens if config.min_tokens is not None else min_cacheable_tokens(route)
-    survey = yield from survey_steps(work, wire, outcome.prefix_break, min_tokens, facts, head, system)
+    survey = yield from survey_steps(work, wire, outcome.prefix_break, min_tokens, facts, head, system, static)
     if not survey.count:
         return survey.head
     client = survey.client
@@ -152,6 +153,23 @@ def _place_marks(
     return survey.head
 
 
+def _static_digest(
+    tools: MessageFacts,
+    config: PromptCacheConfig,
+    shape: Shape,
+    body: dict[str, Any],
+    system: MessageFacts | None,
+    relocated: bool,
+) -> bytes | None:
+    """What the working copy's blocks before the history are made of: the caller's tools (as the config
+    sends them) and, outside the history, the system prompt as the caller sent it (None: unknown)."""
+    if shape.system_messages:  # a system prompt of messages: part of the history
+        return tools.digest + (b"c" if config.canonical_tools else b"a")
+    if relocated or (system is None and "system" in body):
+        return None
+    return tools.digest + (b"c" if config.canonical_tools else b"a") + (system.digest if system else b"")
+
+
 def _session_keys(
     outcome: Outcome, shape: Shape, route: ModelConfig, config: PromptCacheConfig, session_key: str | None
 ) -> None:
@@ -177,6 +195,7 @@ def _strip_marks(work: WorkingCopy, wire: str) -> Steps[None]:
     body = work.body
     body.pop("cache_control", None)
     work.own_tools()
+    work.own_fields()
     for index in range(len(work.messages)):
         work.own(index)
         if index % CHUNK == CHUNK - 1:
@@ -205,9 +224,6 @@ def optimize(
     return finish(optimize_steps(body, wire, route, config, previous, session_key, now))
 
 
-TOOLS_FIELD = frozenset({"tools"})
-
-
 def optimize_steps(
     body: dict[str, Any],
     wire: str,
@@ -226,19 +242,20 @@ def optimize_steps(
     # The facts of the caller's messages (already taken by earlier stages) hold for the copy's.
     facts = (yield from view.facts_steps(shape.messages(body))) if view is not None else None
     head = turn.prefix_of(wire, facts) if turn is not None else None
-    copy = yield from copy_steps(body, shape, replaced=TOOLS_FIELD)  # tools_part_steps gives new tools
+    copy = copy_of(body, shape)  # its tools: tools_part_steps gives new ones
     work = copy.body
     style = cache_style(route, config)
     parts = view or HistoryView()  # the facts of the body's tools and system prompt
     given = work.get("tools")  # the caller's (not copied): its facts are those of the body's tools
-    sent_tools, tools_part = yield from tools_part_steps(
-        given, config.canonical_tools, parts.part_facts("tools", given)
-    )
+    tools_facts = parts.part_facts("tools", given)
+    sent_tools, tools_part = yield from tools_part_steps(given, config.canonical_tools, tools_facts)
     if "tools" in work:
         work["tools"] = sent_tools
     at: list[int] = []  # the system messages' positions (read before any message is copied)
     if shape.system_messages:
         at = system_indexes(copy.messages, (len(head.facts), head.system) if head is not None else None)
+    if config.relocate_volatile:  # the system prompt's text may be replaced, wherever the shape keeps it
+        copy.own_fields()
     system = yield from shape.system_steps(work, copy.own, at)
     # One body field (the copy's is the caller's content, before any relocation): its facts are known.
     name = system.holders[0][1] if system.whole and system.holders and system.holders[0][1] in body else None
@@ -277,7 +294,10 @@ def optimize_steps(
         if shape.marks:
             surveyed = head.survey if head is not None else None
             system_at = at if shape.system_messages else None
-            run = yield from _place_marks(outcome, copy, wire, route, config, previous, facts, surveyed, system_at)
+            static = _static_digest(tools_facts, config, shape, body, system_facts, relocated)
+            run = yield from _place_marks(
+                outcome, copy, wire, route, config, previous, facts, surveyed, system_at, static
+            )
         else:  # the body has no field for marks (docs/prompt-cache.md, per wire)
             outcome.skipped = f"{wire}_wire"
     elif style is CacheStyle.GEMINI and not config.gemini_explicit_cache and shape.marks:

@@ -15,6 +15,7 @@ position (the survey keeps where each unit starts) and copies the message it lan
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, lt, ne, not_
@@ -197,6 +198,8 @@ def unit_blocks(work: WorkingCopy, wire: str, unit: Unit, *, own: bool = False) 
             work.own_tools()
         return tool_blocks(work.body)
     if unit == SYSTEM:
+        if own:
+            work.own_field("system")
         return system_blocks(work.body)
     return message_blocks(wire, unit, work.own(unit) if own else work.messages[unit])
 
@@ -209,11 +212,13 @@ def survey_steps(
     facts: list[MessageFacts] | None,
     head: SurveyHead | None = None,
     system: list[int] | None = None,
+    static: bytes | None = None,
 ) -> Steps[Survey]:
     """`facts`: the shared facts of the caller's messages (None: every block is built), valid for the
     working copy's messages it has not copied (`owned`: maybe changed). `head`: what the session's
-    previous request derived, when this one's messages start with that one's, and `system` the system
-    messages' positions (both only save work)."""
+    previous request derived, when this one's messages start with that one's, `system` the system
+    messages' positions, and `static` a digest of the content of the units before the history (the tools;
+    Anthropic's system prompt) as in the working copy: all only save work."""
     survey = Survey(PrefixTokens(min_tokens))
     known: list[MessageBlocks | None] = []
     if facts is not None:
@@ -238,7 +243,8 @@ def survey_steps(
         survey.head = SurveyHead(known, None)  # not changed below, nor by the next request
     units = _units(wire, work, known, system)
     unit_known = _unit_known(wire, units, known, len(work.messages))
-    number, tail, used = 0, None, None  # tail: (unit number, blocks, client marks) where the run starts
+    number = _add_static(survey, work, wire, found, (static, wire, min_tokens)) if static is not None else 0
+    tail, used = None, None  # tail: (unit number, blocks, client marks) where the run starts
     while number < len(units):
         if survey.tokens.reached and unit_known[number] is not None:
             if tail is None:
@@ -255,21 +261,76 @@ def survey_steps(
             yield
             continue
         tail = used = None  # a unit without facts: the run so far is not the survey's tail
-        unit = units[number]
-        start = survey.count
-        message = unit if unit >= 0 else None
-        blocks = unit_blocks(work, wire, unit)
-        section = blocks[0].section if blocks else "messages"
-        survey.add_blocks(blocks, _shared(section, message, found))
-        if survey.count > start:
-            survey.units.append(unit)
-            survey.starts.append(start)
+        _add_unit(survey, work, wire, units[number], found)
         number += 1
         if number % CHUNK == 0:
             yield
     if tail is not None and survey.head is not None:
         survey.head = SurveyHead(survey.head.blocks, _tail(survey, units, unit_known, tail, used))
     return survey
+
+
+def _add_unit(survey: Survey, work: WorkingCopy, wire: str, unit: Unit, found: PrefixBreak) -> None:
+    """A unit's blocks, built from the working copy."""
+    start = survey.count
+    blocks = unit_blocks(work, wire, unit)
+    section = blocks[0].section if blocks else "messages"
+    survey.add_blocks(blocks, _shared(section, unit if unit >= 0 else None, found))
+    if survey.count > start:
+        survey.units.append(unit)
+        survey.starts.append(start)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StaticHead:
+    """What the units before the history (`STATIC`: the tools; Anthropic's system prompt) add to an empty
+    survey: the same for every request that sends the same content, under the same layout and minimum.
+    An agent's are tens of kilobytes of blocks (its tools), built and sized on each request otherwise."""
+
+    count: int
+    client: tuple[tuple[int, Any], ...]
+    markable: tuple[bool, ...]
+    static_end: int | None
+    sections: tuple[tuple[str, int], ...]  # (section, blocks) of each unit that has blocks
+    units: tuple[Unit, ...]
+    starts: tuple[int, ...]
+    tokens: PrefixTokens  # never fed: copied into each survey
+
+
+STATIC = {"anthropic": (TOOLS, SYSTEM), "openai": (TOOLS,)}
+STATIC_KNOWN = 256  # distinct (content, layout, minimum) remembered: a deployment's agents send a handful
+_static: OrderedDict[tuple[bytes, str, int], StaticHead] = OrderedDict()
+
+
+def _add_static(survey: Survey, work: WorkingCopy, wire: str, found: PrefixBreak, key: tuple[bytes, str, int]) -> int:
+    """The units before the history added to `survey` (still empty), from what a request with the same
+    `key` (content digest, wire, minimum) added; how many units that is."""
+    static = STATIC[_layout(wire)]
+    known = _static.get(key)
+    if known is None:
+        sections = []
+        for unit in static:
+            before = survey.count
+            _add_unit(survey, work, wire, unit, found)
+            if survey.count > before:
+                sections.append(("tools" if unit == TOOLS else "system", survey.count - before))
+        known = StaticHead(
+            survey.count, tuple(survey.client.items()), tuple(survey.markable), survey.static_end, tuple(sections),
+            tuple(survey.units), tuple(survey.starts), survey.tokens.copy(),
+        )  # fmt: skip
+        _static[key] = known
+        if len(_static) > STATIC_KNOWN:
+            _static.popitem(last=False)
+        return len(static)
+    _static.move_to_end(key)
+    survey.count, survey.static_end = known.count, known.static_end
+    survey.client.update(known.client)
+    survey.markable.extend(known.markable)
+    survey.common = sum(blocks for section, blocks in known.sections if _shared(section, None, found))
+    survey.units.extend(known.units)
+    survey.starts.extend(known.starts)
+    survey.tokens = known.tokens.copy()
+    return len(static)
 
 
 def _fits(

@@ -53,6 +53,10 @@ class PrefixTokens:
     bounded: bool = True
     _texts: list[str] = field(default_factory=list)  # the bounded blocks, encoded if the bound gives out
 
+    def copy(self) -> PrefixTokens:
+        """An independent copy (its lists copied: the texts in them are immutable)."""
+        return PrefixTokens(self.enough, self.total, list(self.ends), self.bounded, list(self._texts))
+
     @property
     def reached(self) -> bool:
         """The prefix has reached `enough`: later blocks need no text (`add_reached`)."""

@@ -5,7 +5,8 @@ copy in only when everything worked). A request changes a few of its history's m
 the last turn, the marked blocks): the history's list is copied, each of its messages only before it
 changes (`own`), so a long history costs a list copy rather than a deep copy on every request. The
 tools are the prompt cache's shared ones (tools_part.py): each is copied before a mark is placed on it or
-taken off (`own_tools`).
+taken off (`own_tools`). The body's other fields stay the caller's until one is changed (`own_field`):
+most requests change none (an agent CLI's system prompt is kilobytes a request to copy otherwise).
 """
 
 from __future__ import annotations
@@ -15,31 +16,20 @@ from typing import Any
 
 import orjson
 
-from gateway.pacing import CHUNK, Steps
 from gateway.prompt_cache.shapes import Shape
-
-
-def _deep(value: Any) -> Steps[Any]:
-    """A deep copy at JSON speed; a long list CHUNK items at a time (one call on a 4 MB history holds the
-    interpreter for 30-50 ms)."""
-    if not (isinstance(value, list) and len(value) > CHUNK):
-        return orjson.loads(orjson.dumps(value))
-    items: list[Any] = []
-    for start in range(0, len(value), CHUNK):
-        items += orjson.loads(orjson.dumps(value[start : start + CHUNK]))
-        yield
-    return items
 
 
 @dataclass(slots=True, eq=False)
 class WorkingCopy:
-    """`body`: its fields are deep copies, except the history (`messages`): a copy of its list whose
-    messages are the caller's objects until `own` copies one."""
+    """`body`: a copy of the caller's top level. The history (`messages`) is a copy of its list whose
+    messages are the caller's objects until `own` copies one; the other fields are the caller's values
+    until `own_field` (`own_tools`) copies one."""
 
     body: dict[str, Any]
     messages: list[Any]
     owned: set[int] = field(default_factory=set)
     tools_owned: bool = False
+    shared: set[str] = field(default_factory=set)  # fields still the caller's values (tools: `tools_owned`)
 
     def own(self, index: int) -> Any:
         """The history's message at `index`, copied first if it is still the caller's."""
@@ -56,17 +46,28 @@ class WorkingCopy:
             self.body["tools"] = [dict(tool) if isinstance(tool, dict) else tool for tool in tools]
         self.tools_owned = True
 
+    def own_field(self, key: str) -> Any:
+        """The body's `key` (not the history nor the tools), deep-copied first if it is still the caller's."""
+        if key in self.shared:
+            self.shared.discard(key)
+            if key in self.body:  # not taken off the copy's top level meanwhile
+                self.body[key] = orjson.loads(orjson.dumps(self.body[key]))
+        return self.body.get(key)
 
-def copy_steps(body: dict[str, Any], shape: Shape, replaced: frozenset[str] = frozenset()) -> Steps[WorkingCopy]:
-    """The working copy of `body` (a request in `shape`). `replaced`: fields the caller swaps for objects
-    of its own before it changes anything (the tools: tools_part.py), left as the caller's meanwhile."""
-    copied: dict[str, Any] = {}
+    def own_fields(self) -> None:
+        """Every field still the caller's (but the history and the tools), copied: before a change that
+        may reach any of them."""
+        for key in list(self.shared):
+            self.own_field(key)
+
+
+def copy_of(body: dict[str, Any], shape: Shape) -> WorkingCopy:
+    """The working copy of `body` (a request in `shape`): its top level and its history's list."""
+    copied = dict(body)
+    history = body.get(shape.history_field)
     messages: list[Any] = []
-    for key, value in body.items():
-        if key == shape.history_field and isinstance(value, list):
-            messages = copied[key] = list(value)
-        elif key in replaced:
-            copied[key] = value
-        else:
-            copied[key] = yield from _deep(value)
-    return WorkingCopy(copied, messages)
+    if isinstance(history, list):
+        messages = copied[shape.history_field] = list(history)
+    # The tools are replaced by the prompt cache's own (tools_part.py), copied by `own_tools`.
+    shared = {key for key in copied if key != "tools" and (key != shape.history_field or not isinstance(history, list))}
+    return WorkingCopy(copied, messages, shared=shared)

@@ -71,6 +71,21 @@ def test_gemini_never_gets_explicit_cache_marks() -> None:
     assert "cache_control" in str(allowed.body)
 
 
+def test_gemini_marks_are_taken_off_copies_of_the_anthropic_system_prompt() -> None:
+    """Anthropic's wire to Gemini: the marks go from the system prompt's blocks, which are copied first."""
+    route = ModelConfig(name="gemini", provider="gemini", model="gemini-2.5-pro")
+    mark = {"type": "ephemeral"}
+    body = {
+        "model": "gemini",
+        "system": [{"type": "text", "text": "sys", "cache_control": mark}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]}],
+        "cache_control": mark,
+    }
+    outcome = optimize(body, "anthropic", route, PromptCacheConfig(), SessionState(), "t:s", 0.0)
+    assert "cache_control" not in str(outcome.body)
+    assert body["system"][0]["cache_control"] == mark and body["messages"][0]["content"][0]["cache_control"] == mark
+
+
 def test_both_key_fields_are_stripped_for_other_providers() -> None:
     route = ModelConfig(name="claude", provider="anthropic", model="claude-sonnet-4-5")
     body = {"model": "claude", "messages": HELLO, "prompt_cache_key": "k", "prompt_cache_retention": "24h"}

@@ -3,6 +3,7 @@ recorded agent sessions, for every kind of prefix break; a turn derives its new 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -15,7 +16,7 @@ from gateway.pacing import finish
 from gateway.prompt_cache.prefix import PrefixBreak
 from gateway.prompt_cache.shapes import SHAPES
 from gateway.prompt_cache.survey import Survey, survey_steps
-from gateway.prompt_cache.work import copy_steps
+from gateway.prompt_cache.work import copy_of
 from gateway.traces import assistant_turns, read_sessions
 
 BREAKS = [
@@ -38,17 +39,23 @@ def request(wire: str, turns: int) -> dict[str, Any]:
             "tools": session["tools"],
         }
     system, converted = to_anthropic(messages)
+    system = [{"type": "text", "text": "You are an agent."}, {"type": "text", "text": system}]
+    system[0]["cache_control"] = {"type": "ephemeral"}  # a client's mark on the system prompt
     marked = next(m for m in converted[2:] if isinstance(m["content"], list))  # a client's mark on a block
     marked["content"] = [{**marked["content"][0], "cache_control": {"type": "ephemeral"}}, *marked["content"][1:]]
     return {"system": system, "messages": converted, "tools": anthropic_tools(session["tools"])}
 
 
-def survey(wire: str, body: dict[str, Any], found: PrefixBreak, min_tokens: int, view: HistoryView | None) -> Survey:
+def survey(
+    wire: str, body: dict[str, Any], found: PrefixBreak, min_tokens: int, view: HistoryView | None, static: bool = False
+) -> Survey:
     facts = finish(view.facts_steps(body["messages"])) if view is not None else None
-    work = finish(copy_steps(body, SHAPES[wire]))
+    work = copy_of(body, SHAPES[wire])
     if wire == "openai":
         work.own(0)  # an owned (maybe changed) message is read from its blocks
-    return finish(survey_steps(work, wire, found, min_tokens, facts))
+    # The units before the history, by content (the optimizer's is the caller's tools and system's facts).
+    key = hashlib.sha256(orjson.dumps([body.get("tools"), body.get("system")])).digest() if static else None
+    return finish(survey_steps(work, wire, found, min_tokens, facts, static=key))
 
 
 def fields(found: Survey) -> tuple[Any, ...]:
@@ -75,6 +82,24 @@ def test_the_survey_from_facts_is_the_survey_of_the_blocks(wire: str) -> None:
                 assert fields(survey(wire, body, found, min_tokens, HistoryView(memo))) == fields(alone)
                 assert fields(survey(wire, body, found, min_tokens, HistoryView(memo))) == fields(alone)
         assert alone.client  # the client's mark was seen
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_units_before_the_history_from_a_known_content_are_as_built(wire: str) -> None:
+    """The tools (and Anthropic's system prompt) added as an earlier request with the same content added
+    them: the same survey for every prefix break and minimum (the bound ending in the tools, the system,
+    the history or never), the first time (built) and after (from what was kept)."""
+    body = orjson.loads(orjson.dumps(request(wire, 6)))
+    body["tools"][0] = {**body["tools"][0], "cache_control": {"type": "ephemeral"}}  # a client's mark on a tool
+    for found in BREAKS:
+        for min_tokens in (0, 60, 400, 1024, 10**9):
+            alone = survey(wire, body, found, min_tokens, None)
+            for view in (None, HistoryView(FactMemo())):
+                for _ in range(2):
+                    assert fields(survey(wire, body, found, min_tokens, view, static=True)) == fields(alone)
+    assert sum(position < alone.starts[1 if wire == "openai" else 2] for position in alone.client) == 2 - (
+        wire == "openai"
+    )
 
 
 def test_a_turn_derives_only_its_new_messages_blocks() -> None:
