@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 from gateway.api.admission import AUTH, RATE_LIMIT, finish
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
-from gateway.api.headers import sendable
+from gateway.api.headers import request_headers, sendable
 from gateway.compaction.tokens import counter_for
 from gateway.config import ModelConfig
 from gateway.context import Reply, RequestContext
@@ -334,7 +334,7 @@ async def serve(request: Request, endpoint: Endpoint) -> Response:
     ctx = RequestContext(
         wire=endpoint.wire,
         body={},
-        headers=request.headers,
+        headers=request_headers(request),
         services=services,
         read_body=lambda: read_json(request, services.settings.max_body_bytes),
     )

@@ -21,6 +21,7 @@ from starlette.responses import Response
 from gateway.api.admission import admit, finish
 from gateway.api.body import read_json
 from gateway.api.errors import error_response
+from gateway.api.headers import request_headers
 from gateway.compaction.tokens import counter_for
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError, bad_request
@@ -59,7 +60,7 @@ async def gemini_endpoint(request: Request) -> Response:
 
 async def count_tokens(request: Request, services: Services, model: str, query_key: str | None) -> Response:
     """Counted locally (the route's tokenizer, as compaction counts), never sent to a provider."""
-    ctx = RequestContext(wire=GEMINI, body={}, headers=request.headers, services=services, query_key=query_key)
+    ctx = RequestContext(wire=GEMINI, body={}, headers=request_headers(request), services=services, query_key=query_key)
     try:
         await admit(ctx)  # authentication and rate limits, as for every request
         tenant = ctx.tenant

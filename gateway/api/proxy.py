@@ -21,7 +21,7 @@ from gateway.api.drain import ClientEnd, DrainLimits, Drains, drains_of
 from gateway.api.errors import error_response
 from gateway.api.gemini import PREFIXES as GEMINI_PREFIXES
 from gateway.api.gemini import gemini_endpoint
-from gateway.api.headers import sendable
+from gateway.api.headers import request_headers, sendable
 from gateway.context import RequestContext
 from gateway.errors import ErrorKind, GatewayError
 from gateway.governance.estimate import CUT_SHORT
@@ -167,7 +167,7 @@ async def proxy(
     ctx = RequestContext(
         wire=wire,
         body={},
-        headers=request.headers,
+        headers=request_headers(request),
         services=services,
         policy=services.settings.policy,  # the global policy until routing picks the request's own
         read_body=lambda: read_bytes(request, services.settings.max_body_bytes),
