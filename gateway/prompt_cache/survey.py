@@ -299,6 +299,10 @@ class StaticHead:
 
 STATIC = {"anthropic": (TOOLS, SYSTEM), "openai": (TOOLS,)}
 STATIC_KNOWN = 256  # distinct (content, layout, minimum) remembered: a deployment's agents send a handful
+# Callers choose the tools: what one entry holds is bounded (its blocks; the texts its token bound holds,
+# up to the minimum's bytes), so that 256 entries stay small. Beyond, the units are built each time.
+STATIC_MAX_BLOCKS = 1024
+STATIC_MAX_CHARS = 64 << 10
 _static: OrderedDict[tuple[bytes, str, int], StaticHead] = OrderedDict()
 
 
@@ -318,9 +322,10 @@ def _add_static(survey: Survey, work: WorkingCopy, wire: str, found: PrefixBreak
             survey.count, tuple(survey.client.items()), tuple(survey.markable), survey.static_end, tuple(sections),
             tuple(survey.units), tuple(survey.starts), survey.tokens.copy(),
         )  # fmt: skip
-        _static[key] = known
-        if len(_static) > STATIC_KNOWN:
-            _static.popitem(last=False)
+        if known.count <= STATIC_MAX_BLOCKS and known.tokens.held_chars() <= STATIC_MAX_CHARS:
+            _static[key] = known
+            if len(_static) > STATIC_KNOWN:
+                _static.popitem(last=False)
         return len(static)
     _static.move_to_end(key)
     survey.count, survey.static_end = known.count, known.static_end

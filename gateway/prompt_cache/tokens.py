@@ -57,6 +57,10 @@ class PrefixTokens:
         """An independent copy (its lists copied: the texts in them are immutable)."""
         return PrefixTokens(self.enough, self.total, list(self.ends), self.bounded, list(self._texts))
 
+    def held_chars(self) -> int:
+        """Characters of the texts held while bounded."""
+        return sum(map(len, self._texts))
+
     @property
     def reached(self) -> bool:
         """The prefix has reached `enough`: later blocks need no text (`add_reached`)."""

@@ -13,6 +13,7 @@ from bench.prompt_cache_replay import anthropic_tools, to_anthropic
 from gateway.history import HistoryView
 from gateway.history.facts import FactMemo
 from gateway.pacing import finish
+from gateway.prompt_cache import survey as survey_module
 from gateway.prompt_cache.prefix import PrefixBreak
 from gateway.prompt_cache.shapes import SHAPES
 from gateway.prompt_cache.survey import Survey, survey_steps
@@ -112,3 +113,19 @@ def test_a_turn_derives_only_its_new_messages_blocks() -> None:
     survey("anthropic", later, BREAKS[0], 0, view)
     after = [view.facts(m).prompt_blocks for m in later["messages"]]
     assert all(b is a for b, a in zip(before, after, strict=True) if b is not None)
+
+
+def test_what_is_kept_of_the_units_before_the_history_is_bounded() -> None:
+    """Callers choose the tools: a list of more blocks than an entry may hold is built on every request,
+    never kept (and its survey is the same)."""
+    body = orjson.loads(orjson.dumps(request("anthropic", 4)))
+    body["tools"] = [
+        {"name": f"t{n}", "input_schema": {"type": "object"}} for n in range(survey_module.STATIC_MAX_BLOCKS)
+    ]
+    kept = len(survey_module._static)
+    alone = survey("anthropic", body, BREAKS[0], 1024, None)
+    assert fields(survey("anthropic", body, BREAKS[0], 1024, None, static=True)) == fields(alone)
+    assert len(survey_module._static) == kept  # over the bound with the system's blocks: not kept
+    body["tools"] = body["tools"][:10]
+    survey("anthropic", body, BREAKS[0], 1024, None, static=True)
+    assert len(survey_module._static) == kept + 1
