@@ -163,11 +163,12 @@ def _static_digest(
 ) -> bytes | None:
     """What the working copy's blocks before the history are made of: the caller's tools (as the config
     sends them) and, outside the history, the system prompt as the caller sent it (None: unknown)."""
+    sent_tools = tools.digest + (b"c" if config.canonical_tools else b"a")
     if shape.system_messages:  # a system prompt of messages: part of the history
-        return tools.digest + (b"c" if config.canonical_tools else b"a")
+        return sent_tools
     if relocated or (system is None and "system" in body):
         return None
-    return tools.digest + (b"c" if config.canonical_tools else b"a") + (system.digest if system else b"")
+    return sent_tools + (system.digest if system is not None else b"")
 
 
 def _session_keys(

@@ -15,12 +15,12 @@ position (the survey keeps where each unit starts) and copies the message it lan
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, lt, ne, not_
 from typing import Any, cast
 
+from gateway.bounded import Caps, TenantLRU
 from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Steps
 from gateway.prompt_cache.layout import Block, message_blocks, system_blocks, tool_blocks
@@ -243,7 +243,7 @@ def survey_steps(
         survey.head = SurveyHead(known, None)  # not changed below, nor by the next request
     units = _units(wire, work, known, system)
     unit_known = _unit_known(wire, units, known, len(work.messages))
-    number = _add_static(survey, work, wire, found, (static, wire, min_tokens)) if static is not None else 0
+    number = _add_static(survey, work, wire, found, static) if static is not None else 0
     tail, used = None, None  # tail: (unit number, blocks, client marks) where the run starts
     while number < len(units):
         if survey.tokens.reached and unit_known[number] is not None:
@@ -303,13 +303,18 @@ STATIC_KNOWN = 256  # distinct (content, layout, minimum) remembered: a deployme
 # up to the minimum's bytes), so that 256 entries stay small. Beyond, the units are built each time.
 STATIC_MAX_BLOCKS = 1024
 STATIC_MAX_CHARS = 64 << 10
-_static: OrderedDict[tuple[bytes, str, int], StaticHead] = OrderedDict()
+SHARED = ""  # the one "tenant" of the map: an entry is content any caller may send
+_ENTRY_BYTES = 16  # what an entry holds a block, counted (its markable flag, start and position)
+# The entries' own bounds bound the total: the byte cap only counts (STATIC_KNOWN of the largest, ~20 MB).
+_STATIC_BYTES = STATIC_KNOWN * (STATIC_MAX_CHARS + _ENTRY_BYTES * STATIC_MAX_BLOCKS)
+_static: TenantLRU[StaticHead] = TenantLRU(Caps(STATIC_KNOWN, _STATIC_BYTES, STATIC_KNOWN, _STATIC_BYTES))
 
 
-def _add_static(survey: Survey, work: WorkingCopy, wire: str, found: PrefixBreak, key: tuple[bytes, str, int]) -> int:
+def _add_static(survey: Survey, work: WorkingCopy, wire: str, found: PrefixBreak, content: bytes) -> int:
     """The units before the history added to `survey` (still empty), from what a request with the same
-    `key` (content digest, wire, minimum) added; how many units that is."""
+    `content` (digest) under the same wire and minimum added; how many units that is."""
     static = STATIC[_layout(wire)]
+    key = f"{content.hex()}:{wire}:{survey.tokens.enough}"
     known = _static.get(key)
     if known is None:
         sections = []
@@ -322,12 +327,10 @@ def _add_static(survey: Survey, work: WorkingCopy, wire: str, found: PrefixBreak
             survey.count, tuple(survey.client.items()), tuple(survey.markable), survey.static_end, tuple(sections),
             tuple(survey.units), tuple(survey.starts), survey.tokens.copy(),
         )  # fmt: skip
-        if known.count <= STATIC_MAX_BLOCKS and known.tokens.held_chars() <= STATIC_MAX_CHARS:
-            _static[key] = known
-            if len(_static) > STATIC_KNOWN:
-                _static.popitem(last=False)
+        held = known.tokens.held_chars()
+        if known.count <= STATIC_MAX_BLOCKS and held <= STATIC_MAX_CHARS:
+            _static.put(key, SHARED, known, held + _ENTRY_BYTES * known.count)
         return len(static)
-    _static.move_to_end(key)
     survey.count, survey.static_end = known.count, known.static_end
     survey.client.update(known.client)
     survey.markable.extend(known.markable)

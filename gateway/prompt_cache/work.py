@@ -64,10 +64,10 @@ class WorkingCopy:
 def copy_of(body: dict[str, Any], shape: Shape) -> WorkingCopy:
     """The working copy of `body` (a request in `shape`): its top level and its history's list."""
     copied = dict(body)
+    shared = set(body) - {"tools"}  # the tools are replaced by the prompt cache's own (tools_part.py)
     history = body.get(shape.history_field)
     messages: list[Any] = []
     if isinstance(history, list):
         messages = copied[shape.history_field] = list(history)
-    # The tools are replaced by the prompt cache's own (tools_part.py), copied by `own_tools`.
-    shared = {key for key in copied if key != "tools" and (key != shape.history_field or not isinstance(history, list))}
+        shared.discard(shape.history_field)
     return WorkingCopy(copied, messages, shared=shared)
