@@ -33,7 +33,8 @@ import httpx
 from gateway.app import create_app
 from gateway.config import Settings, hash_key
 from gateway.serving import free_socket, serve_in_thread
-from tests.deploy.processes import answers_http, free_port, spawned
+from tests.deploy.processes import answers_http, spawned
+from tests.ports import spawn_port
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KEY = "sk-llama-bench"
@@ -136,7 +137,7 @@ def measure(url: str, rounds: int) -> dict[str, Any]:
 @contextmanager
 def llama_server(python: str, folder: Path) -> Iterator[str]:
     """llama.cpp's OpenAI-compatible server on Gemma 3 270M (model alias "gemma"), on a free port: its URL."""
-    llama_port = free_port()
+    llama_port = spawn_port()
     llama_url = f"http://127.0.0.1:{llama_port}"
     argv = [python, "-m", "llama_cpp.server", "--model", gguf_path(python, folder), "--model_alias", "gemma"]
     argv += ["--port", str(llama_port), "--n_ctx", "4096", "--n_threads", "2"]

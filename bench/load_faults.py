@@ -31,7 +31,8 @@ import httpx
 import yaml
 
 from gateway.config import hash_key
-from tests.deploy.processes import Spawned, answers_http, answers_redis, cachegate, free_port, spawned
+from tests.deploy.processes import Spawned, answers_http, answers_redis, cachegate, spawned
+from tests.ports import spawn_port
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KEY = "sk-load-test"
@@ -241,11 +242,11 @@ def main() -> None:
     logs = RESULTS / "load_faults_logs"
     logs.mkdir(exist_ok=True)
 
-    redis_port, sim_port = free_port(), free_port()
+    redis_port, sim_port = spawn_port(), spawn_port()
     redis_url, sim_url = f"redis://127.0.0.1:{redis_port}/0", f"http://127.0.0.1:{sim_port}"
     config_file = logs / "cachegate.yaml"
     config_file.write_text(yaml.safe_dump(config(sim_url, redis_url)))
-    ports = [free_port(), free_port()]
+    ports = [spawn_port(), spawn_port()]
     replicas = [f"http://127.0.0.1:{port}" for port in ports]
     redis_argv = ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     serve = [cachegate("serve", "--config", str(config_file), "--port", str(port)) for port in ports]

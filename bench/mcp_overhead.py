@@ -39,7 +39,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.config import hash_key
-from tests.deploy.processes import cachegate, free_port, spawned
+from tests.deploy.processes import cachegate, spawned
+from tests.ports import spawn_port
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -140,7 +141,7 @@ def main() -> None:
         root.mkdir()
         for i in range(FILES):
             (root / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-        tool_port, gateway_port = free_port(), free_port()
+        tool_port, gateway_port = spawn_port(), spawn_port()
         config = {
             "port": gateway_port,
             "redis_url": args.redis,

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.deploy.processes import REPO, free_port, own_environment
+from tests.deploy.processes import REPO, own_environment
+from tests.ports import spawn_port
 
 DEV_KEY = "sk-cachegate-dev"
 EMBEDDER_WAIT_S = 180.0
@@ -58,7 +59,7 @@ def embedder_settled(url: str) -> bool:
 
 
 def measure(semantic: bool, requests: int, redis_url: str | None) -> float:
-    port = free_port()
+    port = spawn_port()
     env = {
         **own_environment(),
         "CACHEGATE_POLICY__RESPONSE_CACHE__SEMANTIC": str(semantic).lower(),

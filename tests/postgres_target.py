@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.deploy.processes import free_port
+from tests.ports import spawn_port
 
 USER = "cachegate"
 START_TIMEOUT_S = 60
@@ -45,7 +45,7 @@ def postgres_server() -> Iterator[str]:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
     owner = "postgres" if os.geteuid() == 0 else None
     folder = Path(tempfile.mkdtemp(prefix="cachegate-pg-"))
-    data, port = folder / "data", free_port()
+    data, port = folder / "data", spawn_port()
     if owner:
         shutil.chown(folder, owner)
     options = f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"

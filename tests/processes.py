@@ -16,21 +16,7 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.servers import free_socket
-
-_HANDED_OUT: set[int] = set()
-
-
-def _free_port() -> int:
-    """A free port, never one this run handed out before: launches started together (`running`) each take
-    theirs before any of them binds it."""
-    while True:
-        sock = free_socket()
-        port: int = sock.getsockname()[1]
-        sock.close()
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
+from tests.ports import spawn_port
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], url: str, what: str, timeout_s: float = 60.0) -> None:
@@ -74,7 +60,7 @@ def running(*launches: Launch) -> Iterator[list[str]]:
 
 def simulator_launch(admin_key: str | None = None) -> Launch:
     """The provider simulator on a free port."""
-    port = _free_port()
+    port = spawn_port()
     command = [sys.executable, "-m", "gateway.cli", "sim", "--host", "127.0.0.1", "--port", str(port)]
     if admin_key:
         command += ["--admin-key", admin_key]
@@ -83,7 +69,7 @@ def simulator_launch(admin_key: str | None = None) -> Launch:
 
 def gateway_launch(settings: dict[str, Any], folder: Path) -> Launch:
     """`cachegate serve` on a free port, with `settings` written as its YAML config in `folder`."""
-    port = _free_port()
+    port = spawn_port()
     config = folder / "cachegate.yaml"
     config.write_text(yaml.safe_dump({**settings, "host": "127.0.0.1", "port": port}))
     command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]

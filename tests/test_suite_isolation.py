@@ -1,12 +1,17 @@
 """The README's test command runs two pytest-xdist workers, one test folder each at a time
 (tests/conftest.py): a Redis database that a folder's tests flush must be used by no other folder, whose
-tests could be running at that moment (tests/redis_target.py numbers them)."""
+tests could be running at that moment (tests/redis_target.py numbers them); a port handed to a spawned
+process is likewise the worker's own (tests/ports.py)."""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
+
+from tests.ports import spawn_port
 
 TESTS = Path(__file__).parent
 DATABASE = re.compile(r"redis_url\((\d+)\)")
@@ -36,3 +41,16 @@ def test_a_flushed_database_belongs_to_one_folder() -> None:
     assert flushed, "the scan finds the folders that flush their database"
     shared = {number: sorted(used[number]) for number in flushed if len(used[number]) > 1}
     assert not shared, f"databases flushed by one folder and used by another: {shared}"
+
+
+def test_each_worker_hands_out_ports_of_its_own_below_the_ephemeral_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port handed to a spawned process (tests/ports.py) is one no other worker hands out, nor this one
+    again, and not one the kernel gives a bind to port 0 or an outgoing connection meanwhile."""
+    handed: dict[str, set[int]] = {}
+    for worker in ("gw0", "gw1"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        handed[worker] = {spawn_port() for _ in range(50)}
+    assert [len(ports) for ports in handed.values()] == [50, 50]
+    assert not handed["gw0"] & handed["gw1"]
+    floor = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert max(handed["gw0"] | handed["gw1"]) < floor

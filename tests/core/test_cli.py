@@ -16,12 +16,13 @@ import openai
 import pytest
 
 from gateway.workers import LISTEN_BACKLOG
-from tests.deploy.processes import answers_http, cachegate, free_port, spawned
+from tests.deploy.processes import answers_http, cachegate, spawned
+from tests.ports import spawn_port
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
+    port = spawn_port()
     url = f"http://127.0.0.1:{port}"
     with spawned("serve", cachegate("serve", "--port", str(port)), tmp_path_factory.mktemp("serve")) as process:
         process.wait_until(answers_http(f"{url}/healthz"))

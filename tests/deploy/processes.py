@@ -21,18 +21,12 @@ from pathlib import Path
 import httpx
 import redis
 
-from tests.servers import free_socket
+from tests.ports import spawn_port
 
 REPO = Path(__file__).resolve().parents[2]
 # Two replicas of two workers and a simulator import LiteLLM at once, beside the other test worker: on a
 # loaded 2-core machine that took over 60 s once (a full suite at 13 min). Waiting costs nothing when fast.
 STARTUP_TIMEOUT_S = 120.0
-
-
-def free_port() -> int:
-    with contextlib.closing(free_socket()) as sock:
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def own_environment() -> dict[str, str]:
@@ -110,7 +104,7 @@ def redis_server(log_dir: Path) -> Iterator[tuple[Spawned, str]]:
     """A private redis-server on a free loopback port, keeping nothing on disk; yields it and its URL."""
     binary = shutil.which("redis-server")
     assert binary, "the deployment tests need redis-server (.ci/run installs it)"
-    port = free_port()
+    port = spawn_port()
     argv = [
         binary,
         "--port",
@@ -136,14 +130,16 @@ def redis_cluster(log_dir: Path, masters: int = 3) -> Iterator[str]:
     disk); yields its URL in the gateway's form, `redis+cluster://127.0.0.1:<a node's port>`."""
     binary, cli = shutil.which("redis-server"), shutil.which("redis-cli")
     assert binary and cli, "the cluster tests need redis-server and redis-cli (.ci/run installs them)"
-    ports = [free_port() for _ in range(masters)]
+    ports = [spawn_port() for _ in range(masters)]
     with contextlib.ExitStack() as stack:
         for port in ports:
             node_dir = log_dir / f"node-{port}"
             node_dir.mkdir(parents=True, exist_ok=True)
             argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                     "--dir", str(node_dir), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "2000"]  # fmt: skip
+                    "--cluster-node-timeout", "2000",
+                    # the bus port defaults to port + 10000, in the ephemeral range or another worker's block
+                    "--cluster-port", str(spawn_port())]  # fmt: skip
             server = stack.enter_context(spawned(f"redis-cluster-{port}", argv, log_dir))
             server.wait_until(answers_redis(f"redis://127.0.0.1:{port}/0"))
         nodes = [f"127.0.0.1:{port}" for port in ports]
@@ -184,7 +180,7 @@ def redis_sentinel(log_dir: Path) -> Iterator[SentinelSet]:
     """A plain replica set behind Sentinel on loopback, nothing on disk; a master down for 1 s is failed over."""
     binary = shutil.which("redis-server")
     assert binary, "the Sentinel tests need redis-server (.ci/run installs it)"
-    master_port, replica_port, sentinel_port = free_port(), free_port(), free_port()
+    master_port, replica_port, sentinel_port = spawn_port(), spawn_port(), spawn_port()
     common = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(log_dir)]
     conf = log_dir / "sentinel.conf"  # Sentinel rewrites its file: a writable copy of its own
     conf.write_text(

@@ -5,6 +5,7 @@ managed keys and request records. (The state-store contract runs on the cluster 
 from __future__ import annotations
 
 import operator
+import re
 import tempfile
 import time
 import uuid
@@ -17,6 +18,7 @@ import httpx
 import numpy as np
 import openai
 import pytest
+import redis
 
 import agent_runtime as ar
 from gateway.bounded import Caps
@@ -55,6 +57,19 @@ def replicas(cluster_url: str) -> Iterator[tuple[RunningGateway, RunningGateway]
     settings = gateway_settings(redis_url=cluster_url, tenants=[{**t, "limits": limits} for t in tenants])
     with running_gateway(**settings) as a, running_gateway(**settings) as b:
         yield a, b
+
+
+def test_each_node_s_bus_port_is_a_worker_port_too(cluster_url: str) -> None:
+    """A node's cluster bus port defaults to its port + 10000: in the kernel's ephemeral range or another
+    xdist worker's block (tests/ports.py), where CI once found it taken. Each is handed out like the port."""
+    floor = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    port = int(cluster_url.rsplit(":", 1)[1])
+    with redis.Redis(port=port) as node:
+        nodes = node.execute_command("CLUSTER", "NODES").decode().splitlines()
+    # each line's address: 127.0.0.1:<port>@<bus port>[,<hostname>]
+    ports = [tuple(map(int, re.search(r":(\d+)@(\d+)", line).groups())) for line in nodes]  # type: ignore[union-attr]
+    assert len(ports) == 3
+    assert all(bus != own + 10_000 and bus < floor for own, bus in ports)
 
 
 async def test_response_cache_entries_and_sync_log_span_the_slots(cluster_url: str) -> None:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.processes import REPO, cachegate, free_port, own_environment, spawned
+from tests.deploy.processes import REPO, cachegate, own_environment, spawned
 from tests.gateway_harness import ADMIN_KEY, RunningGateway, running_gateway
+from tests.ports import spawn_port
 from tests.started_together import Command, Started, started_together
 
 TIMEOUT_S = 60.0  # a failure bound: each command exits in about a second
@@ -69,7 +70,7 @@ def mistake_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MistakeRu
         configs[mistake] = config = tmp_path_factory.mktemp(mistake) / "cachegate.yaml"
         if text is not None:
             config.write_text(text)
-        argv = cachegate("serve", "--config", str(config), "--port", str(free_port()))
+        argv = cachegate("serve", "--config", str(config), "--port", str(spawn_port()))
         commands[mistake] = Command(argv, cwd=REPO, env=own_environment())
     with started_together(commands) as runs:
         yield MistakeRuns(configs, runs)
@@ -86,7 +87,7 @@ def test_a_config_mistake_is_one_line_naming_the_file_line_and_field(mistake: st
 def test_a_config_without_tenants_says_so_when_it_starts(tmp_path: Path) -> None:
     config = tmp_path / "cachegate.yaml"
     config.write_text("port: 4000\n")
-    argv = cachegate("serve", "--config", str(config), "--port", str(free_port()))
+    argv = cachegate("serve", "--config", str(config), "--port", str(spawn_port()))
     with spawned("gateway", argv, tmp_path, env=IN_MEMORY_LEDGER) as gateway:
         gateway.wait_until(lambda: "listening" in gateway.log.read_text())
         first = gateway.log.read_text().splitlines()[0]
@@ -121,11 +122,11 @@ def test_make_serve_takes_a_port() -> None:
 
 def test_redis_unreachable_at_start_names_the_url_without_its_password(tmp_path: Path) -> None:
     """The gateway still starts (every Redis operation falls back per process), after saying so once."""
-    closed_port = free_port()
+    closed_port = spawn_port()
     config = tmp_path / "cachegate.yaml"
     config.write_text((REPO / "gateway" / "default.yaml").read_text())
     url = f"redis://:hunter2secret@127.0.0.1:{closed_port}/0"
-    argv = cachegate("serve", "--config", str(config), "--port", str(free_port()), "--workers", "1")
+    argv = cachegate("serve", "--config", str(config), "--port", str(spawn_port()), "--workers", "1")
     with spawned("gateway", argv, tmp_path, env={"CACHEGATE_REDIS_URL": url, **IN_MEMORY_LEDGER}) as gateway:
         gateway.wait_until(lambda: "listening" in gateway.log.read_text())
         log = gateway.log.read_text()
@@ -140,7 +141,7 @@ def gateway() -> Iterator[RunningGateway]:
 
 
 def down_url() -> str:
-    return f"http://127.0.0.1:{free_port()}"
+    return f"http://127.0.0.1:{spawn_port()}"
 
 
 def test_keys_against_a_down_gateway(gateway: RunningGateway) -> None:

@@ -27,9 +27,10 @@ from gateway.compaction.tokens import counter_for
 from gateway.history.facts import content_digest
 from gateway.state import RedisStore
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
-from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, free_port, redis_server, spawned
+from tests.deploy.processes import REPO, Spawned, answers_http, cachegate, redis_server, spawned
 from tests.deploy.topology import ADMIN, REPLICAS, answered, replica_config
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
+from tests.ports import spawn_port
 
 MAX_LOOP_TURNS = 16
 
@@ -61,11 +62,11 @@ def sim_requests(topology: Topology) -> int:
 def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
     logs = tmp_path_factory.mktemp("replicas")
     with redis_server(logs) as (redis, redis_url):
-        sim_port = free_port()
+        sim_port = spawn_port()
         sim_url = f"http://127.0.0.1:{sim_port}"
         config = logs / "cachegate.yaml"
         config.write_text(yaml.safe_dump(replica_config(sim_url, redis_url)))
-        ports = [free_port() for _ in REPLICAS]
+        ports = [spawn_port() for _ in REPLICAS]
         with ExitStack() as processes:
             sim_argv = cachegate("sim", "--port", str(sim_port), "--admin-key", ADMIN_KEY)
             sim = processes.enter_context(spawned("sim", sim_argv, logs))
@@ -184,7 +185,7 @@ def balancer(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
     if nginx is None:
         pytest.skip("nginx is not installed (apt-get install nginx)")
     logs = tmp_path_factory.mktemp("balancer")
-    port = free_port()
+    port = spawn_port()
     replica_ports = [int(url.rsplit(":", 1)[1]) for url in topology.replicas]
     conf = logs / "nginx.conf"
     conf.write_text(balancer_conf(replica_ports, port, logs))

@@ -21,9 +21,10 @@ import yaml
 from gateway.config import load_settings
 from gateway.workers import available_cores, worker_count
 from tests.deploy.histories import RUN_TESTS, openai_tool_turns
-from tests.deploy.processes import Spawned, answers_http, cachegate, free_port, redis_server, spawned
+from tests.deploy.processes import Spawned, answers_http, cachegate, redis_server, spawned
 from tests.deploy.topology import answered, replica_config
 from tests.gateway_harness import ADMIN_KEY, TENANT_KEYS
+from tests.ports import spawn_port
 
 MAX_LOOP_TURNS = 16
 
@@ -54,7 +55,7 @@ class Gateways:
 def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateways]:
     logs = tmp_path_factory.mktemp("workers")
     with redis_server(logs) as (_, redis_url), ExitStack() as processes:
-        sim_port = free_port()
+        sim_port = spawn_port()
         sim_url = f"http://127.0.0.1:{sim_port}"
         config = logs / "cachegate.yaml"
         config.write_text(yaml.safe_dump(replica_config(sim_url, redis_url)))
@@ -63,7 +64,7 @@ def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateways]:
         )
         served = []
         for name, count in (("single", 1), ("workers", 2)):
-            port, metrics_dir = free_port(), logs / f"metrics-{name}"
+            port, metrics_dir = spawn_port(), logs / f"metrics-{name}"
             argv = cachegate("serve", "--config", str(config), "--port", str(port), "--workers", str(count))
             env = {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)} if count > 1 else None
             process = processes.enter_context(spawned(name, argv, logs, env))
@@ -134,7 +135,7 @@ def test_a_cached_answer_is_served_by_any_worker(gateways: Gateways) -> None:
 
 def test_several_workers_without_redis_are_refused(tmp_path: Path) -> None:
     done = subprocess.run(
-        cachegate("serve", "--port", str(free_port()), "--workers", "2"), capture_output=True, text=True, timeout=60
+        cachegate("serve", "--port", str(spawn_port()), "--workers", "2"), capture_output=True, text=True, timeout=60
     )
     assert done.returncode != 0
     assert "--workers 2 needs shared state" in done.stderr

@@ -22,7 +22,8 @@ import yaml
 from gateway.app import create_app
 from gateway.config import load_settings
 from tests.gateway_harness import ADMIN_HEADERS, TENANT_KEYS, RunningGateway, gateway_settings, replicas_on_one_redis
-from tests.processes import _free_port, _wait_healthy
+from tests.ports import spawn_port
+from tests.processes import _wait_healthy
 from tests.servers import free_socket, serve_on_socket
 
 REACH_S = 1.0  # the promise: in force on every replica within a second
@@ -193,7 +194,7 @@ def test_an_edited_config_file_is_watched_and_a_broken_one_refused(tmp_path: Pat
 
 
 def test_sighup_reloads_the_config_file_of_cachegate_serve(tmp_path: Path) -> None:
-    config, port = tmp_path / "cachegate.yaml", _free_port()
+    config, port = tmp_path / "cachegate.yaml", spawn_port()
     settings = {**gateway_settings(), "host": "127.0.0.1", "port": port, "config_watch_s": 0}  # no watch
     write_config(config, settings)
     url = f"http://127.0.0.1:{port}"

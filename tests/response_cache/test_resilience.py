@@ -12,10 +12,10 @@ import pytest
 import redis
 
 from tests.gateway_harness import running_gateway
+from tests.ports import spawn_port
 from tests.redis_target import redis_client
 from tests.response_cache.conftest import REDIS_URL, Replicas, metric
 from tests.response_cache.test_exact import ask
-from tests.servers import free_socket
 
 
 def entry_keys(namespace: str) -> list[bytes]:
@@ -47,9 +47,7 @@ def test_corrupt_entry_is_dropped(replicas: Replicas, namespace: str, damage: st
 @pytest.fixture
 def doomed_redis() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A redis-server of the test's own on a free port, so the test can kill it."""
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
+    port = spawn_port()
     server = subprocess.Popen(
         ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"],
         stdout=subprocess.DEVNULL,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from starlette.routing import Route
 
 import agent_runtime as ar
 from agent_runtime.prebuilt import create_react_agent, tool_schema
+from tests.ports import spawn_port
 
 Script = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -62,9 +62,7 @@ def _call(name: str, args: dict[str, Any], call_id: str = "call_1") -> dict[str,
 def server() -> Iterator[tuple[FakeOpenAI, str]]:
     fake = FakeOpenAI()
     app = Starlette(routes=[Route("/v1/chat/completions", fake.completions, methods=["POST"])])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = spawn_port()
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()

@@ -96,9 +96,11 @@ def _warm_embedder(gw: RunningGateway, timeout_s: float = 120.0) -> None:
         time.sleep(0.2)
 
 
-def _fallbacks(gw: RunningGateway) -> float:
+def _fallbacks(gw: RunningGateway) -> dict[str, float]:
+    """State operations served by the fallback so far, by operation (a failure names the one that fell)."""
     lines = gw.metrics().splitlines()
-    return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("cachegate_state_fallbacks_total"))
+    samples = (line.rsplit(" ", 1) for line in lines if line.startswith("cachegate_state_fallbacks_total{"))
+    return {sample: float(value) for sample, value in samples if float(value)}
 
 
 def _gateway_loop(gateway: RunningGateway) -> asyncio.AbstractEventLoop:

@@ -18,7 +18,8 @@ import yaml
 
 from gateway.config import Settings, hash_key, load_settings
 from gateway.exposure import exposure_problems, is_loopback
-from tests.deploy.processes import answers_http, cachegate, free_port, own_environment, spawned
+from tests.deploy.processes import answers_http, cachegate, own_environment, spawned
+from tests.ports import spawn_port
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_CONFIG = REPO / "deploy" / "cachegate.yaml"
@@ -72,7 +73,7 @@ def test_the_deploy_config_with_its_own_keys_is_accepted() -> None:
 
 def test_serve_refuses_a_public_address_with_the_embedded_default() -> None:
     done = subprocess.run(
-        cachegate("serve", "--host", "0.0.0.0", "--port", str(free_port())),
+        cachegate("serve", "--host", "0.0.0.0", "--port", str(spawn_port())),
         cwd=REPO,
         env=own_environment(),
         capture_output=True,
@@ -85,7 +86,7 @@ def test_serve_refuses_a_public_address_with_the_embedded_default() -> None:
 
 
 def test_serve_with_insecure_starts_and_warns(tmp_path: Path) -> None:
-    port = free_port()
+    port = spawn_port()
     argv = cachegate("serve", "--host", "0.0.0.0", "--port", str(port), "--insecure")
     with spawned("serve-insecure", argv, tmp_path) as process:
         process.wait_until(answers_http(f"http://127.0.0.1:{port}/healthz"))

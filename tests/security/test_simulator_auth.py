@@ -17,8 +17,9 @@ import pytest
 
 from gateway.config import Settings
 from gateway.sim import SimSettings, create_sim_app
-from tests.deploy.processes import answers_http, cachegate, free_port, spawned
+from tests.deploy.processes import answers_http, cachegate, spawned
 from tests.gateway_harness import ADMIN_HEADERS, TENANT_KEYS, RunningGateway, running_gateway
+from tests.ports import spawn_port
 from tests.servers import run_app_in_thread
 
 CONTROLS = [("GET", "/sim/stats"), ("GET", "/sim/requests"), ("POST", "/sim/reset"), ("POST", "/sim/faults")]
@@ -116,7 +117,7 @@ def test_without_an_admin_key_the_controls_are_closed_to_everyone() -> None:
 
 
 def test_cachegate_sim_takes_its_admin_key_from_a_flag(tmp_path_factory: pytest.TempPathFactory) -> None:
-    port = free_port()
+    port = spawn_port()
     url = f"http://127.0.0.1:{port}"
     argv = cachegate("sim", "--port", str(port), "--admin-key", "sk-sim-admin-flag")
     with spawned("sim", argv, tmp_path_factory.mktemp("sim")) as process:
