@@ -63,7 +63,7 @@ class Run:
         modes: frozenset[str],
         recursion_limit: int,
         durability: str,
-        executor: Executor | None,
+        executor: Executor,
         guard_rails: GuardRails | None,
         checkpointer: BaseCheckpointer | None,
     ) -> None:

@@ -37,7 +37,7 @@ class RunView(SubgraphRun, TracedRun, GuardedRun, Protocol):
     config: dict[str, Any]
     recursion_limit: int
     durability: str
-    executor: Executor | None
+    executor: Executor
     node_finished: Any  # LangGraph's test hook: called with each node's name as it finishes
 
     # the state and the superstep running

@@ -99,8 +99,20 @@ async def call_node(
         raise sync_timeout_unsupported(task.name)
     if inline:
         return call_sync(scratch, node.placement, fn, args)
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(run.executor, call_sync, scratch, node.placement, fn, args)
+    work = asyncio.wrap_future(run.executor.submit(call_sync, scratch, node.placement, fn, args))
+    if not run.owns_loop:
+        return await work
+    # A sync run (invoke, stream) lets a pooled task it handed to the pool finish, as LangGraph's executor
+    # waits for its threads: a step that fails beside it keeps its writes however the threads interleave.
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        if work.cancelled():  # the pool's own (shut down), not the step's
+            raise
+    current = asyncio.current_task()
+    if current is not None:
+        current.uncancel()
+    return await work
 
 
 async def execute(run: RunView, task: Task, inline: bool = False) -> context.TaskScratch:

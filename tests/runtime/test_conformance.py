@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import functools
 import operator
+import time
 import types
 import uuid
 from collections.abc import Callable
@@ -399,7 +400,9 @@ def interrupt_resume(lib: Lib) -> list[Any]:
     return [first, pending, second, app.get_state(cfg).values, dict(calls)]
 
 
-def error_then_resume(lib: Lib) -> list[Any]:
+def error_then_resume(lib: Lib, sibling_s: float = 0.0) -> list[Any]:
+    """A node fails beside a sibling; the run is resumed once it would pass. `sibling_s`: the sibling's
+    time on its thread, so it is still running when the step fails."""
     fail = {"on": True}
 
     def fragile(state: Any) -> dict[str, Any]:
@@ -407,11 +410,15 @@ def error_then_resume(lib: Lib) -> list[Any]:
             raise ValueError("boom")
         return {"log": ["fragile"]}
 
+    def sibling(state: Any) -> dict[str, Any]:
+        time.sleep(sibling_s)
+        return _node("sibling", calls)(state)
+
     calls: dict[str, int] = {}
     g = lib.StateGraph(Log)
     g.add_node("a", _node("a"))
     g.add_node("fragile", fragile)
-    g.add_node("sibling", _node("sibling", calls))
+    g.add_node("sibling", sibling)
     g.add_edge(lib.START, "a")
     g.add_edge("a", "fragile")
     g.add_edge("a", "sibling")
@@ -421,6 +428,12 @@ def error_then_resume(lib: Lib) -> list[Any]:
     fail["on"] = False
     second = trace(app, None, cfg)
     return [first, snapshot.next, snapshot.values, second, dict(calls)]
+
+
+def error_beside_a_running_sibling(lib: Lib) -> list[Any]:
+    """The sibling still runs on its thread when its step fails: it finishes and its writes are kept, so
+    the resumed run does not call it again."""
+    return error_then_resume(lib, sibling_s=0.3)
 
 
 def breakpoints(lib: Lib) -> list[Any]:
@@ -474,6 +487,7 @@ STATEFUL = [
     multi_turn,
     interrupt_resume,
     error_then_resume,
+    error_beside_a_running_sibling,
     breakpoints,
     update_state,
     command_input,
