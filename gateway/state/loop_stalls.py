@@ -11,8 +11,14 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-TICK_S = 0.01
+from gateway.pacing import SLICE_S
+
 BUSY_S = 0.002  # a turn this slow is another task's long step, not the loop's own overhead
+# Shorter than a paced slice by more than BUSY_S: a tick is always due inside a slice that holds the loop,
+# so it wakes late enough to count it. A tick as long as a slice locks in phase with slices resumed
+# behind it (through a future, as `asyncio.to_thread` resumes): each tick finds the loop just free, and a
+# loop busy with slices all the time counted no stall at all.
+TICK_S = SLICE_S / 2
 
 
 class StallClock:

@@ -14,9 +14,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from gateway.pacing import SLICE_S
 from gateway.response_cache.store import Breaker
 from gateway.state import Op, RedisStore, ResilientStore, StateUnavailable
 from gateway.state.deadline import MAX_WAIT_FACTOR, StallTolerantDeadline
+from gateway.state.loop_stalls import stall_clock
 from tests.gateway_harness import REDIS_TEST_URL
 
 TIMEOUT_S = 0.1
@@ -93,6 +95,35 @@ async def test_a_loop_busy_with_another_requests_slices_does_not_fail_calls_that
         busy = False
         await store.delete(key, key + ":n")
         await store.close()
+
+
+async def test_slices_that_resume_after_the_clock_tick_are_counted_as_stalls() -> None:
+    """A paced request resumed through a future (a worker thread's count, `asyncio.to_thread`) is queued
+    behind the stall clock's tick, not before it: its slices start right after each tick. With a tick as
+    long as a slice, every tick then found the loop just free, and a loop busy all the time counted no
+    stall at all (a guard call failed after 0.25 s of "running" loop and the replica fell back)."""
+    loop = asyncio.get_running_loop()
+    busy = True
+
+    async def slices() -> None:
+        while busy:
+            time.sleep(SLICE_S)
+            resumed = loop.create_future()
+            loop.call_soon(resumed.set_result, None)  # two hops: the step is queued after the due tick
+            await resumed
+
+    clock = stall_clock()
+    clock.opened()
+    try:
+        before, started = clock.stalled(), loop.time()
+        worker = asyncio.create_task(slices())
+        await asyncio.sleep(0.3)
+        busy = False
+        await worker
+        held = loop.time() - started
+        assert clock.stalled() - before >= 0.8 * held
+    finally:
+        clock.closed()
 
 
 async def test_a_server_that_never_answers_still_fails_the_call(silent_server: str) -> None:
