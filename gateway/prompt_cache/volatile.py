@@ -61,6 +61,9 @@ OVERLAP = 4_096  # characters a window may read past its end to finish a span th
 # so the characters outside split the text into runs that a match never crosses. Every span holds an
 # anchor, a piece that every match of its alternative contains: a time's "d:dd", a date's "d-dd-d" or
 # "d/d" or month name, an epoch's ten digits, a UUID's "-hhhh-", a request id's prefix or "id:" / "id=".
+# An epoch's and a prefix's anchor hold where its alternative's `\b` does (no word character before), and
+# a prefix's needs the id's 8 characters after it: JSON keys ("tool_call_id") and an agent's short call
+# ids ("call_12") hold none, so most agent messages have no run to scan.
 # Only the runs holding an anchor are scanned with the pattern (a bare digit, in every line number of a
 # tool's output, is not one); a run's neighbours are outside characters (not word characters), so the
 # pattern's word boundaries and lookaheads decide there as in the whole text.
@@ -69,11 +72,11 @@ _MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _ID_PREFIXES = ("req", "request", "msg", "trace", "span", "run", "chatcmpl", "call")
 # A prefix's last letter first: one test for the many "_" of code that follow none.
 _ID_PREFIX_ENDS = "".join(sorted({prefix[-1] for prefix in _ID_PREFIXES}))
-_ID_PREFIX_BEHIND = "|".join(f"(?<={prefix}.)" for prefix in _ID_PREFIXES)
+_ID_PREFIX_BEHIND = "|".join(f"(?<={prefix}.)(?<![\\w]{prefix}.)" for prefix in _ID_PREFIXES)
 _ANCHOR = (
-    rf"[\d_d-](?:(?<=[\d])(?=:[\d][\d]|-[\d][\d]-[\d]|/[\d]|,? [\d]{{4}}| {_MONTH})|(?<=1)(?=[6-9][\d]{{8}})"
+    rf"[\d_d-](?:(?<=[\d])(?=:[\d][\d]|-[\d][\d]-[\d]|/[\d]|,? [\d]{{4}}| {_MONTH})|(?<=1)(?<![\w]1)(?=[6-9][\d]{{8}})"
     r"|(?<=-)(?=[0-9a-fA-F]{4}-)|(?<=id)(?=[\s]*[:=])"
-    rf"|(?<=[{_ID_PREFIX_ENDS}][_-])(?:{_ID_PREFIX_BEHIND}))"
+    rf"|(?<=[{_ID_PREFIX_ENDS}][_-])(?:{_ID_PREFIX_BEHIND})(?=[0-9A-Za-z]{{8}}))"
 )
 # An ASCII text's classes spelled out (the same characters as \w, \s and \d in that range): the scan
 # tests them as one bitmap instead of Unicode categories, twice as fast. (So the classes above are
