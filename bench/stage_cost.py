@@ -6,8 +6,9 @@
 One gateway process per configuration (every default stage; the optional stages off) and wire, each
 serving the sessions' requests one after the other in-process (create_app over httpx's ASGI transport,
 the collector paced as in `gateway serve`) against bench.overhead.upstream with no delay. The requests
-are bench/production_load's agent workload (bench/production_load/agent.py: turn by turn, round robin
-over the sessions, `--parts`: an agent CLI's tools and system prompt in place of the sessions').
+are bench/production_load's agent workload (bench/production_load/agent.py: a fifth of every session's
+turns at a time, as its phases, turn by turn and round robin over the sessions within one; `--parts`: an
+agent CLI's tools and system prompt in place of the sessions').
 
 Sequential requests make a stage's thread CPU time its own: each stage hook's is summed, per request and
 per fifth of the sessions' turns. That is still a clock, noisy on a shared machine. `--instructions` runs
@@ -15,8 +16,9 @@ each process under valgrind's callgrind as well, instrumented only while the req
 (valgrind's client requests): instructions executed per request, the same count on every run of the same code
 and data whatever else the machine does, so a change of a few percent is resolved where the clock
 cannot (instructions are not time: they leave out cache misses and the upstream's process; the garbage
-collector runs on CPython's allocation counts there, not paced by the clock). Output:
-DIR/stage_cost.json and a table on stdout.
+collector runs on CPython's allocation counts there, not paced by the clock). Its counts are dumped at
+each fifth's end, so instructions a request are reported per fifth too: how a configuration's cost grows
+with the history, free of the clock's noise. Output: DIR/stage_cost.json and a table on stdout.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def requests(wire: str, traces: str, sessions: int, parts: str) -> list[tuple[st
         rate=1.0, timeout_s=30.0, traces=traces, sessions=sessions, buckets=PARTS, pids=[], parts=parts,
     )  # fmt: skip
     given = json.loads(Path(parts).read_text()) if parts else None
-    ordered = sorted(turns(spec), key=lambda t: (t.index, t.session))
+    ordered = sorted(turns(spec), key=lambda t: (t.bucket, t.index, t.session))  # a session's turns in order
     return [(f"{spec.tag}-{t.session}", body(spec, t, given), t.bucket) for t in ordered]
 
 
@@ -76,6 +78,7 @@ def _timed(hook: Callable[[Any], Awaitable[None]], name: str, spent: dict[str, f
 TOGGLE_C = """#include <valgrind/callgrind.h>
 void instrument_on(void) { CALLGRIND_START_INSTRUMENTATION; }
 void instrument_off(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+void dump_counts(void) { CALLGRIND_DUMP_STATS; }
 """
 
 
@@ -92,6 +95,14 @@ def _callgrind(on: bool) -> None:
     if library:
         toggle = ctypes.CDLL(library)
         (toggle.instrument_on if on else toggle.instrument_off)()
+
+
+def _callgrind_dump() -> None:
+    """The counts since the last dump written to a file of their own (OUT.1, OUT.2, ...; the last one's at
+    exit goes to OUT), and counting goes on from zero."""
+    library = os.environ.get("STAGE_COST_TOGGLE")
+    if library:
+        ctypes.CDLL(library).dump_counts()
 
 
 async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> dict[str, Any]:
@@ -128,7 +139,9 @@ async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> 
             spent.clear()
             _callgrind(True)
             started = time.thread_time()
-            for session, payload, part in work:
+            for number, (session, payload, part) in enumerate(work):
+                if number and part != work[number - 1][2]:
+                    _callgrind_dump()
                 before = time.thread_time()
                 await send(session, payload)
                 parts[part][0] += time.thread_time() - before
@@ -141,6 +154,7 @@ async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> 
         "requests": count,
         "cpu_ms_per_request": round(total / count * 1000, 3),
         "cpu_ms_by_fifth": [round(parts[p][0] / parts[p][1] * 1000, 3) for p in sorted(parts)],
+        "requests_by_fifth": [int(parts[p][1]) for p in sorted(parts)],
         "stages_ms_per_request": {name: round(s / count * 1000, 3) for name, s in stages},
     }
 
@@ -177,7 +191,14 @@ def measure(args: argparse.Namespace, config_name: str, wire: str, upstream: str
         env["STAGE_COST_TOGGLE"] = str(toggle_library(workdir))
         valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_file}"]
         counted = _run([*valgrind, *child], env, f"{what} under callgrind")
-        result["instructions_per_request"] = _instructions(out_file) // counted["requests"]
+        # One file a fifth, in the order they ran (the work is ordered by fifth): OUT.1, ..., then OUT.
+        dumps = sorted(workdir.glob(f"{out_file.name}.*"), key=lambda path: int(path.suffix[1:]))
+        by_fifth = [_instructions(path) for path in [*dumps, out_file]]
+        requests = counted["requests_by_fifth"]
+        if len(by_fifth) != len(requests):
+            raise RuntimeError(f"{what}: {len(by_fifth)} count dumps for {len(requests)} fifths")
+        result["instructions_per_request"] = sum(by_fifth) // counted["requests"]
+        result["instructions_by_fifth"] = [count // n for count, n in zip(by_fifth, requests, strict=True)]
     return result
 
 
@@ -192,6 +213,11 @@ def report(rows: list[dict[str, Any]]) -> None:
             line += f"; instructions {default['instructions_per_request']:,} / {off['instructions_per_request']:,}"
             line += f" ({ratio:.3f}x)"
         print(line)
+        if "instructions_by_fifth" in default:
+            excess = [
+                d - o for d, o in zip(default["instructions_by_fifth"], off["instructions_by_fifth"], strict=True)
+            ]
+            print(f"    instructions a request by fifth, default over off: {', '.join(f'{e:+,}' for e in excess)}")
         for stage, ms in default["stages_ms_per_request"].items():
             if ms >= 0.01:
                 print(f"    {stage:34s} {ms:7.3f} ms   (stages off: {off['stages_ms_per_request'].get(stage, 0):.3f})")

@@ -11,18 +11,22 @@ from dataclasses import dataclass
 
 from gateway.compaction.history import History
 from gateway.compaction.reference import reference
-from gateway.compaction.results import Results, ToolResult
+from gateway.compaction.results import Rendering, Results, ToolResult
 from gateway.compaction.thresholds import Thresholds
 from gateway.compaction.tokens import TokenCounter
 from gateway.config.compaction import CompactionConfig
 from gateway.pacing import CHUNK, Pacer
 
+# A result's references kept (`rendering`): one form per route and config in practice; the tool
+# name is the caller's, so no caller can grow the facts of a result shared by every session that sends it.
+REFERENCE_FORMS_KEPT = 8
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
     result: ToolResult
-    text: str  # the original as text
-    reference: str
+    tokens: int  # the result's, in the counter's encoding
+    preview_chars: int  # its reference's preview (`Compactor.rendering`)
     saving: int  # tokens freed
 
 
@@ -35,30 +39,51 @@ class Compactor:
         self.counter = counter
         self.tool_offered = tool_offered
 
-    def _reference(self, result: ToolResult, text: str, tokens: int, preview_chars: int) -> str:
-        return reference(result.tool, text, tokens, result.handle, preview_chars, tool_offered=self.tool_offered)
+    def rendering(self, result: ToolResult, tokens: int, preview_chars: int) -> Rendering:
+        """What replaces a plain result of `tokens` tokens, built once per result and form (kept in its
+        facts): a request over the trigger that cannot clear enough compacts nothing, and the next one
+        weighs the same results again; a compacted session's every request sends the same references."""
+        facts = result.facts
+        key = (self.counter.name, tokens, preview_chars, self.tool_offered, result.tool)
+        known = facts.references.get(key) if facts.references is not None else None
+        if known is None:
+            text = result.text
+            assert text is not None, "only plain results are compacted"
+            known = Rendering(
+                reference(result.tool, text, tokens, result.handle, preview_chars, tool_offered=self.tool_offered)
+            )
+            if facts.references is None:
+                facts.references = {}
+            if len(facts.references) < REFERENCE_FORMS_KEPT:
+                facts.references[key] = known
+        return known
+
+    def reference_tokens(self, result: ToolResult, tokens: int, preview_chars: int) -> int:
+        """The tokens of the `rendering`'s text, counted once per result, form and encoding."""
+        rendering = self.rendering(result, tokens, preview_chars)
+        if rendering.tokens is None:
+            rendering.tokens = self.counter.text(rendering.text)
+        return rendering.tokens
 
     async def reapply(self, history: History, results: Results, compacted: set[str], pacer: Pacer) -> list[Candidate]:
         """Shrink very large results and re-apply recorded compactions; returns the results shrunk for the
         first time (not in `compacted` yet). Most results are neither: decided from their facts alone."""
         shrunk = []
-        shrink_at = self.thresholds.shrink_at
+        shrink_at, shrink_preview = self.thresholds.shrink_at, self.config.shrink_preview_chars
         for number, (index, facts) in enumerate(results.found):
             if number % CHUNK == CHUNK - 1:
                 await pacer.tick()
             if not facts.plain or (facts.bound < shrink_at and facts.handle not in compacted):
                 continue
             result = results.result(index, facts)
-            tokens, text = await result.tokens(self.counter), result.text
-            if text is None:
-                continue
+            tokens = await result.tokens(self.counter)
             if tokens >= shrink_at:
-                ref = self._reference(result, text, tokens, self.config.shrink_preview_chars)
                 if result.handle not in compacted:
-                    shrunk.append(Candidate(result, text, ref, tokens - self.counter.text(ref)))
-                await history.replace(result, ref)
+                    saving = tokens - self.reference_tokens(result, tokens, shrink_preview)
+                    shrunk.append(Candidate(result, tokens, shrink_preview, saving))
+                await history.replace(result, self.rendering(result, tokens, shrink_preview))
             elif result.handle in compacted:
-                await history.replace(result, self._reference(result, text, tokens, self.config.preview_chars))
+                await history.replace(result, self.rendering(result, tokens, self.config.preview_chars))
             await pacer.tick()
         return shrunk
 
@@ -66,6 +91,7 @@ class Compactor:
         """Results that may be compacted now, oldest first: not the newest `keep_tool_results`, not
         excluded, plain text, and large enough that the reference saves tokens."""
         keep, least = self.config.keep_tool_results, self.config.min_tool_result_tokens
+        preview = self.config.preview_chars
         older = results.found[: len(results.found) - keep] if keep else results.found
         found = []
         for index, facts in older:
@@ -75,13 +101,12 @@ class Compactor:
             if results.tool(facts) in self.config.exclude_tools:
                 continue
             result = results.result(index, facts)
-            tokens, text = await result.tokens(self.counter), result.text
-            if tokens < least or text is None:
+            tokens = await result.tokens(self.counter)
+            if tokens < least:
                 continue
-            ref = self._reference(result, text, tokens, self.config.preview_chars)
-            saving = tokens - self.counter.text(ref)
+            saving = tokens - self.reference_tokens(result, tokens, preview)
             if saving > 0:
-                found.append(Candidate(result, text, ref, saving))
+                found.append(Candidate(result, tokens, preview, saving))
         return found
 
     def choose(self, candidates: list[Candidate], tokens: int) -> list[Candidate]:

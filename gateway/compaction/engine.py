@@ -34,6 +34,7 @@ from gateway.config.compaction import CompactionConfig
 from gateway.config.tenants import same_keys
 from gateway.context import RequestContext
 from gateway.history import MessageFacts
+from gateway.history.view import RAW_MESSAGES_MAX
 from gateway.pacing import CHUNK, Pacer, finish_paced
 
 
@@ -180,10 +181,13 @@ class Run:
         limit = min(t.compact_trigger, t.window)
         fresh = totals.bound(self.layout, self.messages)
         tokens = self.fixed + totals.tokens
-        if not totals.exact and tokens > limit and shows_under(totals.provider, totals.counts, self.fixed, limit):
-            # The provider's count of the session's last turn, and the bounds of what came since, are well
-            # under: the history need not be counted (provider_count.py). Not exact: nothing reported.
-            return Outcome(tokens, tokens, t.window, counted=False)
+        if not totals.exact and tokens > limit:
+            under, _ = await self._provider_shows_under(totals, limit)
+            tokens = self.fixed + totals.tokens
+            if under and not totals.exact:
+                # The provider's count of the session's last turn, and what came since, are well under: the
+                # history need not be counted (provider_count.py). Not exact: nothing reported.
+                return Outcome(tokens, tokens, t.window, counted=False)
         # Counts that were bounds when taken and may be known now (by another session's count): they
         # decide whether to count (over the limit with them as bounds) or whether all are known (no bound
         # was taken now, and the newest one is known now). Otherwise the walk's sum is at most this one:
@@ -200,6 +204,27 @@ class Run:
             return None
         # Not exact: the bound shows it under every threshold (its token fields are not reported then).
         return Outcome(tokens, tokens, t.window, counted=exact)
+
+    async def _provider_shows_under(self, totals: Totals, limit: int) -> tuple[bool, list[int]]:
+        """Whether the provider's count of the session's last turn, with what came since, shows the request
+        well under `limit` (provider_count.py); and the messages counted to see it. Those since that count
+        are counted when their bounds alone do not show it: a new turn's bytes bound its tokens ~4 times
+        over, and its count is the new turn's work, where the history's would be the whole history's."""
+        seen = totals.provider
+        if shows_under(seen, totals.counts, self.fixed, limit):
+            return True, []
+        if seen is None or seen.fixed != self.fixed or not totals.loose or totals.loose[-1][0] < seen.messages:
+            return False, []  # no count of this history to start from, or the messages since are counted
+        counted = await self._count_since(totals, seen.messages)
+        return shows_under(seen, totals.counts, self.fixed, limit), counted
+
+    async def _count_since(self, totals: Totals, since: int) -> list[int]:
+        """Count the messages from raw index `since` on that the totals know only a bound of (a new turn:
+        cheaper to count here than a round trip for another replica's counts): their indexes."""
+        loose = [index for index, _ in totals.loose if index >= since]
+        await self.counter.count_messages([self.messages[i] for i in loose], self.pacer, [self.facts[i] for i in loose])
+        totals.refresh()
+        return loose
 
     async def _count_loose(self, totals: Totals) -> list[int]:
         """Count the messages the totals know only a bound of (the others are counted): their indexes."""
@@ -232,7 +257,14 @@ class Run:
         )
         tokens, limit = self.tokens(), min(t.compact_trigger, t.window)
         # The provider's count of the last turn shows it well under (provider_count.py): nothing to count.
-        under = not exact and tokens > limit and shows_under(totals.provider, counts, self.fixed, limit)
+        under = False
+        if not exact and tokens > limit:
+            under, since = await self._provider_shows_under(totals, limit)
+            if since:
+                counts, exact = list(totals.counts), totals.exact
+                self.history.settle(counts, since)
+                tokens = self.tokens()
+                under = under and not exact
         if not exact and tokens > limit and not under:
             # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
             loose = await self._count_loose(totals)
@@ -263,9 +295,26 @@ class Run:
             await self.memo.save(session, record)
         outcome.compacted = len(new)
         if self.history.replaced or self.history.summary is not None:
-            outcome.body = self.layout.with_messages(self.body, self.history.sent())
+            sent = self.history.sent()
+            outcome.body = self.layout.with_messages(self.body, sent)
             outcome.tokens_after = self.tokens()
+            self._vouch(sent)
         return outcome
+
+    def _vouch(self, sent: list[Message]) -> None:
+        """The later stages take the facts of the history sent as a whole, and those of the messages sent in
+        place of compacted results without serializing them: a kept message's facts are taken on its
+        first request and kept with it. Not for a history too long to handle in one go: the later stages
+        then take its facts message by message, paced."""
+        if len(sent) > RAW_MESSAGES_MAX:
+            return
+        view = self.ctx.history
+        for message, kept in self.history.kept_messages():
+            if kept.facts is None:
+                kept.facts = view.facts(message)
+            else:
+                view.vouch(message, kept.facts)
+        view.remember(sent, self.history.sent_facts(self.facts, view.facts))
 
     async def _handles(self, results: Results) -> set[str]:
         handles: set[str] = set()
@@ -305,7 +354,8 @@ class Run:
             first = min(c.result.message for c in chosen)
             outcome.invalidated += self.history.tokens_between(first, _last_reply(self.layout, self.messages))
         for candidate in chosen:
-            await self.history.replace(candidate.result, candidate.reference)
+            replaced_by = self.compactor.rendering(candidate.result, candidate.tokens, candidate.preview_chars)
+            await self.history.replace(candidate.result, replaced_by)
             await self.pacer.tick()
         return chosen
 

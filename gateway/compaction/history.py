@@ -8,13 +8,16 @@ long the history: one request may hold 100,000 messages, and the engine asks for
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message
-from gateway.compaction.results import ToolResult
+from gateway.compaction.results import Rendering, SentMessage, ToolResult
 from gateway.compaction.tokens import TokenCounter
+from gateway.history import MessageFacts
+
+SCALARS = (str, int, float, bool, type(None))  # a message of only these is copied whole by `dict`
 
 
 class History:
@@ -31,17 +34,48 @@ class History:
         self.replaced: dict[tuple[int, int | None], Any] = {}
         self._contents: dict[int, dict[int | None, Any]] = {}  # replaced contents by message
         self._rendered: dict[int, Message] = {}  # messages as sent, where some content was replaced
+        self._kept: dict[int, SentMessage] = {}  # of those, the copies of kept messages (`replace`)
         self._sent_counts = list(counts)  # tokens of each raw message as sent
         self._sums: list[int] | None = None  # prefix sums of _sent_counts (None: to recompute)
 
-    async def replace(self, result: ToolResult, content: Any) -> None:
-        self.replaced[(result.message, result.block)] = content
+    async def replace(self, result: ToolResult, rendering: Rendering) -> None:
+        """Send the result's message with `rendering` in place of the result. A message whose only
+        replaced result is this one is the same on every request: rendered and counted once per result
+        and form (kept with the rendering), then copied."""
+        self.replaced[(result.message, result.block)] = rendering.text
         contents = self._contents.setdefault(result.message, {})
-        contents[result.block] = content
-        message = self.layout.with_contents(self.messages[result.message], contents)
+        contents[result.block] = rendering.text
+        kept = rendering.sent if len(contents) == 1 else None
+        if kept is None:
+            message = self.layout.with_contents(self.messages[result.message], contents)
+            tokens = await self.counter.message_off_loop(message)
+            if len(contents) == 1 and all(type(value) in SCALARS for value in message.values()):
+                kept = rendering.sent = SentMessage(message, tokens)
+        if kept is not None:
+            message, tokens = dict(kept.message), kept.tokens
+            self._kept[result.message] = kept
+        else:
+            self._kept.pop(result.message, None)
         self._rendered[result.message] = message
-        self._sent_counts[result.message] = await self.counter.message_off_loop(message)
+        self._sent_counts[result.message] = tokens
         self._sums = None
+
+    def sent_facts(self, raw: list[MessageFacts], facts_of: Callable[[Message], MessageFacts]) -> list[MessageFacts]:
+        """The facts of `sent()`'s messages, in order: a raw message's from `raw` (the facts of `messages`),
+        the others' from `facts_of`."""
+        summary = [facts_of(self.summary)] if self.summary is not None else []
+        out = [*raw[: self.head], *summary, *raw[self.start :]]
+        offset = self.head + len(summary) - self.start
+        for index, message in self._rendered.items():
+            if self.start <= index:
+                out[index + offset] = facts_of(message)
+        return out
+
+    def kept_messages(self) -> Iterator[tuple[Message, SentMessage]]:
+        """The messages sent in place of results (as `sent` gives them) that are copies of kept ones."""
+        for index, kept in self._kept.items():
+            if index >= self.start:
+                yield self._rendered[index], kept
 
     def settle(self, counts: list[int], changed: Iterable[int] | None = None) -> None:
         """Exact counts of the raw messages in place of the bounds it was made with (replaced messages

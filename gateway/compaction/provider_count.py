@@ -7,13 +7,15 @@ next request without counting its history. Without it, a history past the trigge
 is at most a token; agent JSON is about 0.24 tokens a byte) has every message counted once, most of
 compaction's CPU on long sessions that are nowhere near the trigger.
 
-The engine still counts exactly where this bound comes within PROVIDER_SHARE of the trigger: below it,
-its own count could pass the trigger only by running more than 1 / PROVIDER_SHARE times the provider's,
-so decisions near the trigger stay those of its own count. A count is used only for the history it was
-taken for (the session's totals carry it while the history extends that one) and only while the request's
-tools and system prompt count what they did then. A count far below the history's size is not believed
-(a server that reports a token per message, or none of its prompt): under one token per
-PLAUSIBLE_BYTES_A_TOKEN bytes of messages, text of any language and code counts more (runs of
+Where the bounds of the messages since (bytes: ~4 times their tokens) take it past PROVIDER_SHARE, those
+messages are counted first, the new turn's work, and their counts decide (engine.py
+`_provider_shows_under`). The engine still counts the history exactly where this bound comes within
+PROVIDER_SHARE of the trigger: below it, its own count could pass the trigger only by running more than
+1/PROVIDER_SHARE times the provider's, so decisions near the trigger stay those of its own count. A count is
+used only for the history it was taken for (the session's totals carry it while the history extends that
+one) and only while the request's tools and system prompt count what they did then. A count far below the
+history's size is not believed (a server that reports a token per message, or none of its prompt): under one
+token per PLAUSIBLE_BYTES_A_TOKEN bytes of messages, text of any language and code counts more (runs of
 whitespace can count less: those histories are counted, as before).
 """
 

@@ -32,6 +32,29 @@ class ResultFacts:
     bound: int  # its message's JSON bytes: more than its tokens (a token is at least a byte)
     encoding: str = ""  # the encoding `tokens` was counted in ("": not counted yet)
     tokens: int = 0
+    # Its references, by (encoding, its tokens, preview characters, retrieval tool offered, tool name): every
+    # request over the trigger weighs every older result again, and a compacted session's requests send the
+    # same references again (compactor.py `rendering`).
+    references: dict[tuple[str, int, int, bool, str], Rendering] | None = None
+
+
+@dataclass(slots=True, eq=False)
+class SentMessage:
+    """A result's message as sent with one of its references (history.py `replace`): a template, copied for
+    each request (a stage that changes its copy changes no other request's), with its facts."""
+
+    message: Message  # its values are scalars: a shallow copy shares nothing anyone may change
+    tokens: int  # in the reference's encoding
+    facts: MessageFacts | None = None  # once a request took them (gateway/history/)
+
+
+@dataclass(slots=True, eq=False)
+class Rendering:
+    """A result's reference in one form, derived once per form."""
+
+    text: str
+    tokens: int | None = None  # the text's, in the form's encoding (None: not counted yet)
+    sent: SentMessage | None = None  # its message as sent, where the reference replaced its whole content
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -28,7 +28,7 @@ from gateway.history.facts import FactMemo, MessageFacts, memo
 from gateway.history.prefix import SessionBodies
 from gateway.pacing import CHUNK, Steps
 
-RAW_MESSAGES_MAX = 4 * CHUNK  # beyond, a first body's lookups would hold the loop: the paced path
+RAW_MESSAGES_MAX = 4 * CHUNK  # beyond, a history taken in one go (its facts, its lookups) would hold the loop
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -72,6 +72,18 @@ class HistoryView:
 
     def facts(self, message: Any) -> MessageFacts:
         return self._lookup(message)[1]
+
+    def vouch(self, message: Any, facts: MessageFacts) -> None:
+        """`facts` are those of `message`: a message a stage built as a copy of one whose facts it took
+        (compaction's kept renderings), answered from the view with no serialization."""
+        self._seen[id(message)] = (message, facts)
+
+    def remember(self, messages: Sequence[Any], facts: list[MessageFacts]) -> None:
+        """`facts` are those of `messages`, in order: a history a stage built of messages whose facts it
+        holds (compaction's), asked for as a whole by the stages after it."""
+        held = tuple(messages)
+        self._seen.update(zip(map(id, held), zip(held, facts, strict=True), strict=True))
+        self._last = (held, list(facts))
 
     def _lookup(self, message: Any) -> tuple[bytes, MessageFacts]:
         """The message's facts, and its serialization when this call made it (else b"")."""

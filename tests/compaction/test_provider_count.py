@@ -152,3 +152,12 @@ def test_a_count_of_other_tools_is_not_used(monkeypatch: pytest.MonkeyPatch) -> 
     headers = asyncio.run(turn(services, stage, policy, full, session, tools=[TOOL]))
     assert encodings.count > 0
     assert "x-cachegate-compaction-tokens-before" in headers
+
+
+def test_a_new_turn_whose_bytes_pass_the_share_is_counted_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider's count just under the share, a new turn whose bytes would take it over and whose
+    tokens do not (runs of spaces): the new turn's 2 messages are encoded, never the history."""
+    found = replay(int(PROVIDER_SHARE * TRIGGER) - 500, monkeypatch)
+    encoded = [count for _, count in found[1:]]
+    assert 2 in encoded and set(encoded) <= {0, 2}, encoded  # 0: its bound is still under the trigger
+    assert all(headers["x-cachegate-compaction"] == "none" for headers, _ in found)

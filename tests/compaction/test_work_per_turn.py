@@ -117,6 +117,11 @@ def traced(run: Callable[[], Any]) -> tuple[Any, Counter[str]]:
 
 
 def stage_for(case: str) -> tuple[Services, CompactionStage, PolicyConfig]:
+    return stage_with(COUNTED if case == "counted" else UNCOUNTED)
+
+
+def stage_with(thresholds: dict[str, int]) -> tuple[Services, CompactionStage, PolicyConfig]:
+    """The compaction stage of a gpt-4o-mini route with a WINDOW-token window, under these thresholds."""
     model = {
         "name": "m",
         "provider": "openai",
@@ -125,7 +130,6 @@ def stage_for(case: str) -> tuple[Services, CompactionStage, PolicyConfig]:
         "context_window": WINDOW,
     }
     services = create_services(Settings.model_validate({"models": [model]}))
-    thresholds = COUNTED if case == "counted" else UNCOUNTED
     policy = PolicyConfig(compaction=CompactionConfig.model_validate(thresholds))
     return services, CompactionStage(services), policy
 

@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 
 from tests.gateway_harness import ADMIN_KEY, RunningGateway
-from tests.response_cache.conftest import Replicas, metric
+from tests.redis_target import redis_client
+from tests.response_cache.conftest import REDIS_URL, Replicas, metric
 
 TOOLS: list[Any] = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}
@@ -115,6 +116,24 @@ def test_tool_call_answers_and_errors_are_not_stored(replicas: Replicas, namespa
         assert response.status_code >= 500 and response.headers["x-cachegate-cache"] == "miss"
 
 
+def cache_trace(replicas: Replicas) -> dict[str, Any]:
+    """What a failure message shows: each replica's cache skips and errors and its state fallbacks, and
+    the server's memory bound (this test failed once on CI, a miss on b with nothing else in its log)."""
+    wanted = ("cachegate_response_cache_skips_total", "cachegate_response_cache_errors_total", "cachegate_state_fall")
+    client = redis_client(REDIS_URL)
+    try:
+        memory = client.config_get("maxmemory*")
+    finally:
+        client.close()
+    return {
+        "redis": memory,
+        **{
+            name: [line for line in gw.metrics().splitlines() if line.startswith(wanted)]
+            for name, gw in (("a", replicas.a), ("b", replicas.b))
+        },
+    }
+
+
 def test_streaming_replay_openai(replicas: Replicas, namespace: str) -> None:
     prompt = f"one two three four {uuid.uuid4().hex}"
     headers = {"x-cachegate-cache-namespace": namespace}
@@ -126,7 +145,7 @@ def test_streaming_replay_openai(replicas: Replicas, namespace: str) -> None:
         messages=[{"role": "user", "content": prompt}],
         extra_headers=headers,
     )
-    assert raw.headers["x-cachegate-cache"] == "exact"
+    assert raw.headers["x-cachegate-cache"] == "exact", cache_trace(replicas)
     chunks = list(raw.parse())
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == prompt
     assert [c.usage.total_tokens for c in chunks if c.usage] == [0]
