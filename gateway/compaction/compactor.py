@@ -87,9 +87,14 @@ class Compactor:
             await pacer.tick()
         return shrunk
 
-    async def candidates(self, history: History, results: Results, pacer: Pacer) -> list[Candidate]:
+    async def candidates(
+        self, history: History, results: Results, pacer: Pacer, enough: int | None = None
+    ) -> list[Candidate]:
         """Results that may be compacted now, oldest first: not the newest `keep_tool_results`, not
-        excluded, plain text, and large enough that the reference saves tokens."""
+        excluded, plain text, and large enough that the reference saves tokens. With `enough`, only until
+        their savings reach it: `choose` takes no more, and a result not counted yet is counted when a
+        later compaction reaches it (a session's first compaction no longer counts its whole history's
+        results alone, where it needs the oldest few)."""
         keep, least = self.config.keep_tool_results, self.config.min_tool_result_tokens
         preview = self.config.preview_chars
         older = results.found[: len(results.found) - keep] if keep else results.found
@@ -107,6 +112,10 @@ class Compactor:
             saving = tokens - self.reference_tokens(result, tokens, preview)
             if saving > 0:
                 found.append(Candidate(result, tokens, preview, saving))
+                if enough is not None:
+                    enough -= saving
+                    if enough <= 0:
+                        break
         return found
 
     def choose(self, candidates: list[Candidate], tokens: int) -> list[Candidate]:

@@ -276,12 +276,15 @@ class Run:
         chosen: list[Candidate] = []
         if tokens > self.thresholds.compact_trigger and not under:
             results = results if results is not None else await self._tool_results()
-            candidates = await self.compactor.candidates(self.history, results, self.pacer)
+            # Over the summarization trigger, every candidate's saving decides whether to summarize.
+            enough = None if tokens > t.summarize_trigger else tokens - t.compact_target
+            candidates = await self.compactor.candidates(self.history, results, self.pacer, enough)
             if self._must_summarize(tokens, sum(c.saving for c in candidates)):
                 changed |= await self._summarize(record, outcome)
                 results = await self._tool_results()
-                candidates = await self.compactor.candidates(self.history, results, self.pacer)
                 tokens = self.tokens()
+                enough = tokens - t.compact_target
+                candidates = await self.compactor.candidates(self.history, results, self.pacer, enough)
             chosen = await self._compact(candidates, tokens, outcome)
         new = [*shrunk, *chosen]
         for candidate in new:

@@ -31,10 +31,20 @@ NEVER_ENOUGH = {
     "summarize_keep": 1_000_000,
     "shrink_tool_result_at": 10_000_000,
 }
+# 40 tool turns (62,000-68,000 tokens, with the tag's tokens) over the trigger at once; clearing 10,000-16,000
+# tokens takes the oldest 8-13 results.
+FIRST_COMPACTION = {
+    "compact_trigger": 55_000,
+    "compact_target": 52_000,
+    "clear_at_least": 500,
+    "summarize_trigger": 10_000_000,
+    "summarize_keep": 1_000_000,
+    "shrink_tool_result_at": 10_000_000,
+}
 
 
 def tool_turns(turns: int, tag: str) -> list[Message]:
-    """A task, then tool turns whose results (~400 tokens of words each) are worth a reference."""
+    """A task, then tool turns whose results (~1,560 tokens of words each) are worth a reference."""
     found: list[Message] = [{"role": "user", "content": f"Fix the bug. [{tag}]"}]
     for step in range(turns):
         call = {"id": f"c{step}", "type": "function", "function": {"name": "bash", "arguments": f'{{"n": {step}}}'}}
@@ -52,8 +62,10 @@ def test_a_request_over_the_trigger_weighs_older_results_without_counting_them_a
     weighed: list[Candidate] = []
     original = Compactor.candidates
 
-    async def candidates(self: Compactor, history: History, results: Results, pacer: Pacer) -> list[Candidate]:
-        found = await original(self, history, results, pacer)
+    async def candidates(
+        self: Compactor, history: History, results: Results, pacer: Pacer, enough: int | None = None
+    ) -> list[Candidate]:
+        found = await original(self, history, results, pacer, enough)
         weighed.extend(found)
         return found
 
@@ -89,3 +101,31 @@ def test_a_results_reference_counts_are_bounded_whatever_the_callers_tool_names(
         sent = reference(result.tool, message["content"], 400, "h0", 240, tool_offered=False)
         assert compactor.reference_tokens(result, 400, 240) == counter.text(sent)
     assert facts.references is not None and len(facts.references) == REFERENCE_FORMS_KEPT
+
+
+def test_a_sessions_first_compaction_counts_the_results_it_compacts_not_every_older_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session past the trigger for the first time compacts its oldest results until under the target:
+    it weighs those, and leaves the newer ones uncounted until a later compaction reaches them (they were
+    all counted alone on that request before, a burst that grew with the history)."""
+    services, stage, policy = stage_with(FIRST_COMPACTION)
+    full = tool_turns(40, uuid.uuid4().hex)
+    weighed: list[Candidate] = []
+    original = Compactor.candidates
+
+    async def candidates(
+        self: Compactor, history: History, results: Results, pacer: Pacer, enough: int | None = None
+    ) -> list[Candidate]:
+        found = await original(self, history, results, pacer, enough)
+        weighed.extend(found)
+        return found
+
+    monkeypatch.setattr(Compactor, "candidates", candidates)
+    headers = asyncio.run(turn(services, stage, policy, full, uuid.uuid4().hex))
+    before, after = (int(headers[f"x-cachegate-compaction-tokens-{when}"]) for when in ("before", "after"))
+    assert headers["x-cachegate-compaction"] == "compacted"
+    assert before > FIRST_COMPACTION["compact_trigger"]
+    assert 0 < len(weighed) <= 37 // 2  # of 37 older results
+    # the fewest oldest results that bring the history under the target, as when all were weighed
+    assert after <= FIRST_COMPACTION["compact_target"] < after + weighed[-1].saving

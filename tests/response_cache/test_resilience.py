@@ -15,7 +15,7 @@ from tests.gateway_harness import running_gateway
 from tests.ports import spawn_port
 from tests.redis_target import redis_client
 from tests.response_cache.conftest import REDIS_URL, Replicas, metric
-from tests.response_cache.test_exact import ask
+from tests.response_cache.test_exact import ask, cache_trace
 
 
 def entry_keys(namespace: str) -> list[bytes]:
@@ -41,7 +41,8 @@ def test_corrupt_entry_is_dropped(replicas: Replicas, namespace: str, damage: st
     before = metric(replicas.b, "cachegate_response_cache_errors_total", kind="corrupt_entry")
     assert ask(replicas.b, prompt, namespace) == ("miss", prompt)
     assert metric(replicas.b, "cachegate_response_cache_errors_total", kind="corrupt_entry") == before + 1
-    assert ask(replicas.b, prompt, namespace) == ("exact", prompt)  # the fresh answer replaced it
+    # the fresh answer replaced it
+    assert ask(replicas.b, prompt, namespace) == ("exact", prompt), cache_trace(replicas)
 
 
 @pytest.fixture
