@@ -92,9 +92,8 @@ class Compactor:
     ) -> list[Candidate]:
         """Results that may be compacted now, oldest first: not the newest `keep_tool_results`, not
         excluded, plain text, and large enough that the reference saves tokens. With `enough`, only until
-        their savings reach it: `choose` takes no more, and a result not counted yet is counted when a
-        later compaction reaches it (a session's first compaction no longer counts its whole history's
-        results alone, where it needs the oldest few)."""
+        their savings reach it: `choose` takes no more, and a newer result is counted when a later
+        compaction reaches it (a first compaction would otherwise count every older result of the history)."""
         keep, least = self.config.keep_tool_results, self.config.min_tool_result_tokens
         preview = self.config.preview_chars
         older = results.found[: len(results.found) - keep] if keep else results.found

@@ -54,11 +54,8 @@ def tool_turns(turns: int, tag: str) -> list[Message]:
     return found
 
 
-def test_a_request_over_the_trigger_weighs_older_results_without_counting_them_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    services, stage, policy = stage_with(NEVER_ENOUGH)
-    full, session = tool_turns(20, uuid.uuid4().hex), uuid.uuid4().hex
+def weighing(monkeypatch: pytest.MonkeyPatch) -> list[Candidate]:
+    """The candidates compaction weighs from now on (each counted, its reference too), as it returns them."""
     weighed: list[Candidate] = []
     original = Compactor.candidates
 
@@ -69,10 +66,19 @@ def test_a_request_over_the_trigger_weighs_older_results_without_counting_them_a
         weighed.extend(found)
         return found
 
+    monkeypatch.setattr(Compactor, "candidates", candidates)
+    return weighed
+
+
+def test_a_request_over_the_trigger_weighs_older_results_without_counting_them_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    services, stage, policy = stage_with(NEVER_ENOUGH)
+    full, session = tool_turns(20, uuid.uuid4().hex), uuid.uuid4().hex
     for k in range(3, len(full) - 1, 2):  # the last request adds one turn: 2 messages
         asyncio.run(turn(services, stage, policy, full[:k], session))
     encodings = Encodings(monkeypatch)
-    monkeypatch.setattr(Compactor, "candidates", candidates)
+    weighed = weighing(monkeypatch)
     headers = asyncio.run(turn(services, stage, policy, full, session))
     encoded = encodings.count
     assert len(weighed) >= 12  # the older results, weighed on this request too...
@@ -111,17 +117,7 @@ def test_a_sessions_first_compaction_counts_the_results_it_compacts_not_every_ol
     all counted alone on that request before, a burst that grew with the history)."""
     services, stage, policy = stage_with(FIRST_COMPACTION)
     full = tool_turns(40, uuid.uuid4().hex)
-    weighed: list[Candidate] = []
-    original = Compactor.candidates
-
-    async def candidates(
-        self: Compactor, history: History, results: Results, pacer: Pacer, enough: int | None = None
-    ) -> list[Candidate]:
-        found = await original(self, history, results, pacer, enough)
-        weighed.extend(found)
-        return found
-
-    monkeypatch.setattr(Compactor, "candidates", candidates)
+    weighed = weighing(monkeypatch)
     headers = asyncio.run(turn(services, stage, policy, full, uuid.uuid4().hex))
     before, after = (int(headers[f"x-cachegate-compaction-tokens-{when}"]) for when in ("before", "after"))
     assert headers["x-cachegate-compaction"] == "compacted"
