@@ -66,6 +66,13 @@ class TenantLRU(Generic[V]):
 
     def put(self, key: str, tenant: str, value: V, size: int) -> None:
         """Insert or replace (as the newest entry), then evict what the caps require."""
+        slot = self._slots.get(key)
+        if slot is not None and slot.tenant == tenant:  # a session's entry put back each request: in place
+            slot.value = value
+            self._slots.move_to_end(key)
+            self._by_tenant[tenant].move_to_end(key)
+            self.resize(key, size)
+            return
         self.pop(key)
         self._slots[key] = _Slot(tenant, value, size)
         self._by_tenant.setdefault(tenant, OrderedDict())[key] = None

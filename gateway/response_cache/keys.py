@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from typing import Any
@@ -222,6 +223,16 @@ def semantic_scope(wire: str, canonical: CanonicalRequest) -> SemanticScope | No
 EXACT_TIER, SEMANTIC_TIER = "x", "s"
 
 
+def _segments(tenant: str, namespace: str, model: str) -> str:
+    return "rc:" + "".join(quote(part, safe="") + ":" for part in (tenant, namespace, model))
+
+
+# A few places serve most requests, and each request makes its key twice. The cache holds short ones only
+# (namespace and model are the caller's: at most 4,096 entries of 512 characters).
+_remembered = lru_cache(maxsize=4096)(_segments)
+_REMEMBERED_CHARS = 512
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """Whose entry it is: purges select by these."""
@@ -234,7 +245,9 @@ class Place:
         return f"{self.prefix()}{tier}:{{{hashed}}}"
 
     def prefix(self) -> str:
-        return "rc:" + "".join(quote(part, safe="") + ":" for part in (self.tenant, self.namespace, self.model))
+        parts = (self.tenant, self.namespace, self.model)
+        short = len(self.tenant) + len(self.namespace) + len(self.model) <= _REMEMBERED_CHARS
+        return (_remembered if short else _segments)(*parts)
 
     def matches(self, tenant: str | None, namespace: str | None, model: str | None) -> bool:
         return all(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 
 class StateUnavailable(Exception):
@@ -54,15 +54,15 @@ class Held:
     spent: list[float]
 
 
-@dataclass(frozen=True, slots=True)
-class Op:
+class Op(NamedTuple):
     """One operation of a `batch`, as its single-op method takes it: a read (get, range), a counter step
     (incr, incr_float: an amount of 0 reads the counter; `ttl_s` set on its first write), a set (`values`
     holds the one value) or a push (of `values`, keeping the newest `max_len`). `incr_fields`, which has
     no single-op method, steps several counters kept as the fields of one hash, each atomically, by
     `steps` (name, amount: an int counts in ints, a float in floats; 0 reads it), and answers a dict of
     their values after it: a record a request updates in one command (a session's totals), not one
-    key and command per counter."""
+    key and command per counter. A named tuple: a request builds, hashes and compares ~20 of them
+    (its batches key the reads sent ahead by op), each in C."""
 
     kind: Literal["get", "range", "incr", "incr_float", "set", "push", "incr_fields"]
     key: str

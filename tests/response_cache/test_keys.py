@@ -108,3 +108,16 @@ def test_entries_round_trip_and_reject_tampering() -> None:
     for damaged, under in [(raw[:-2], key), (raw.replace(b'"p"', b'"q"'), key), (raw, place.key("s", "abd"))]:
         with pytest.raises(CorruptEntry):
             decode_entry(damaged, under)
+
+
+def test_a_place_s_prefix_is_remembered_only_when_short() -> None:
+    """Each request makes its place's prefix twice, so it is remembered; the model and namespace are the
+    caller's, so a long one is made each time and never held."""
+    from gateway.response_cache import keys
+
+    short, long = Place("ten:ant", "ns", "model/x"), Place("t", "n" * 600, "m")
+    before = keys._remembered.cache_info()
+    assert short.prefix() == short.prefix() == "rc:ten%3Aant:ns:model%2Fx:"
+    assert long.prefix() == f"rc:t:{'n' * 600}:m:" and place_of(long.key("x", "h")) == long
+    after = keys._remembered.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) in ((1, 1), (2, 0))

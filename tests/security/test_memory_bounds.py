@@ -233,3 +233,22 @@ def test_activity_map_is_capped_without_a_gateway() -> None:
         activity.touch(f"globex:{i}")
     assert activity.active() <= 50 and activity.tenant_usage("acme")[0] <= 30
     assert activity.tenant_usage("globex")[0] == 10 and set(reasons) <= {"tenant_entries", "entries"}
+
+
+def test_an_entry_put_again_is_the_newest_and_counted_once() -> None:
+    """A session's entry is put back on each of its requests (replaced in place): its bytes are counted
+    once at their new size, it is the newest again, and the caps evict by the same order as before."""
+    from gateway.bounded import Caps, TenantLRU
+
+    evicted: list[tuple[str, str]] = []
+    lru: TenantLRU[str] = TenantLRU(Caps(3, 1_000, 3, 600), lambda key, reason: evicted.append((key, reason)))
+    for key in ("a", "b", "c"):
+        lru.put(key, "acme", f"{key}1", 100)
+    lru.put("a", "acme", "a2", 250)  # a grows and becomes the newest
+    assert (lru.bytes, lru.tenant_usage("acme"), lru.get("a")) == (450, (3, 450), "a2")
+    lru.put("d", "acme", "d1", 100)  # over 3 entries: b, now the oldest, goes
+    assert evicted == [("b", "tenant_entries")] and "a" in lru and "c" in lru
+    lru.put("c", "acme", "c2", 400)  # c, the oldest, grows past the tenant's 600 bytes: a, now the oldest, goes
+    assert evicted[1:] == [("a", "tenant_bytes")] and lru.tenant_usage("acme") == (2, 500)
+    lru.put("c", "globex", "c3", 50)  # the same key under another tenant: moved, each tenant's counts kept
+    assert (lru.tenant_usage("acme"), lru.tenant_usage("globex"), lru.bytes) == ((1, 100), (1, 50), 150)
