@@ -71,7 +71,7 @@ class TenantLRU(Generic[V]):
             slot.value = value
             self._slots.move_to_end(key)
             self._by_tenant[tenant].move_to_end(key)
-            self.resize(key, size)
+            self._resized(slot, key, size)
             return
         self.pop(key)
         self._slots[key] = _Slot(tenant, value, size)
@@ -83,8 +83,10 @@ class TenantLRU(Generic[V]):
     def resize(self, key: str, size: int) -> None:
         """The entry's value grew or shrank in place: account for it, then evict what the caps require."""
         slot = self._slots.get(key)
-        if slot is None:
-            return
+        if slot is not None:
+            self._resized(slot, key, size)
+
+    def _resized(self, slot: _Slot[V], key: str, size: int) -> None:
         delta, slot.size = size - slot.size, size
         self._tenant_bytes[slot.tenant] += delta
         self.bytes += delta
@@ -108,9 +110,9 @@ class TenantLRU(Generic[V]):
 
     def _enforce(self, tenant: str, keep: str) -> None:
         """Evict oldest first; the entry just written goes last (only when alone it is over a cap)."""
-        caps = self.caps
+        caps, by_tenant, tenant_bytes = self.caps, self._by_tenant, self._tenant_bytes
         while True:
-            entries, size = self.tenant_usage(tenant)
+            entries, size = len(by_tenant.get(tenant, ())), tenant_bytes.get(tenant, 0)  # tenant_usage, inline
             if entries > caps.max_entries_per_tenant:
                 reason = TENANT_ENTRIES
             elif size > caps.max_bytes_per_tenant:
