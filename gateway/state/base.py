@@ -18,6 +18,10 @@ class StateUnavailable(Exception):
     """The backend could not answer (Redis down or slow)."""
 
 
+class NotSent(StateUnavailable):
+    """A rider's commands never left: the store was marked down after they boarded (Redis was not asked)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """At most `limit` holders in any `seconds`: a sliding-window rate (holders expire) or, when the holder

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from gateway.state.base import Held, Meter, Op, Rider, StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, NotSent, Op, Rider, StateStore, StateUnavailable, Window
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ class ResilientStore(StateStore):
     async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
         if riders and not self.healthy:  # marked down since they boarded: they never reach Redis
             for rider in riders:
-                rider.landed(StateUnavailable("redis marked down"))
+                rider.landed(NotSent("redis marked down"))
             riders = ()
         # The fallback carries none: the primary told them how their trip went.
         return await self._route("batch", lambda s: s.batch(ops, riders if s is self.primary else ()))

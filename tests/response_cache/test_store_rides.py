@@ -39,3 +39,42 @@ def test_a_stored_entry_answers_and_the_bound_evicts_the_oldest() -> None:
                 model="gpt-4o-mini", messages=oldest, temperature=0, extra_headers=EXACT_ONLY
             )
             assert gone.headers["x-cachegate-cache"] == "miss"
+
+
+def test_an_entry_whose_ride_never_left_is_stored_alone() -> None:
+    """The state store marked Redis down after the entry boarded the request's round trip (a stall, say):
+    the ride never reached Redis. The entry is then stored in a trip of its own, and the cache's breaker
+    stays up (it failed nothing: tripping it made every lookup a miss for its cooldown)."""
+    import asyncio
+
+    from prometheus_client import CollectorRegistry
+
+    from gateway.config.response_cache import ResponseCacheConfig
+    from gateway.response_cache.cache import ResponseCache
+    from gateway.response_cache.entry import Entry
+    from gateway.response_cache.metrics import ResponseCacheMetrics
+    from gateway.response_cache.store import RedisBackend
+    from gateway.state import RedisStore, ResilientStore
+    from gateway.state.request import RequestStore
+
+    async def run(url: str) -> None:
+        fallbacks: list[str] = []
+        store = ResilientStore(RedisStore(url, timeout_s=2.0), fallbacks.append)
+        cache = ResponseCache.create(store, ResponseCacheConfig(), ResponseCacheMetrics(CollectorRegistry()))
+        backend = cache.backend
+        assert isinstance(backend, RedisBackend)
+        now, key = time.time(), f"rc:acme:default:m:x:{{{uuid.uuid4().hex}}}"
+        entry = Entry(key, "openai", {"choices": [{"message": {"content": "hi"}}]}, 0.01, now, now + 60)
+        request = RequestStore(store)
+        assert cache.ride_put(entry, request)
+        store._mark_down()  # as a stalled call marks it, between the ride and the request's last trip
+        await request.flush()
+        for _ in range(100):
+            if await cache.find_exact(key, None) is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert await cache.find_exact(key, None) is not None and not backend.breaker.down
+        await cache.aclose()
+
+    with empty_redis() as url:
+        asyncio.run(run(url))
