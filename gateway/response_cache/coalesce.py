@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from gateway.config import ModelConfig
 from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
-from gateway.state.base import Rider
+from gateway.state.base import NotSent, Rider
 from gateway.state.exchange import Command, exchange
 from gateway.state.request import RequestStore
 
@@ -178,12 +178,18 @@ class Boarding:
 
     async def outcome(self, state: RequestStore) -> tuple[bytes | None, Flight | None]:
         """What `find_or_lead` returns; sends the request's round trip when no stage has sent it yet.
-        CacheUnavailable (the flight released) when the trip failed."""
+        CacheUnavailable (the flight released) when the trip failed; a trip that never left is made now."""
         if self.reply is None:
             with contextlib.suppress(Exception):  # its error reaches `landed`
                 await state.batch([])
         reply = self.reply
-        if reply is None or isinstance(reply, BaseException):
+        if isinstance(reply, NotSent):  # the state store was marked down after it boarded: Redis was not asked
+            try:
+                self.found, self.flight.token = await self.lock.find_or_acquire(self.flight.key, self.lease)
+            except BaseException:
+                await self.flight.release()
+                raise
+        elif reply is None or isinstance(reply, BaseException):
             self.lock.breaker.trip()
             await self.flight.release()
             raise CacheUnavailable(f"redis: {type(reply).__name__}")

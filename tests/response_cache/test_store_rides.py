@@ -78,3 +78,31 @@ def test_an_entry_whose_ride_never_left_is_stored_alone() -> None:
 
     with empty_redis() as url:
         asyncio.run(run(url))
+
+
+def test_a_lookup_whose_ride_never_left_is_made_alone() -> None:
+    """Likewise for the read-ahead's lookup-and-lead (`Coalescer.board`): made in a trip of its own, the
+    flight led, and the breaker up (a tripped breaker answered the request as if Redis were down)."""
+    import asyncio
+
+    from prometheus_client import CollectorRegistry
+
+    from gateway.response_cache.coalesce import Coalescer
+    from gateway.response_cache.store import Breaker, RedisBackend
+    from gateway.state import RedisStore, ResilientStore
+    from gateway.state.request import RequestStore
+
+    async def run(url: str) -> None:
+        primary = RedisStore(url, timeout_s=2.0)
+        store = ResilientStore(primary, lambda _: None)
+        backend = RedisBackend(primary.client, primary.prefix, 100, Breaker(2.0))
+        coalescer = Coalescer.create(backend, CollectorRegistry())
+        request = RequestStore(store)
+        boarding = coalescer.board(f"rc:acme:default:m:x:{{{uuid.uuid4().hex}}}", 5.0, request)
+        store._mark_down()
+        found, flight = await boarding.outcome(request)
+        assert found is None and flight is not None and flight.token is not None and not backend.breaker.down
+        await flight.release()
+
+    with empty_redis() as url:
+        asyncio.run(run(url))
