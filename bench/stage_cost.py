@@ -1,14 +1,16 @@
 """What each stage costs a request of a recorded agent session: CPU time, and optionally instructions.
 
     python -m bench.stage_cost --out DIR [--traces FILE] [--sessions 10] [--parts FILE]
-        [--wires openai anthropic] [--instructions]
+        [--wires openai anthropic] [--instructions] [--workload agent|synthetic]
 
 One gateway process per configuration (every default stage; the optional stages off) and wire, each
 serving the sessions' requests one after the other in-process (create_app over httpx's ASGI transport,
 the collector paced as in `gateway serve`) against bench.overhead.upstream with no delay. The requests
 are bench/production_load's agent workload (bench/production_load/agent.py: a fifth of every session's
 turns at a time, as its phases, turn by turn and round robin over the sessions within one; `--parts`: an
-agent CLI's tools and system prompt in place of the sessions').
+agent CLI's tools and system prompt in place of the sessions'). `--workload synthetic`: its synthetic
+workload instead, `--sessions` sessions of 4 one-line turns (the part of a stage's cost that is there
+whatever the history holds).
 
 Sequential requests make a stage's thread CPU time its own: each stage hook's is summed, per request and
 per fifth of the sessions' turns. That is still a clock, noisy on a shared machine. `--instructions` runs
@@ -43,13 +45,26 @@ import yaml
 
 from bench.overhead.run import PATHS
 from bench.overhead.servers import TENANT_KEY, free_port, gateway_config
+from bench.production_load import generate as synthetic
 from bench.production_load.agent import Spec, body, turns
 from bench.production_load.generate import client_headers
 from gateway.traces import default_traces
 
 CONFIGS = {"default stages": False, "optional stages off": True}  # name -> core only
 PARTS = 5
+SYNTHETIC_TURNS = 4  # as bench/production_load's synthetic workload
 WARMUP = 5  # requests of sessions of their own, before measuring (imports, first-use caches)
+
+
+def synthetic_requests(wire: str, sessions: int) -> list[tuple[str, bytes, int]]:
+    """The production-load bench's synthetic workload: `sessions` sessions of SYNTHETIC_TURNS one-line
+    turns, in order (one part: what a stage costs a request whatever the history holds)."""
+    spec = synthetic.Spec(
+        url="", wire=wire, model=f"{wire}-lean", stream=wire == "anthropic", headers={}, tag=f"sc{time.time_ns()}",
+        rate=1.0, duration_s=1.0, turns=SYNTHETIC_TURNS, timeout_s=30.0,
+    )  # fmt: skip
+    count = sessions * SYNTHETIC_TURNS
+    return [(f"{spec.tag}-{n // SYNTHETIC_TURNS}", synthetic.body(spec, n), 0) for n in range(count)]
 
 
 def requests(wire: str, traces: str, sessions: int, parts: str) -> list[tuple[str, bytes, int]]:
@@ -182,7 +197,7 @@ def measure(args: argparse.Namespace, config_name: str, wire: str, upstream: str
     config = workdir / f"{wire}-{CONFIGS[config_name]}.yaml"
     config.write_text(yaml.safe_dump(gateway_config(upstream, 0, CONFIGS[config_name])))
     child = [sys.executable, "-m", "bench.stage_cost", "--child", str(config), wire, str(args.traces),
-             str(args.sessions), str(args.parts or "")]  # fmt: skip
+             str(args.sessions), str(args.parts or ""), args.workload]  # fmt: skip
     what = f"{config_name} / {wire}"
     result = {"config": config_name, "wire": wire, **_run(child, dict(os.environ), what)}
     if args.instructions:
@@ -225,14 +240,20 @@ def report(rows: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        config, wire, traces, sessions, parts = sys.argv[2:7]
-        work = requests(wire, traces, int(sessions), parts)
+        config, wire, traces, sessions, parts, workload = sys.argv[2:8]
+        if workload == "synthetic":
+            work = synthetic_requests(wire, int(sessions))
+        else:
+            work = requests(wire, traces, int(sessions), parts)
         result = asyncio.run(serve(Path(config), wire, work))
         print(json.dumps(result))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces", type=Path, default=default_traces(), help="agent sessions (JSONL, .gz or not)")
-    parser.add_argument("--sessions", type=int, default=10, help="N sessions spread over the file")
+    parser.add_argument("--sessions", type=int, default=10, help="N sessions spread over the file (synthetic: made)")
+    parser.add_argument(
+        "--workload", choices=("agent", "synthetic"), default="agent", help="synthetic: sessions of 4 one-line turns"
+    )
     parser.add_argument("--parts", type=Path, help="tools and system prompt (bench.production_load.capture)")
     parser.add_argument("--wires", nargs="+", choices=tuple(PATHS), default=list(PATHS))
     parser.add_argument("--instructions", action="store_true", help="also count instructions (callgrind, slow)")
