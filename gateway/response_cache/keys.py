@@ -245,9 +245,8 @@ class Place:
         return f"{self.prefix()}{tier}:{{{hashed}}}"
 
     def prefix(self) -> str:
-        parts = (self.tenant, self.namespace, self.model)
         short = len(self.tenant) + len(self.namespace) + len(self.model) <= _REMEMBERED_CHARS
-        return (_remembered if short else _segments)(*parts)
+        return (_remembered if short else _segments)(self.tenant, self.namespace, self.model)
 
     def matches(self, tenant: str | None, namespace: str | None, model: str | None) -> bool:
         return all(

@@ -70,7 +70,9 @@ class RequestStore(StateStore):
         """The ops' results, in order, in at most one round trip that also carries the deferred writes
         (first, so they apply before), the declared reads and the riders."""
         if not (self._answers or self._expected or self._deferred or self._riders or riders):
-            return await self._alone(ops)  # most batches after a request's first: nothing else to carry
+            # Most batches after a request's first: nothing read ahead, deferred or riding, so the ops go
+            # alone (and, no read being kept, a write makes none stale).
+            return await self.store.batch(ops) if ops else []
         self._riders.extend(riders)
         answered = [op.kind in READS and op in self._answers for op in ops]
         own = [op for op, ready in zip(ops, answered, strict=True) if not ready]
@@ -94,11 +96,6 @@ class RequestStore(StateStore):
             if ready:
                 self._answers.pop(op, None)
         return results
-
-    async def _alone(self, ops: Sequence[Op]) -> list[Any]:
-        """`batch` with nothing read ahead, deferred or riding: the ops only (no read is kept, so a write
-        makes none stale)."""
-        return await self.store.batch(ops) if ops else []
 
     def _forget(self, *keys: str) -> None:
         """A write to these keys makes what was read of them ahead stale."""
