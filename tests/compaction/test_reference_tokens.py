@@ -31,11 +31,12 @@ NEVER_ENOUGH = {
     "summarize_keep": 1_000_000,
     "shrink_tool_result_at": 10_000_000,
 }
-# 40 tool turns (62,000-68,000 tokens, with the tag's tokens) over the trigger at once; clearing 10,000-16,000
-# tokens takes the oldest 8-13 results.
+# 40 tool turns (44,623 tokens: their tag is digits, which count the same whatever their value, where a hex
+# tag's count ranged over 54,000-74,000 and sometimes stayed under the trigger) over the trigger at once;
+# clearing ~9,600 tokens takes the oldest 12 results.
 FIRST_COMPACTION = {
-    "compact_trigger": 55_000,
-    "compact_target": 52_000,
+    "compact_trigger": 40_000,
+    "compact_target": 35_000,
     "clear_at_least": 500,
     "summarize_trigger": 10_000_000,
     "summarize_keep": 1_000_000,
@@ -116,7 +117,7 @@ def test_a_sessions_first_compaction_counts_the_results_it_compacts_not_every_ol
     it weighs those, and leaves the newer ones uncounted until a later compaction reaches them (they were
     all counted alone on that request before, a burst that grew with the history)."""
     services, stage, policy = stage_with(FIRST_COMPACTION)
-    full = tool_turns(40, uuid.uuid4().hex)
+    full = tool_turns(40, f"{uuid.uuid4().int % 10**30:030d}")  # a tag of digits: the same count for any
     weighed = weighing(monkeypatch)
     headers = asyncio.run(turn(services, stage, policy, full, uuid.uuid4().hex))
     before, after = (int(headers[f"x-cachegate-compaction-tokens-{when}"]) for when in ("before", "after"))
