@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from gateway.response_cache.sync import IndexSync, RedisIndexSync
 from gateway.semantic.embedder import Embedder, EmbeddingOverloaded, EmbeddingTimeout
 from gateway.semantic.verifier import verify
 from gateway.state import RedisStore, ResilientStore, StateStore
-from gateway.state.base import NotSent, Rider
+from gateway.state.base import Rider
 from gateway.state.request import RequestStore
 
 log = logging.getLogger("cachegate.response_cache")
@@ -216,23 +217,9 @@ class ResponseCache:
         if ttl <= 0 or not state.carries(backend.client):
             return False
         commands = [*backend.write_commands(entry.key, encode_entry(entry), ttl), *(also or ())]
-
-        def landed(replies: list[Any] | BaseException) -> None:
-            if isinstance(replies, NotSent):  # the state store was marked down: Redis was not asked
-                self._in_background(self._put_alone(entry, also, stored))
-            else:
-                self._landed(backend, replies, stored)
-
-        state.ride(Rider(backend.client, commands, landed))
+        landed = partial(self._landed, backend, stored=stored)
+        state.ride(Rider(backend.client, commands, landed, backend.breaker.alone(backend.client, commands)))
         return True
-
-    async def _put_alone(self, entry: Entry, also: Queued | None, stored: Callable[[], None] | None) -> None:
-        """A ride that never left, stored in a round trip of its own (under the cache's breaker)."""
-        try:
-            if await self.put(entry, also) and stored is not None:
-                stored()
-        except CacheUnavailable:
-            self.metrics.skips.labels("store", "backend_unavailable").inc()
 
     def _landed(
         self, backend: RedisBackend, replies: list[Any] | BaseException, stored: Callable[[], None] | None

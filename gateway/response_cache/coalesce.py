@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from gateway.config import ModelConfig
 from gateway.response_cache.store import META_ROOT, Breaker, CacheUnavailable, EntryBackend, RedisBackend
-from gateway.state.base import NotSent, Rider
+from gateway.state.base import Rider
 from gateway.state.exchange import Command, exchange
 from gateway.state.request import RequestStore
 
@@ -178,18 +178,12 @@ class Boarding:
 
     async def outcome(self, state: RequestStore) -> tuple[bytes | None, Flight | None]:
         """What `find_or_lead` returns; sends the request's round trip when no stage has sent it yet.
-        CacheUnavailable (the flight released) when the trip failed; a trip that never left is made now."""
+        CacheUnavailable (the flight released) when the trip failed."""
         if self.reply is None:
             with contextlib.suppress(Exception):  # its error reaches `landed`
                 await state.batch([])
         reply = self.reply
-        if isinstance(reply, NotSent):  # the state store was marked down after it boarded: Redis was not asked
-            try:
-                self.found, self.flight.token = await self.lock.find_or_acquire(self.flight.key, self.lease)
-            except BaseException:
-                await self.flight.release()
-                raise
-        elif reply is None or isinstance(reply, BaseException):
+        if reply is None or isinstance(reply, BaseException):
             self.lock.breaker.trip()
             await self.flight.release()
             raise CacheUnavailable(f"redis: {type(reply).__name__}")
@@ -238,7 +232,8 @@ class Coalescer:
         this replica's from now on; `Boarding.outcome` is what `find_or_lead` returns."""
         lock = self._locked()
         boarding = Boarding(self, lock, self._open(key), lease, secrets.token_hex(16))
-        state.ride(Rider(lock.client, [lock.find_or_lead_command(key, boarding.token, lease)], boarding.landed))
+        commands = [lock.find_or_lead_command(key, boarding.token, lease)]
+        state.ride(Rider(lock.client, commands, boarding.landed, lock.breaker.alone(lock.client, commands)))
         return boarding
 
     def _locked(self) -> FlightLock:

@@ -105,6 +105,11 @@ class Breaker:
     def down(self) -> bool:
         return time.monotonic() < self._down_until
 
+    def alone(self, client: aioredis.Redis, commands: Sequence[Command]) -> Callable[[], Awaitable[list[Any]]]:
+        """A rider's `alone` (gateway/state/base.py): its commands in a round trip of their own, under this
+        breaker, error replies in their places as a ridden trip gives them."""
+        return lambda: self.call(lambda: exchange(client, commands, errors_in_place=True))
+
     def trip(self) -> None:
         """A write that went without `call` failed: fail fast from now on, as `call` would."""
         self._down_until = time.monotonic() + self.cooldown_s

@@ -9,17 +9,13 @@ tag (`{tenant}`), so that in a Redis Cluster they live on one slot and the call 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 
 class StateUnavailable(Exception):
     """The backend could not answer (Redis down or slow)."""
-
-
-class NotSent(StateUnavailable):
-    """A rider's commands never left: the store was marked down after they boarded (Redis was not asked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +81,16 @@ def incr_fields(key: str, steps: dict[str, int | float], ttl_s: float | None = N
 @dataclass(frozen=True, slots=True, eq=False)
 class Rider:
     """Commands for the store's own Redis client from another user of that client (the response cache's
-    store), sent in a request's next round trip (gateway/state/request.py `ride`). `landed` is called with
-    their replies, in order, an error reply as its exception in its place (on a Redis Cluster an error reply
-    fails the whole trip: gateway/state/exchange.py); or with the exception that kept the trip from Redis."""
+        store), sent in a request's next round trip (gateway/state/request.py `ride`). `landed` is called with
+        their replies, in order, an error reply as its exception in its place (on a Redis Cluster an error reply
+        fails the whole trip: gateway/state/exchange.py); or with the exception that kept the trip from Redis.
+    `alone` sends the commands in a round trip of their own, under their owner's breaker (their replies, as
+    above, or it raises): for a trip that never leaves, the store having marked Redis down since they boarded."""
 
     client: object
     commands: Sequence[Sequence[bytes | str | int | float]]
     landed: Callable[[list[Any] | BaseException], None]
+    alone: Callable[[], Awaitable[list[Any]]]
 
 
 class StateStore(ABC):

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from gateway.state.base import Held, Meter, NotSent, Op, Rider, StateStore, StateUnavailable, Window
+from gateway.state.base import Held, Meter, Op, Rider, StateStore, StateUnavailable, Window
 from gateway.state.memory import MemoryStore
 
 T = TypeVar("T")
@@ -106,9 +106,9 @@ class ResilientStore(StateStore):
         return self.healthy and self.primary.carries(client)
 
     async def batch(self, ops: Sequence[Op], riders: Sequence[Rider] = ()) -> list[Any]:
-        if riders and not self.healthy:  # marked down since they boarded: they never reach Redis
+        if riders and not self.healthy:  # marked down since they boarded: each goes alone, under its owner's breaker
             for rider in riders:
-                rider.landed(NotSent("redis marked down"))
+                await _alone(rider)
             riders = ()
         # The fallback carries none: the primary told them how their trip went.
         return await self._route("batch", lambda s: s.batch(ops, riders if s is self.primary else ()))
@@ -198,3 +198,14 @@ def _holding(meters: Sequence[Meter], holder: str) -> tuple[str, ...]:
 
 async def _collect(keys: AsyncIterator[str]) -> list[Any]:
     return [key async for key in keys]
+
+
+async def _alone(rider: Rider) -> None:
+    """The rider's commands in a round trip of their own (its owner's breaker bounds it): stored or looked
+    up before the request answers, as if it had ridden."""
+    try:
+        replies = await rider.alone()
+    except Exception as error:  # its owner's breaker counted it
+        rider.landed(error)
+        return
+    rider.landed(replies)

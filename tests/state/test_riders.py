@@ -16,8 +16,15 @@ from gateway.state.request import RequestStore
 from tests.state.test_request_batch import counting_redis
 
 
-def rider(client: object, commands: list[tuple[Any, ...]], landed: list[Any]) -> Rider:
-    return Rider(client, commands, landed.append)
+def rider(client: object, commands: list[tuple[Any, ...]], landed: list[Any], alone: list[str] | None = None) -> Rider:
+    """A rider whose lone trips (a trip that never left) are recorded in `alone`."""
+    gone = alone if alone is not None else []
+
+    async def go_alone() -> list[Any]:
+        gone.append("alone")
+        return []
+
+    return Rider(client, commands, landed.append, go_alone)
 
 
 async def test_riders_go_in_the_requests_round_trip_with_their_own_replies() -> None:
@@ -53,7 +60,7 @@ async def test_an_error_among_the_ops_fails_them_but_the_riders_land() -> None:
         landed: list[Any] = []
         fallbacks: list[str] = []
         resilient = RequestStore(ResilientStore(shared, fallbacks.append))
-        resilient.ride(Rider(shared.client, [("ECHO", "theirs")], landed.append))
+        resilient.ride(rider(shared.client, [("ECHO", "theirs")], landed))
         assert await resilient.batch([Op("incr", tag, 1)]) == [1]  # from the fallback memory
         assert fallbacks == ["batch"] and landed == [[b"theirs"]]
         await shared.close()
@@ -65,14 +72,32 @@ async def test_a_trip_that_never_reached_redis_tells_its_riders() -> None:
     store = ResilientStore(down, fallbacks.append)
     view = RequestStore(store)
     landed: list[Any] = []
+    alone: list[str] = []
     assert view.carries(down.client)
-    view.ride(Rider(down.client, [("ECHO", "x")], landed.append))
+    view.ride(rider(down.client, [("ECHO", "x")], landed, alone))
     view.defer([Op("set", "a", values=(b"1",))])
     await view.flush()  # the ops fall back to memory; the rider is told, never sent again
     assert len(landed) == 1 and isinstance(landed[0], Exception) and view.pending == 0
+    assert alone == []  # its trip failed: it is not sent alone after it
     assert not view.carries(down.client)  # marked down: nothing boards now
     assert await view.get("a") == b"1" and fallbacks[0] == "batch"
 
 
 def test_a_memory_store_carries_nothing() -> None:
     assert not RequestStore(MemoryStore()).carries(object())
+
+
+async def test_a_rider_whose_trip_never_left_goes_alone_before_the_request_ends() -> None:
+    """Marked down after it boarded (a stalled call, say): the store never asks Redis, so the rider sends
+    its commands in a trip of its own (its owner's breaker bounds it), and lands before the flush returns."""
+    with counting_redis() as (url, _):
+        shared = RedisStore(url, prefix="t:")
+        store = ResilientStore(shared, lambda _: None)
+        view = RequestStore(store)
+        landed: list[Any] = []
+        alone: list[str] = []
+        view.ride(rider(shared.client, [("ECHO", "x")], landed, alone))
+        store._mark_down()
+        await view.flush()
+        assert alone == ["alone"] and landed == [[]]
+        await shared.close()
