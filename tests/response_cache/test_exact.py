@@ -71,7 +71,7 @@ def test_system_prompt_tools_and_sampling_change_the_key(replicas: Replicas, nam
     assert ask(replicas.b, prompt, namespace, messages=[{"role": "system", "content": "Be terse."}, user])[0] == "miss"
     assert ask(replicas.b, prompt, namespace, tools=TOOLS)[0] == "miss"
     assert ask(replicas.b, prompt, namespace, temperature=0)[0] == "miss"  # omitted means 1, not 0
-    assert ask(replicas.b, prompt, namespace, temperature=1)[0] == "exact"
+    assert ask(replicas.b, prompt, namespace, temperature=1)[0] == "exact", cache_trace(replicas)
     # The same prompt as a list of text parts is the same request.
     parts = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
     assert ask(replicas.b, prompt, namespace, messages=parts)[0] == "exact"
