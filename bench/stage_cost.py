@@ -4,7 +4,7 @@
         [--wires openai anthropic] [--instructions] [--workload agent|synthetic]
 
 One gateway process per configuration (every default stage; the optional stages off) and wire, each
-serving the sessions' requests one after the other in-process (create_app over httpx's ASGI transport,
+serving the sessions' requests one after the other in-process (create_app called as an ASGI server would,
 the collector paced as in `gateway serve`) against bench.overhead.upstream with no delay. The requests
 are bench/production_load's agent workload (bench/production_load/agent.py: a fifth of every session's
 turns at a time, as its phases, turn by turn and round robin over the sessions within one; `--parts`: an
@@ -120,6 +120,42 @@ def _callgrind_dump() -> None:
         ctypes.CDLL(library).dump_counts()
 
 
+async def asgi_post(app: Any, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+    """POST `body` to the ASGI app as a server would hand it over: the response's status and body. A client
+    of its own (httpx's ASGI transport parses every response header and offers them to its cookie jar)
+    would count its per-header work with the gateway's, and the default stages send more headers."""
+    sent = [("host", "gateway"), ("content-length", str(len(body))), *headers.items()]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "headers": [(name.lower().encode(), value.encode()) for name, value in sent],
+        "client": ("127.0.0.1", 50000), "server": ("gateway", 80),
+    }  # fmt: skip
+    complete, asked = asyncio.Event(), False
+    status, chunks = 0, []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await complete.wait()  # the client stays until the answer is whole, as httpx's transport does
+        return {"type": "http.disconnect"}
+
+    async def reply(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                complete.set()
+
+    await app(scope, receive, reply)
+    complete.set()
+    return status, b"".join(chunks)
+
+
 async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> dict[str, Any]:
     """The child's measurement: the requests through one gateway, in this process."""
     from gateway import collector
@@ -139,30 +175,27 @@ async def serve(config: Path, wire: str, work: list[tuple[str, bytes, int]]) -> 
             setattr(stage, hook, _timed(getattr(stage, hook), f"{stage.name}.{side}", spent))
     parts: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:
 
-            async def send(session: str, payload: bytes) -> None:
-                answer = await client.post(
-                    PATHS[wire], content=payload, headers={**client_headers(wire, TENANT_KEY), "x-session-id": session}
-                )
-                if answer.status_code != 200:
-                    raise RuntimeError(f"{answer.status_code}: {answer.text[:300]}")
+        async def send(session: str, payload: bytes) -> None:
+            headers = {**client_headers(wire, TENANT_KEY), "x-session-id": session}
+            status, answer = await asgi_post(app, PATHS[wire], headers, payload)
+            if status != 200:
+                raise RuntimeError(f"{status}: {answer[:300]!r}")
 
-            for session, payload, _ in work[:WARMUP]:
-                await send(f"warmup-{session}", payload)
-            spent.clear()
-            _callgrind(True)
-            started = time.thread_time()
-            for number, (session, payload, part) in enumerate(work):
-                if number and part != work[number - 1][2]:
-                    _callgrind_dump()
-                before = time.thread_time()
-                await send(session, payload)
-                parts[part][0] += time.thread_time() - before
-                parts[part][1] += 1
-            total = time.thread_time() - started
-            _callgrind(False)
+        for session, payload, _ in work[:WARMUP]:
+            await send(f"warmup-{session}", payload)
+        spent.clear()
+        _callgrind(True)
+        started = time.thread_time()
+        for number, (session, payload, part) in enumerate(work):
+            if number and part != work[number - 1][2]:
+                _callgrind_dump()
+            before = time.thread_time()
+            await send(session, payload)
+            parts[part][0] += time.thread_time() - before
+            parts[part][1] += 1
+        total = time.thread_time() - started
+        _callgrind(False)
     count = len(work)
     stages = sorted(spent.items(), key=lambda kv: -kv[1])
     return {
