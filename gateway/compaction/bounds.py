@@ -18,7 +18,7 @@ from gateway.compaction.layout import Layout
 from gateway.compaction.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from gateway.compaction.totals import Totals
 from gateway.history import MessageFacts
-from gateway.history.facts import IMAGE_MARK
+from gateway.history.facts import image_marks
 from gateway.pacing import CHUNK, Steps
 
 
@@ -40,7 +40,7 @@ def surely_small(layout: Layout, body: dict[str, Any], facts: Sequence[MessageFa
 def serialized_small(body: dict[str, Any], messages: int, limit: int) -> bool:
     """surely_small's answer once the messages' bytes leave it possible: from the body's serialization."""
     data = orjson.dumps(body)
-    bound = len(data) + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * data.count(IMAGE_MARK)
+    bound = len(data) + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * image_marks(data)
     return bound < limit
 
 
@@ -51,5 +51,5 @@ def assembled_small(body: dict[str, Any], field: str, totals: Totals, limit: int
     rest = orjson.dumps({**body, field: []})  # the same keys in the same order: "field":[] in its place
     messages = len(totals.facts)
     data = len(rest) + max(totals.size - MESSAGE_OVERHEAD * messages + messages - 1, 0)
-    bound = data + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * (rest.count(IMAGE_MARK) + totals.marks)
+    bound = data + MESSAGE_OVERHEAD * messages + IMAGE_TOKENS * (image_marks(rest) + totals.marks)
     return bound < limit

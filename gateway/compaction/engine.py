@@ -179,7 +179,7 @@ class Run:
         None when it is over the trigger (the walk decides what to compact)."""
         t = self.thresholds
         limit = min(t.compact_trigger, t.window)
-        fresh = totals.bound(self.layout, self.messages)
+        fresh = totals.bound()
         tokens = self.fixed + totals.tokens
         if not totals.exact and tokens > limit:
             under, _ = await self._provider_shows_under(totals, limit)
@@ -243,7 +243,7 @@ class Run:
         """Every message's count (from the totals: counts_or_bounds's, taken for the new turn), the record
         replayed, then what to compact (or summarize)."""
         t = self.thresholds
-        totals.bound(self.layout, self.messages)
+        totals.bound()
         totals.refresh()
         counts, exact = list(totals.counts), totals.exact
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)

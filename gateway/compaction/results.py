@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message, parts_text, result_handle
-from gateway.compaction.tokens import LARGE_MESSAGE_BYTES, TokenCounter, image_blocks
+from gateway.compaction.tokens import LARGE_MESSAGE_BYTES, TokenCounter
 from gateway.history import MessageFacts
 from gateway.pacing import CHUNK, Pacer
 
@@ -64,7 +64,6 @@ class MessageResults:
     layout: str
     calls: tuple[tuple[str, str], ...]  # (call id, tool name) of the tool calls it makes
     results: tuple[ResultFacts, ...]
-    images: int = 0  # its image blocks (tokens.image_blocks): part of its tokens' bound while uncounted
 
 
 _NONE = {name: MessageResults(name, (), ()) for name in ("openai", "anthropic", "responses", "gemini")}
@@ -75,8 +74,8 @@ def message_results(layout: Layout, message: Message, facts: MessageFacts) -> Me
     known = facts.compaction
     if known is not None and known.layout == layout.name:
         return known
-    calls, found, images = tuple(layout.calls(message)), layout.results(message), image_blocks(message)
-    if not calls and not found and not images and layout.name in _NONE:  # most messages: one shared entry
+    calls, found = tuple(layout.calls(message)), layout.results(message)
+    if not calls and not found and layout.name in _NONE:  # most messages: one shared entry
         known = _NONE[layout.name]
     else:
         results = tuple(
@@ -85,7 +84,7 @@ def message_results(layout: Layout, message: Message, facts: MessageFacts) -> Me
             )
             for r in found
         )
-        known = MessageResults(layout.name, calls, results, images)
+        known = MessageResults(layout.name, calls, results)
     facts.compaction = known
     return known
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from gateway.history import HistoryView, MessageFacts
+from gateway.history.facts import IMAGE_TYPES
 from gateway.offline import apply_offline_defaults
 from gateway.pacing import CHUNK, Pacer, Steps, finish_paced
 from gateway.tokenizer import count_text
@@ -33,7 +34,6 @@ import tiktoken  # noqa: E402  (needs TIKTOKEN_CACHE_DIR from the offline defaul
 APPROXIMATE_ENCODING = "cl100k_base"
 MESSAGE_OVERHEAD = 4  # role and separators, as OpenAI documents for chat messages
 IMAGE_TOKENS = 1000  # between OpenAI high detail (765 for 1024x1024) and Claude's ~1,600 at most
-IMAGE_TYPES = frozenset({"image", "image_url", "input_image", "document"})
 # Keys whose values are read as text (recursively), and keys whose values are objects the provider renders
 # as JSON: Chat and Messages fields, Responses items (`output`, `summary`), Gemini parts.
 TEXT_KEYS = (
@@ -84,17 +84,6 @@ def _collect(value: Any, texts: list[str]) -> int:
         if key in value:
             texts.append(orjson.dumps(value[key]).decode())
     return images
-
-
-def image_blocks(value: Any) -> int:
-    """Blocks anywhere in `value` typed as an image: at least as many as `_collect` counts in it."""
-    if isinstance(value, list):
-        return sum(image_blocks(item) for item in value)
-    if not isinstance(value, dict):
-        return 0
-    kind = value.get("type")
-    own = 1 if isinstance(kind, str) and kind in IMAGE_TYPES else 0
-    return own + sum(image_blocks(item) for item in value.values())
 
 
 def message_bound(size: int, images: int) -> int:

@@ -23,7 +23,7 @@ from gateway.bounded import TenantLRU
 from gateway.compaction.layout import Layout, Message
 from gateway.compaction.provider_count import ProviderCount
 from gateway.compaction.results import ResultFacts, Results, message_results
-from gateway.compaction.tokens import MESSAGE_OVERHEAD, image_blocks, message_bound
+from gateway.compaction.tokens import MESSAGE_OVERHEAD, message_bound
 from gateway.history import MessageFacts, starts_with
 from gateway.history.prefix import CAPS, FACT_BYTES
 from gateway.pacing import CHUNK, Steps
@@ -37,12 +37,12 @@ class Totals:
     encoding: str
     facts: list[MessageFacts] = field(default_factory=list)  # the history's facts, in order
     size: int = 0  # their JSON bytes plus MESSAGE_OVERHEAD each: surely_small's bound without the commas
-    marks: int = 0  # their image marks (history/facts.py IMAGE_MARK)
+    marks: int = 0  # their image blocks (history/facts.py `image_marks`)
     tokens: int = 0  # their counts where known when taken, else their bounds (tokens.message_bound)
     counts: list[int] = field(default_factory=list)  # each one's part of `tokens` (0 while pending)
     loose: list[tuple[int, int]] = field(default_factory=list)  # (index, bound) of the bounds among them
-    # Messages not counted when added, whose bound is not in `tokens` yet: it needs their image blocks,
-    # which a request under surely_small's limit never asks for (`bound`). All later than `loose`'s.
+    # Messages not counted when added, whose count or bound is not in `tokens` yet (`bound`: a request under
+    # surely_small's limit never asks, and one that does may find them counted by then). All later than `loose`'s.
     pending: list[int] = field(default_factory=list)
     largest: int = 0  # bytes of the largest message
     # The tool results of the first `derived` messages, as results.tool_results finds them (taken only when
@@ -60,7 +60,7 @@ class Totals:
         """surely_small's lower bound of the body's bytes: the messages and the commas between them."""
         return self.size + len(self.facts) - 1
 
-    def bound(self, layout: Layout, messages: Sequence[Message]) -> int:
+    def bound(self) -> int:
         """Add the pending messages' counts (known by now) or bounds to `tokens`; returns how many were
         bounds (those are loose now, as of now: the others in `loose` may have been counted since)."""
         added = len(self.loose)
@@ -68,7 +68,7 @@ class Totals:
             known = self.facts[index]
             count = known.tokens.get(self.encoding)
             if count is None:
-                count = message_bound(known.size, message_images(layout, messages[index], known))
+                count = message_bound(known.size, known.image_marks)
                 self.loose.append((index, count))
             self.tokens += count
             self.counts[index] = count
@@ -114,13 +114,6 @@ class Totals:
 
 def _index(pair: tuple[int, ResultFacts]) -> int:
     return pair[0]
-
-
-def message_images(layout: Layout, message: Message, facts: MessageFacts) -> int:
-    """The message's image blocks (results.message_results' `images`), without deriving its tool results
-    when no request did yet: a bound needs only these."""
-    known = facts.compaction
-    return known.images if known is not None and known.layout == layout.name else image_blocks(message)
 
 
 def extend(

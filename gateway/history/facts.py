@@ -22,10 +22,19 @@ if TYPE_CHECKING:
     from gateway.prompt_cache.survey import MessageBlocks
 
 DIGEST_SIZE = 16  # 128 bits: a collision between two messages is not a practical concern
-# What marks an image block in a message's JSON (OpenAI's "image_url", Anthropic's "image"): compaction
-# bounds a body's tokens with a flat count per mark (gateway/compaction/bounds.py).
-IMAGE_MARK = b'"type":"image'
+# Blocks a provider counts as an image, whatever their size (Chat's "image_url", Messages' "image" and
+# "document", Responses' "input_image"): compaction counts each a flat number of tokens
+# (gateway/compaction/tokens.py) and bounds a body's tokens with that count per mark (bounds.py).
+IMAGE_TYPES = frozenset({"image", "image_url", "input_image", "document"})
+_IMAGE_MARKS = tuple(b'"type":"%s"' % kind.encode() for kind in sorted(IMAGE_TYPES))
 MEMO_SIZE = 50_000  # entries of ~550 bytes each (measured): ~27 MB at most (a SWE-bench session: ~100 messages)
+
+
+def image_marks(data: bytes) -> int:
+    """The image blocks in compact JSON (orjson's, as every message's facts are taken): each is an object
+    whose "type" is one of IMAGE_TYPES, written `"type":"<kind>"` once (a quote inside a string is escaped,
+    so no text counts). Byte scans in C: a message's images without walking its values."""
+    return sum(data.count(mark) for mark in _IMAGE_MARKS)
 
 
 def content_digest(data: bytes, kind: bytes = b"") -> bytes:
@@ -45,7 +54,7 @@ class MessageFacts:
 
     digest: bytes
     size: int  # bytes of the message's JSON
-    image_marks: int  # IMAGE_MARKs in it
+    image_marks: int  # its image blocks (`image_marks`)
     # By tiktoken encoding name (a body part's: by "<how counted>:<encoding>", gateway/compaction/tokens.py)
     tokens: dict[str, int] = field(default_factory=dict)
     prompt_cache: tuple[bytes, bytes] | None = None  # (plain, masked) digests: gateway/prompt_cache/prefix.py
@@ -80,7 +89,7 @@ class FactMemo:
         if found is not None:
             self._entries.move_to_end(digest)
             return found
-        found = self._entries[digest] = MessageFacts(digest, len(data), data.count(IMAGE_MARK))
+        found = self._entries[digest] = MessageFacts(digest, len(data), image_marks(data))
         if len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
         return found

@@ -12,8 +12,9 @@ import httpx
 import orjson
 import pytest
 
-from gateway.compaction.tokens import counter_for, image_blocks, message_bound
+from gateway.compaction.tokens import counter_for, message_bound
 from gateway.history import memo
+from gateway.history.facts import image_marks
 from gateway.traces import read_sessions
 from tests.compaction.sessions import TOOLS_OPENAI, openai_history
 from tests.gateway_harness import TENANT_KEYS, RunningGateway, running_gateway
@@ -91,6 +92,8 @@ def test_a_counted_turn_counts_its_new_messages_only_and_exactly(gw: RunningGate
 
 
 def test_the_bound_is_never_under_the_count() -> None:
+    """A message's bound from its bytes and the image marks in them (as its facts and a body's bound take
+    them) covers its count, an image of every type a provider counts flat included (a URL is a few bytes)."""
     counter = counter_for("openai", MODEL)
     session = next(iter(read_sessions()))
     images = [
@@ -100,8 +103,11 @@ def test_the_bound_is_never_under_the_count() -> None:
         {"role": "user", "content": "é" * 50 + '\n\t"quoted"' * 20},
     ]
     for message in [*session["messages"], *images]:
-        bound = message_bound(len(orjson.dumps(message)), image_blocks(message))
+        data = orjson.dumps(message)
+        bound = message_bound(len(data), image_marks(data))
         assert counter.message(message) <= bound, message
+    text = {"role": "user", "content": 'say "type":"image" and {"type":"document"}'}  # text, not blocks
+    assert image_marks(orjson.dumps(text)) == 0
 
 
 def settled(count: WireCount) -> int:
