@@ -23,11 +23,12 @@ from gateway.prompt_cache.session import SessionState
 from gateway.prompt_cache.session_key import session_cache_key
 from gateway.prompt_cache.shapes import SHAPES, Shape, system_indexes
 from gateway.prompt_cache.survey import SurveyHead, set_marks, survey_steps
+from gateway.prompt_cache.system_part import SystemFacts, held, kinds_steps
 from gateway.prompt_cache.system_text import SystemPrompt
 from gateway.prompt_cache.tools_part import ToolsPart, tools_part_steps
 from gateway.prompt_cache.ttl import Ttl, choose_ttl, recent_gaps
 from gateway.prompt_cache.turns import Prefix, Turn
-from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps, spans_steps
+from gateway.prompt_cache.volatile import relocation_note, replace_spans_steps
 from gateway.prompt_cache.work import WorkingCopy, copy_of
 
 KEY_FIELDS = ("prompt_cache_key", "prompt_cache_retention")
@@ -64,23 +65,34 @@ class Outcome:
         return f"{ours}; client={self.client_marks}"
 
 
-def _system_kinds(system: SystemPrompt) -> Steps[frozenset[str]]:
-    kinds: set[str] = set()
-    for text_field in system.fields():
-        kinds |= {span.kind for span in (yield from spans_steps(text_field.text))}
-    return frozenset(kinds)
-
-
-def _volatile_kinds(tools: ToolsPart, system: SystemPrompt, facts: MessageFacts | None) -> Steps[list[str]]:
+def _volatile_kinds(
+    tools: ToolsPart, system: SystemPrompt, facts: MessageFacts | None, held_facts: SystemFacts | None
+) -> Steps[list[str]]:
     """Kinds of volatile content in the system prompt and the tools; `facts`: the system prompt's, when it
-    is one body field as the caller sent it (its kinds are scanned once per content)."""
-    if facts is None:
-        found = yield from _system_kinds(system)
+    is one body field as the caller sent it, `held_facts`: when values of its own hold it (either way its
+    kinds are scanned once per content)."""
+    if held_facts is not None:
+        found = held_facts.kinds
+    elif facts is None:
+        found = yield from kinds_steps(system)
     else:
         if facts.volatile is None:
-            facts.volatile = yield from _system_kinds(system)
+            facts.volatile = yield from kinds_steps(system)
         found = facts.volatile
     return sorted(tools.kinds | found)
+
+
+def _holders_facts(
+    system: SystemPrompt, work: dict[str, Any], at: list[int], facts: list[MessageFacts] | None, parts: HistoryView
+) -> list[MessageFacts] | None:
+    """The facts of the values that hold the system prompt: the body's fields (Responses' instructions) by
+    their part facts, then the messages at `at` by the history's; None when the history's are not known."""
+    if facts is None or system.whole:  # one field: its own facts, when it is there
+        return None
+    fields = [key for holder, key in system.holders if holder is work]
+    if len(system.holders) != len(fields) + len(at) or not all(key in work for key in fields):
+        return None
+    return [*(parts.part_facts(key, work[key]) for key in fields), *(facts[index] for index in at)]
 
 
 def _take_volatile(body: dict[str, Any], shape: Shape, system: SystemPrompt) -> Steps[list[str]]:
@@ -261,7 +273,9 @@ def optimize_steps(
     # One body field (the copy's is the caller's content, before any relocation): its facts are known.
     name = system.holders[0][1] if system.whole and system.holders and system.holders[0][1] in body else None
     system_facts = parts.part_facts(name, body[name]) if name is not None else None
-    volatile = yield from _volatile_kinds(tools_part, system, system_facts)
+    holders = _holders_facts(system, work, at, facts, parts) if system_facts is None else None
+    held_facts = (yield from held.facts_steps(system, holders)) if holders is not None else None
+    volatile = yield from _volatile_kinds(tools_part, system, system_facts, held_facts)
     moved = (yield from _take_volatile(work, shape, system)) if config.relocate_volatile else []
     # Recorded before the note is added: the note is not history, the next request will not repeat it.
     # The session's previous record only saves work (messages it already digested are not masked again).
@@ -274,6 +288,8 @@ def optimize_steps(
     system_hash = None
     if system_facts is not None and not moved:  # hashed once per content
         system_hash = yield from PartHash.of_known_steps(part, system_facts)
+    elif held_facts is not None and not moved:
+        system_hash = held_facts.hash
     record = yield from record_prefix_steps(
         route.name, tools, part, messages, previous.record, digests,
         tools_hash=tools_part.hash, system_hash=system_hash, head=known,

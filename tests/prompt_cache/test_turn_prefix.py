@@ -172,7 +172,7 @@ def test_a_turn_appending_2_messages_to_100_looks_at_the_2(counted: dict[str, in
     # masked), and an Anthropic body's system prompt's (a body part: its digests are kept in its facts,
     # gateway/history/view.py `part_facts`; in a chat body it is a message, serialized, its mask remembered).
     assert CountingFacts.reads <= (3 if wire == "anthropic" else 2), CountingFacts.reads
-    assert counted["serialized"] <= (2 if wire == "anthropic" else 3) and counted["masked"] <= 2, counted
+    assert counted["serialized"] <= 2 and counted["masked"] <= 2, counted
     # Marks for Anthropic-style providers: the survey of blocks looks at the 2 new messages' only.
     assert CountingFacts.block_reads <= 4 and counted["surveyed"] <= 2, (CountingFacts.block_reads, counted)
 
