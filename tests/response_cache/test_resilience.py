@@ -40,7 +40,8 @@ def test_corrupt_entry_is_dropped(replicas: Replicas, namespace: str, damage: st
         client.set(key, client.get(next(k for k in entry_keys(namespace) if k != key)) or b"")
     before = metric(replicas.b, "cachegate_response_cache_errors_total", kind="corrupt_entry")
     assert ask(replicas.b, prompt, namespace) == ("miss", prompt)
-    assert metric(replicas.b, "cachegate_response_cache_errors_total", kind="corrupt_entry") == before + 1
+    counted = metric(replicas.b, "cachegate_response_cache_errors_total", kind="corrupt_entry")
+    assert counted == before + 1, cache_trace(replicas)
     # the fresh answer replaced it
     assert ask(replicas.b, prompt, namespace) == ("exact", prompt), cache_trace(replicas)
 
