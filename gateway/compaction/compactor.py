@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gateway.compaction.history import History
 from gateway.compaction.reference import reference
-from gateway.compaction.results import Rendering, Results, ToolResult
+from gateway.compaction.results import Rendering, ResultFacts, Results, ToolResult
 from gateway.compaction.thresholds import Thresholds
 from gateway.compaction.tokens import TokenCounter
 from gateway.config.compaction import CompactionConfig
@@ -28,6 +28,20 @@ class Candidate:
     tokens: int  # the result's, in the counter's encoding
     preview_chars: int  # its reference's preview (`Compactor.rendering`)
     saving: int  # tokens freed
+
+
+Replaced = tuple[int, ResultFacts, str, Rendering]  # (message index, the result, its tool, what replaced it)
+
+
+@dataclass(slots=True, eq=False)
+class Reapplied:
+    """What `Compactor.reapply` replaced in a session's history: the next request that extends that history
+    makes the same replacements without deciding them again (a compacted session's every request re-applied
+    every recorded compaction: work that grew with the history, issue 28)."""
+
+    form: tuple[object, ...]  # what decided them: the recorded handles, the history's start, the thresholds
+    covered: int  # the results (`Results.found`) they were decided for
+    replaced: list[Replaced]
 
 
 class Compactor:
@@ -65,12 +79,28 @@ class Compactor:
             rendering.tokens = self.counter.text(rendering.text)
         return rendering.tokens
 
-    async def reapply(self, history: History, results: Results, compacted: set[str], pacer: Pacer) -> list[Candidate]:
+    async def reapply(
+        self, history: History, results: Results, compacted: set[str], pacer: Pacer, last: Reapplied | None = None
+    ) -> tuple[list[Candidate], Reapplied | None]:
         """Shrink very large results and re-apply recorded compactions; returns the results shrunk for the
-        first time (not in `compacted` yet). Most results are neither: decided from their facts alone."""
-        shrunk = []
+        first time (not in `compacted` yet), and what it replaced, for the session's next request (None when
+        it shrank any: they are recorded, so the next request decides with another `compacted`). Most results
+        are neither: decided from their facts alone. `last`: what the session's previous request replaced,
+        whose history this one extends (compaction/totals.py): its results decide the same, so their
+        replacements are made again as they are and only the new results are looked at."""
+        shrunk: list[Candidate] = []
         shrink_at, shrink_preview = self.thresholds.shrink_at, self.config.shrink_preview_chars
-        for number, (index, facts) in enumerate(results.found):
+        form = (frozenset(compacted), history.start, shrink_at, shrink_preview, self.config.preview_chars,
+                self.counter.name, self.tool_offered)  # fmt: skip
+        replaced: list[Replaced] = []
+        covered = 0
+        if last is not None and self._holds(last, form, results):
+            for number, (index, facts, _, rendering) in enumerate(last.replaced):
+                await history.replace(index, facts.block, rendering)
+                if number % CHUNK == CHUNK - 1:
+                    await pacer.tick()
+            replaced, covered = list(last.replaced), last.covered
+        for number, (index, facts) in enumerate(results.found[covered:]):
             if number % CHUNK == CHUNK - 1:
                 await pacer.tick()
             if not facts.plain or (facts.bound < shrink_at and facts.handle not in compacted):
@@ -81,11 +111,23 @@ class Compactor:
                 if result.handle not in compacted:
                     saving = tokens - self.reference_tokens(result, tokens, shrink_preview)
                     shrunk.append(Candidate(result, tokens, shrink_preview, saving))
-                await history.replace(result, self.rendering(result, tokens, shrink_preview))
+                rendering = self.rendering(result, tokens, shrink_preview)
             elif result.handle in compacted:
-                await history.replace(result, self.rendering(result, tokens, self.config.preview_chars))
+                rendering = self.rendering(result, tokens, self.config.preview_chars)
+            else:
+                continue
+            await history.replace(index, facts.block, rendering)
+            replaced.append((index, facts, result.tool, rendering))
             await pacer.tick()
-        return shrunk
+        return shrunk, (Reapplied(form, len(results.found), replaced) if not shrunk else None)
+
+    @staticmethod
+    def _holds(last: Reapplied, form: tuple[object, ...], results: Results) -> bool:
+        """Whether `last` decides this request's first results: the same recorded handles, start and
+        thresholds, and each replaced result's tool named as it was (its reference names it)."""
+        if last.form != form or last.covered > len(results.found):
+            return False
+        return all(results.tool(facts) == tool for _, facts, tool, _ in last.replaced)
 
     async def candidates(
         self, history: History, results: Results, pacer: Pacer, enough: int | None = None

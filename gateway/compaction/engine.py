@@ -188,13 +188,8 @@ class Run:
                 # The provider's count of the session's last turn, and what came since, are well under: the
                 # history need not be counted (provider_count.py). Not exact: nothing reported.
                 return Outcome(tokens, tokens, t.window, counted=False)
-        # Counts that were bounds when taken and may be known now (by another session's count): they
-        # decide whether to count (over the limit with them as bounds) or whether all are known (no bound
-        # was taken now, and the newest one is known now). Otherwise the walk's sum is at most this one:
-        # under the limit as well, and not all known.
-        if totals.loose and (tokens > limit or (not fresh and totals.newest_known())):
-            totals.refresh()
-            tokens = self.fixed + totals.tokens
+        self._refresh_where_it_matters(totals, fresh, tokens, limit)
+        tokens = self.fixed + totals.tokens
         exact = totals.exact
         if not exact and tokens > limit:
             # A decision (or the over-window count) needs the exact tokens: count the messages not counted yet.
@@ -204,6 +199,18 @@ class Run:
             return None
         # Not exact: the bound shows it under every threshold (its token fields are not reported then).
         return Outcome(tokens, tokens, t.window, counted=exact)
+
+    @staticmethod
+    def _refresh_where_it_matters(totals: Totals, fresh: int, tokens: int, limit: int) -> list[int]:
+        """Take the counts that were bounds when taken and may be known now (by another session's count)
+        where they could change something: whether to count (`tokens` over `limit` with them as bounds) or
+        whether all are known (no bound was taken now, `fresh`, and the newest one is known now). Otherwise
+        the sum with them is under the limit as well, and not all known: nothing decided or reported
+        differs, and the refresh (a look at every bound: the history's, on a session that stays under its
+        limit) is skipped. Returns the messages counted since."""
+        if totals.loose and (tokens > limit or (not fresh and totals.newest_known())):
+            return totals.refresh()
+        return []
 
     async def _provider_shows_under(self, totals: Totals, limit: int) -> tuple[bool, list[int]]:
         """Whether the provider's count of the session's last turn, with what came since, shows the request
@@ -243,19 +250,25 @@ class Run:
         """Every message's count (from the totals: counts_or_bounds's, taken for the new turn), the record
         replayed, then what to compact (or summarize)."""
         t = self.thresholds
-        totals.bound()
-        totals.refresh()
-        counts, exact = list(totals.counts), totals.exact
+        fresh = totals.bound()
+        counts = list(totals.counts)
         self.history = History(self.layout, self.messages, self.head, self.counter, counts)
         changed = self._replay_summary(record)
         # Under the trigger only recorded or very large results are acted on: most requests have neither.
         results = await self._tool_results() if record.compacted or totals.largest >= t.shrink_at else None
-        shrunk = (
-            await self.compactor.reapply(self.history, results, record.compacted, self.pacer)
-            if results is not None
-            else []
-        )
+        shrunk: list[Candidate] = []
+        if results is not None:
+            shrunk, totals.reapplied = await self.compactor.reapply(
+                self.history, results, record.compacted, self.pacer, totals.reapplied
+            )
         tokens, limit = self.tokens(), min(t.compact_trigger, t.window)
+        # With the history as sent: a compacted session's history as the client sends it stays over the limit.
+        refreshed = self._refresh_where_it_matters(totals, fresh, tokens, limit)
+        if refreshed:
+            counts = list(totals.counts)
+            self.history.settle(counts, refreshed)
+            tokens = self.tokens()
+        exact = totals.exact
         # The provider's count of the last turn shows it well under (provider_count.py): nothing to count.
         under = False
         if not exact and tokens > limit:
@@ -358,7 +371,7 @@ class Run:
             outcome.invalidated += self.history.tokens_between(first, _last_reply(self.layout, self.messages))
         for candidate in chosen:
             replaced_by = self.compactor.rendering(candidate.result, candidate.tokens, candidate.preview_chars)
-            await self.history.replace(candidate.result, replaced_by)
+            await self.history.replace(candidate.result.message, candidate.result.block, replaced_by)
             await self.pacer.tick()
         return chosen
 

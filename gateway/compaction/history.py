@@ -13,7 +13,7 @@ from itertools import accumulate
 from typing import Any
 
 from gateway.compaction.layout import Layout, Message
-from gateway.compaction.results import Rendering, SentMessage, ToolResult
+from gateway.compaction.results import Rendering, SentMessage
 from gateway.compaction.tokens import TokenCounter
 from gateway.history import MessageFacts
 
@@ -38,26 +38,26 @@ class History:
         self._sent_counts = list(counts)  # tokens of each raw message as sent
         self._sums: list[int] | None = None  # prefix sums of _sent_counts (None: to recompute)
 
-    async def replace(self, result: ToolResult, rendering: Rendering) -> None:
-        """Send the result's message with `rendering` in place of the result. A message whose only
+    async def replace(self, index: int, block: int | None, rendering: Rendering) -> None:
+        """Send message `index` with `rendering` in place of its result at `block`. A message whose only
         replaced result is this one is the same on every request: rendered and counted once per result
         and form (kept with the rendering), then copied."""
-        self.replaced[(result.message, result.block)] = rendering.text
-        contents = self._contents.setdefault(result.message, {})
-        contents[result.block] = rendering.text
+        self.replaced[(index, block)] = rendering.text
+        contents = self._contents.setdefault(index, {})
+        contents[block] = rendering.text
         kept = rendering.sent if len(contents) == 1 else None
         if kept is None:
-            message = self.layout.with_contents(self.messages[result.message], contents)
+            message = self.layout.with_contents(self.messages[index], contents)
             tokens = await self.counter.message_off_loop(message)
             if len(contents) == 1 and all(type(value) in SCALARS for value in message.values()):
                 kept = rendering.sent = SentMessage(message, tokens)
         if kept is not None:
             message, tokens = dict(kept.message), kept.tokens
-            self._kept[result.message] = kept
+            self._kept[index] = kept
         else:
-            self._kept.pop(result.message, None)
-        self._rendered[result.message] = message
-        self._sent_counts[result.message] = tokens
+            self._kept.pop(index, None)
+        self._rendered[index] = message
+        self._sent_counts[index] = tokens
         self._sums = None
 
     def sent_facts(self, raw: list[MessageFacts], facts_of: Callable[[Message], MessageFacts]) -> list[MessageFacts]:

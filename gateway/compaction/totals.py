@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gateway.bounded import TenantLRU
+from gateway.compaction.compactor import Reapplied
 from gateway.compaction.layout import Layout, Message
 from gateway.compaction.provider_count import ProviderCount
 from gateway.compaction.results import ResultFacts, Results, message_results
@@ -27,6 +28,8 @@ from gateway.compaction.tokens import MESSAGE_OVERHEAD, message_bound
 from gateway.history import MessageFacts, starts_with
 from gateway.history.prefix import CAPS, FACT_BYTES
 from gateway.pacing import CHUNK, Steps
+
+REPLACED_BYTES = 120  # a replacement kept (compactor.py `Replaced`): its tuple; the rest is the facts'
 
 
 @dataclass(slots=True, eq=False)
@@ -51,6 +54,7 @@ class Totals:
     found: list[tuple[int, ResultFacts]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     provider: ProviderCount | None = None  # the provider's count of a history this one extends
+    reapplied: Reapplied | None = None  # what the recorded compactions replaced in that history (compactor.py)
 
     @property
     def exact(self) -> bool:
@@ -86,17 +90,17 @@ class Totals:
             self.derived = min(first + CHUNK, len(self.facts))
             yield
         # The names as of now: later turns add to the totals' own dict.
-        found = self.found[bisect_left(self.found, start, key=_index) :]
+        found = self.found[bisect_left(self.found, start, key=_index) :] if start else list(self.found)
         return Results(layout, messages, dict(self.names), found)
 
     def newest_known(self) -> bool:
         """Whether the newest message that had only a bound is counted by now (else not all are: O(1))."""
         return self.facts[self.loose[-1][0]].tokens.get(self.encoding) is not None
 
-    def refresh(self) -> None:
+    def refresh(self) -> list[int]:
         """Take the counts known now of the messages that had only a bound (O(loose)): the sums the engine
-        would find by walking every message's facts."""
-        loose = []
+        would find by walking every message's facts. Returns the messages counted since."""
+        loose, counted = [], []
         for index, bound in self.loose:
             count = self.facts[index].tokens.get(self.encoding)
             if count is None:
@@ -104,7 +108,9 @@ class Totals:
             else:
                 self.tokens += count - bound
                 self.counts[index] = count
+                counted.append(index)
         self.loose = loose
+        return counted
 
     def settle(self) -> None:
         """Every message is counted now (the engine counted the loose ones): their exact sum."""
@@ -169,11 +175,13 @@ class SessionTotals:
                 totals.derived, totals.names = previous.derived, dict(previous.names)
                 totals.found = list(previous.found)
                 totals.provider = previous.provider
+                totals.reapplied = previous.reapplied
         return (yield from extend(totals, layout, messages, facts, start))
 
     def keep(self, session: str | None, tenant: str, totals: Totals) -> None:
         if session is not None:
-            self._totals.put(session, tenant, totals, FACT_BYTES * len(totals.facts))
+            replaced = len(totals.reapplied.replaced) if totals.reapplied is not None else 0
+            self._totals.put(session, tenant, totals, FACT_BYTES * len(totals.facts) + REPLACED_BYTES * replaced)
 
     def forget(self, session: str) -> None:
         self._totals.pop(session)
