@@ -34,7 +34,7 @@ def image_marks(data: bytes) -> int:
     """The image blocks in compact JSON (orjson's, as every message's facts are taken): each is an object
     whose "type" is one of IMAGE_TYPES, written `"type":"<kind>"` once (a quote inside a string is escaped,
     so no text counts). Byte scans in C: a message's images without walking its values."""
-    return sum(data.count(mark) for mark in _IMAGE_MARKS)
+    return sum(map(data.count, _IMAGE_MARKS))
 
 
 def content_digest(data: bytes, kind: bytes = b"") -> bytes:

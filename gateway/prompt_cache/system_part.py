@@ -13,10 +13,10 @@ Bounded: entries, and only prompts of at most HOLDERS_KEPT values (a key is that
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gateway.bounded import Caps, TenantLRU
 from gateway.history import MessageFacts
 from gateway.pacing import Steps
 from gateway.prompt_cache.prefix import PartHash
@@ -25,6 +25,8 @@ from gateway.prompt_cache.volatile import spans_steps
 
 KNOWN = 4096
 HOLDERS_KEPT = 8
+ENTRY_BYTES = 512  # an entry: its key (up to HOLDERS_KEPT digests, in hex) and two hashes
+SHARED = ""  # the one "tenant" of the map: an entry is content any caller may send (as tools_part.py's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,25 +52,22 @@ class HeldPrompts:
     """System prompts' facts by their holders' digests (least recently used out first)."""
 
     def __init__(self, size: int = KNOWN) -> None:
-        self.size = size
-        self._known: OrderedDict[bytes, SystemFacts] = OrderedDict()
+        bound = size * ENTRY_BYTES
+        self._known: TenantLRU[SystemFacts] = TenantLRU(Caps(size, bound, size, bound))
 
     def __len__(self) -> int:
         return len(self._known)
 
     def facts_steps(self, system: SystemPrompt, holders: Sequence[MessageFacts]) -> Steps[SystemFacts]:
         """The facts of `system`, whose holders' values have the facts `holders` (in a fixed order)."""
-        key = b"".join(facts.digest for facts in holders) if len(holders) <= HOLDERS_KEPT else None
+        key = b"".join(facts.digest for facts in holders).hex() if len(holders) <= HOLDERS_KEPT else None
         if key is not None and (known := self._known.get(key)) is not None:
-            self._known.move_to_end(key)
             return known
         kinds = yield from kinds_steps(system)
         part_hash = yield from PartHash.of_steps(system.part())
         known = SystemFacts(part_hash.plain, part_hash.masked, kinds)
         if key is not None:
-            self._known[key] = known
-            if len(self._known) > self.size:
-                self._known.popitem(last=False)
+            self._known.put(key, SHARED, known, ENTRY_BYTES)
         return known
 
 
